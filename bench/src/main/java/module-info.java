@@ -1,0 +1,5 @@
+/** The {@code tierkv} command line and the benchmarks. */
+module io.tierkv.bench {
+    requires io.tierkv.tiers;
+    requires info.picocli;
+}

@@ -1,0 +1,8 @@
+/**
+ * TierKV's backend-neutral block model: layouts, slab block pools, block tables, prefix hashing,
+ * reference counts and copy-on-write, eviction policies, budgets and errors. JDK only.
+ */
+module io.tierkv.core {
+    exports io.tierkv.core;
+    exports io.tierkv.core.error;
+}

@@ -1,0 +1,3 @@
+/** FFM bindings (HIP, CUDA runtime, libc), the {@code GpuRuntime} wrapper and the emulated device. */
+module io.tierkv.natives {
+}
