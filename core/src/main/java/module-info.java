@@ -5,4 +5,5 @@
 module io.tierkv.core {
     exports io.tierkv.core;
     exports io.tierkv.core.error;
+    exports io.tierkv.core.policy;
 }
