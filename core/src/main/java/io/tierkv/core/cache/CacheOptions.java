@@ -1,0 +1,129 @@
+package io.tierkv.core.cache;
+
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.prefix.HashAlgorithm;
+
+/**
+ * Validated configuration of one {@link PagedKvCache}. An invalid instance cannot exist: the
+ * canonical constructor rejects every bad field with its name, value and bound, and each
+ * {@code withX} returns a validated copy.
+ *
+ * @param layout                 block layout
+ * @param deviceBlocks           top-tier slots, at least 1
+ * @param maxBlocks              block ids (top tier plus blocks held only below), at least deviceBlocks
+ * @param policy                 eviction policy name, see {@code EvictionPolicies.names()}
+ * @param hashAlgorithm          block hash function
+ * @param recentDeviceBlocks     sealed blocks at the end of every open sequence kept on the top tier, >= 0
+ * @param admissionTimeoutNanos  how long an allocation waits for space before failing, >= 0
+ * @param promotionTimeoutNanos  how long a promotion may take before it is cancelled, > 0
+ */
+public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, String policy,
+        HashAlgorithm hashAlgorithm, int recentDeviceBlocks, long admissionTimeoutNanos,
+        long promotionTimeoutNanos) {
+
+    /** Default wait for space: 100 ms. */
+    public static final long DEFAULT_ADMISSION_TIMEOUT_NANOS = 100_000_000L;
+    /** Default promotion timeout: 5 s. */
+    public static final long DEFAULT_PROMOTION_TIMEOUT_NANOS = 5_000_000_000L;
+
+    /**
+     * Validates.
+     *
+     * @throws IllegalArgumentException naming the field, value and bound
+     */
+    public CacheOptions {
+        if (layout == null) {
+            throw new IllegalArgumentException("layout: null (expected a KvLayout)");
+        }
+        if (deviceBlocks < 1) {
+            throw new IllegalArgumentException("deviceBlocks: " + deviceBlocks + " (expected >= 1)");
+        }
+        if (maxBlocks < deviceBlocks) {
+            throw new IllegalArgumentException("maxBlocks: " + maxBlocks + " (expected >= deviceBlocks "
+                    + deviceBlocks + ")");
+        }
+        if (policy == null || policy.isBlank()) {
+            throw new IllegalArgumentException("policy: '" + policy + "' (expected a policy name such as lru)");
+        }
+        if (hashAlgorithm == null) {
+            throw new IllegalArgumentException("hashAlgorithm: null (expected MURMUR3_128 or SHA256_128)");
+        }
+        if (recentDeviceBlocks < 0) {
+            throw new IllegalArgumentException("recentDeviceBlocks: " + recentDeviceBlocks + " (expected >= 0)");
+        }
+        if (admissionTimeoutNanos < 0) {
+            throw new IllegalArgumentException("admissionTimeoutNanos: " + admissionTimeoutNanos + " (expected >= 0)");
+        }
+        if (promotionTimeoutNanos <= 0) {
+            throw new IllegalArgumentException("promotionTimeoutNanos: " + promotionTimeoutNanos + " (expected > 0)");
+        }
+    }
+
+    /**
+     * Defaults for a single-tier cache: LRU, MurmurHash3, no recent-block protection beyond
+     * reference counts, 100 ms admission wait.
+     *
+     * @param layout       block layout
+     * @param deviceBlocks slots
+     * @return the options
+     * @throws IllegalArgumentException as the constructor
+     */
+    public static CacheOptions of(KvLayout layout, int deviceBlocks) {
+        return new CacheOptions(layout, deviceBlocks, deviceBlocks, "lru", HashAlgorithm.MURMUR3_128, 0,
+                DEFAULT_ADMISSION_TIMEOUT_NANOS, DEFAULT_PROMOTION_TIMEOUT_NANOS);
+    }
+
+    /**
+     * @param value block ids in total
+     * @return a validated copy
+     */
+    public CacheOptions withMaxBlocks(int value) {
+        return new CacheOptions(layout, deviceBlocks, value, policy, hashAlgorithm, recentDeviceBlocks,
+                admissionTimeoutNanos, promotionTimeoutNanos);
+    }
+
+    /**
+     * @param value policy name
+     * @return a validated copy
+     */
+    public CacheOptions withPolicy(String value) {
+        return new CacheOptions(layout, deviceBlocks, maxBlocks, value, hashAlgorithm, recentDeviceBlocks,
+                admissionTimeoutNanos, promotionTimeoutNanos);
+    }
+
+    /**
+     * @param value hash function
+     * @return a validated copy
+     */
+    public CacheOptions withHashAlgorithm(HashAlgorithm value) {
+        return new CacheOptions(layout, deviceBlocks, maxBlocks, policy, value, recentDeviceBlocks,
+                admissionTimeoutNanos, promotionTimeoutNanos);
+    }
+
+    /**
+     * @param value recent sealed blocks protected per open sequence
+     * @return a validated copy
+     */
+    public CacheOptions withRecentDeviceBlocks(int value) {
+        return new CacheOptions(layout, deviceBlocks, maxBlocks, policy, hashAlgorithm, value,
+                admissionTimeoutNanos, promotionTimeoutNanos);
+    }
+
+    /**
+     * @param value admission wait in nanoseconds
+     * @return a validated copy
+     */
+    public CacheOptions withAdmissionTimeoutNanos(long value) {
+        return new CacheOptions(layout, deviceBlocks, maxBlocks, policy, hashAlgorithm, recentDeviceBlocks,
+                value, promotionTimeoutNanos);
+    }
+
+    /**
+     * @param value promotion timeout in nanoseconds
+     * @return a validated copy
+     */
+    public CacheOptions withPromotionTimeoutNanos(long value) {
+        return new CacheOptions(layout, deviceBlocks, maxBlocks, policy, hashAlgorithm, recentDeviceBlocks,
+                admissionTimeoutNanos, value);
+    }
+}

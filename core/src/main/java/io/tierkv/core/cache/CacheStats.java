@@ -1,0 +1,30 @@
+package io.tierkv.core.cache;
+
+/**
+ * An immutable snapshot of a {@link PagedKvCache}'s counters.
+ *
+ * @param deviceCapacityBlocks top-tier slots
+ * @param deviceUsedBlocks     top-tier slots holding a block or reserved for a move
+ * @param liveBlocks           block ids in use (any tier)
+ * @param cachedBlocks         blocks with reference count 0 and a hash (reusable, evictable)
+ * @param indexedBlocks        entries in the prefix index
+ * @param prefixHitBlocks      full blocks matched (any tier)
+ * @param prefixHitBlocksBelow of those, blocks found below the top tier
+ * @param prefixMissBlocks     lookups that ended a match (no entry, or token ids differed)
+ * @param tokenMismatches      index hits rejected because stored token ids differed
+ * @param evictions            blocks dropped entirely to make room
+ * @param demotions            blocks copied down and removed from the top tier
+ * @param cleanDrops           top-tier copies dropped because a clean copy existed below
+ * @param failedDemotions      demotions the lower tier refused (source kept)
+ * @param promotions           blocks copied back up
+ * @param failedPromotions     promotions that found the block lost or timed out
+ * @param copiesOnWrite        shared unsealed blocks copied before a divergent write
+ * @param admissionWaits       allocations that had to wait for space
+ * @param admissionFailures    allocations that failed with CapacityExhaustedException
+ */
+public record CacheStats(int deviceCapacityBlocks, int deviceUsedBlocks, int liveBlocks, int cachedBlocks,
+        int indexedBlocks, long prefixHitBlocks, long prefixHitBlocksBelow, long prefixMissBlocks,
+        long tokenMismatches, long evictions, long demotions, long cleanDrops, long failedDemotions,
+        long promotions, long failedPromotions, long copiesOnWrite, long admissionWaits,
+        long admissionFailures) {
+}

@@ -1,0 +1,851 @@
+package io.tierkv.core.cache;
+
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.error.CapacityExhaustedException;
+import io.tierkv.core.error.CorruptBlockException;
+import io.tierkv.core.error.TransferTimeoutException;
+import io.tierkv.core.policy.EvictionPolicies;
+import io.tierkv.core.policy.EvictionPolicy;
+import io.tierkv.core.pool.SlotAllocator;
+import io.tierkv.core.prefix.BlockHasher;
+import io.tierkv.core.prefix.PrefixIndex;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The paged block model: block ids, top-tier slots, block tables, prefix sharing, reference
+ * counts, copy-on-write, eviction and the hook to lower tiers.
+ *
+ * <h2>Terms</h2>
+ * A <em>block id</em> is a stable handle in {@code [0, maxBlocks)}; a <em>slot</em> is where its
+ * bytes live on the top tier ({@code [0, deviceBlocks)}), or -1 when they live only below. A
+ * block is FREE, OPEN (positions still being written; never moved) or SEALED (all B positions of
+ * all L layers written; immutable, hashed, indexed unless another block already holds its hash).
+ * The <em>reference count</em> is table references plus live leases; 0 with an index entry means
+ * cached (reusable, evictable), 0 without one means freed at once.
+ *
+ * <h2>Per-block metadata (primitive arrays indexed by id; no object per block)</h2>
+ * <pre>
+ * state byte | flags byte (INDEXED, TRANSIT) | refs int | leases int | protect int | slot int
+ * hashHi long | hashLo long | writes int       ~ 34 bytes of heap per id, plus the index (8)
+ * off-heap: [B token ids][written bits: B x L]  per id
+ * </pre>
+ *
+ * <h2>Candidates</h2>
+ * One {@link EvictionPolicy} orders the blocks that may leave the top tier. Without a lower tier
+ * they are the cached blocks (leaving = eviction). With one they are the sealed, unleased blocks
+ * outside every open sequence's last {@code recentDeviceBlocks} sealed blocks ({@code protect ==
+ * 0}), referenced or cached (leaving = demotion, or dropping the top copy when a clean copy exists
+ * below). {@link #refresh(int)} recomputes candidacy from state after every change, so the policy
+ * cannot drift from the blocks.
+ *
+ * <h2>Concurrency</h2>
+ * One lock guards all metadata. Copies between tiers run with the lock released and the block
+ * flagged TRANSIT: nobody else frees, moves or reuses it until the move ends; a move that fails
+ * leaves the source as it was. Writing a position of an unshared OPEN block takes no lock: one
+ * thread writes a sequence at a time, and no other party can gain a reference to an OPEN block
+ * except through that sequence. Waiting for space is bounded by {@code admissionTimeoutNanos} and
+ * ends in {@link CapacityExhaustedException}.
+ *
+ * <h2>Failure</h2>
+ * A promotion that finds the block gone below unindexes it and throws {@link
+ * CorruptBlockException}; one that times out frees the reserved slot and throws {@link
+ * TransferTimeoutException}; neither hands out bytes.
+ */
+public final class PagedKvCache implements AutoCloseable {
+
+    static final byte FREE = 0;
+    static final byte OPEN = 1;
+    static final byte SEALED = 2;
+    /** Sealed, but its bytes are lost below; freed when its references end. */
+    static final byte LOST = 3;
+
+    static final byte INDEXED = 1;
+    static final byte TRANSIT = 2;
+
+    final KvLayout layout;
+    final CacheOptions options;
+    final int blockTokens;
+    final int blockBytes;
+    final int writesPerBlock;
+    private final int writtenWords;
+    private final SlotMemory memory;
+    private final LowerTier lower;
+    final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final SlotAllocator slots;
+    private final SlotAllocator ids;
+    final byte[] state;
+    final byte[] flags;
+    final int[] refs;
+    final int[] leases;
+    final int[] protect;
+    final int[] slot;
+    final int[] writes;
+    final int[] priority;
+    final long[] hashHi;
+    final long[] hashLo;
+    private final Arena metaArena = Arena.ofShared();
+    final MemorySegment tokens;
+    private final MemorySegment written;
+    private final PrefixIndex index;
+    private final EvictionPolicy policy;
+    final BlockHasher hasher;
+    private final Set<Sequence> openSequences = Collections.newSetFromMap(new IdentityHashMap<>());
+    private int reservedSlots;
+    private boolean closed;
+
+    private long prefixHitBlocks;
+    private long prefixHitBlocksBelow;
+    private long prefixMissBlocks;
+    private long tokenMismatches;
+    private long evictions;
+    private long demotions;
+    private long cleanDrops;
+    private long failedDemotions;
+    private long promotions;
+    private long failedPromotions;
+    private long copiesOnWrite;
+    private long admissionWaits;
+    private long admissionFailures;
+
+    /**
+     * Creates a cache over top-tier slot memory, with an optional lower tier.
+     *
+     * @param options validated options
+     * @param memory  slot memory with {@code options.deviceBlocks()} slots of {@code bytesPerBlock}
+     * @param lower   the tiers below, or {@code null} for a single-tier cache
+     * @throws IllegalArgumentException if the memory does not match the options
+     */
+    public PagedKvCache(CacheOptions options, SlotMemory memory, LowerTier lower) {
+        this.options = options;
+        this.layout = options.layout();
+        this.blockTokens = layout.blockSizeTokens();
+        this.blockBytes = layout.bytesPerBlock();
+        this.writesPerBlock = blockTokens * layout.layers();
+        this.writtenWords = (writesPerBlock + 63) >>> 6;
+        if (memory.capacity() != options.deviceBlocks()) {
+            throw new IllegalArgumentException("memory.capacity: " + memory.capacity() + " (expected deviceBlocks "
+                    + options.deviceBlocks() + ")");
+        }
+        if (memory.slotBytes() != blockBytes) {
+            throw new IllegalArgumentException("memory.slotBytes: " + memory.slotBytes() + " (expected bytesPerBlock "
+                    + blockBytes + ")");
+        }
+        this.memory = memory;
+        this.lower = lower;
+        int n = options.maxBlocks();
+        this.slots = new SlotAllocator(options.deviceBlocks());
+        this.ids = new SlotAllocator(n);
+        this.state = new byte[n];
+        this.flags = new byte[n];
+        this.refs = new int[n];
+        this.leases = new int[n];
+        this.protect = new int[n];
+        this.slot = new int[n];
+        java.util.Arrays.fill(slot, -1);
+        this.writes = new int[n];
+        this.priority = new int[n];
+        this.hashHi = new long[n];
+        this.hashLo = new long[n];
+        this.tokens = metaArena.allocate((long) n * blockTokens * Integer.BYTES, 64);
+        this.written = metaArena.allocate((long) n * writtenWords * Long.BYTES, 64);
+        this.index = new PrefixIndex(hashHi, hashLo);
+        this.policy = EvictionPolicies.create(options.policy(), n);
+        this.hasher = new BlockHasher(options.hashAlgorithm());
+    }
+
+    /** @return the block layout */
+    public KvLayout layout() {
+        return layout;
+    }
+
+    /** @return the validated options */
+    public CacheOptions options() {
+        return options;
+    }
+
+    /**
+     * Opens a sequence with its own block table.
+     *
+     * @param options salt, extra keys, priority and budget
+     * @return the new, empty sequence
+     * @throws IllegalStateException after close
+     */
+    public Sequence openSequence(SequenceOptions options) {
+        lock.lock();
+        try {
+            checkOpen();
+            long[] salt = new long[2];
+            hasher.hashSalt(options.salt(), salt);
+            Sequence s = new Sequence(this, options, salt[0], salt[1]);
+            openSequences.add(s);
+            return s;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------- block life cycle (lock held)
+
+    /** Allocates a fresh OPEN block with a top-tier slot, waiting for space up to the deadline. */
+    int allocateOpenBlock(long deadlineNanos) {
+        int s = acquireSlot(deadlineNanos, 1);
+        int id = ids.allocate();
+        if (id < 0) {
+            slots.free(s);
+            admissionFailures++;
+            throw new CapacityExhaustedException("BLOCK_IDS", 1, 0, "all " + ids.capacity()
+                    + " block ids live; raise maxBlocks");
+        }
+        state[id] = OPEN;
+        flags[id] = 0;
+        refs[id] = 1;
+        slot[id] = s;
+        writes[id] = 0;
+        hashHi[id] = 0;
+        hashLo[id] = 0;
+        written.asSlice((long) id * writtenWords * Long.BYTES, (long) writtenWords * Long.BYTES).fill((byte) 0);
+        return id;
+    }
+
+    /**
+     * Takes a free top-tier slot, making room by the policy's victims and waiting for leases,
+     * moves and closes up to the deadline.
+     */
+    private int acquireSlot(long deadlineNanos, int requested) {
+        boolean waited = false;
+        for (;;) {
+            int s = slots.allocate();
+            if (s >= 0) {
+                return s;
+            }
+            int victim = policy.victim();
+            if (victim >= 0) {
+                vacate(victim);
+                continue;
+            }
+            long remaining = deadlineNanos - System.nanoTime();
+            if (remaining <= 0) {
+                admissionFailures++;
+                throw new CapacityExhaustedException("DEVICE", requested, slots.freeCount() + policy.size(),
+                        slots.usedCount() + " slots held by referenced, leased, recent or moving blocks");
+            }
+            if (!waited) {
+                admissionWaits++;
+                waited = true;
+            }
+            awaitChange(remaining);
+        }
+    }
+
+    private void awaitChange(long nanos) {
+        try {
+            changed.awaitNanos(nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for space", e);
+        }
+    }
+
+    /** Makes a candidate leave the top tier: evict, drop a clean top copy, or demote. */
+    private void vacate(int id) {
+        policy.onRemove(id);
+        if (lower == null) {
+            evictions++;
+            freeBlock(id);
+            return;
+        }
+        if (lower.hasCopy(id)) {
+            cleanDrops++;
+            releaseSlot(id);
+            return;
+        }
+        demote(id);
+    }
+
+    /**
+     * Demotes one sealed block now: copies it down with the lock released, then frees its slot.
+     * A refused copy leaves the block on the top tier (out of the policy until its state next
+     * changes), or, if nothing references it, drops it from the index entirely (a clean miss).
+     */
+    private void demote(int id) {
+        flags[id] |= TRANSIT;
+        MemorySegment src = memory.slot(slot[id]);
+        MemorySegment tok = tokensOf(id);
+        long hi = hashHi[id];
+        long lo = hashLo[id];
+        boolean ok = false;
+        lock.unlock();
+        try {
+            ok = lower.demote(id, hi, lo, tok, src);
+        } finally {
+            lock.lock();
+            flags[id] &= ~TRANSIT;
+        }
+        if (ok) {
+            demotions++;
+            releaseSlot(id);
+        } else {
+            failedDemotions++;
+            if (refs[id] == 0) {
+                evictions++;
+                freeBlock(id);
+            }
+        }
+        endTransit(id);
+        changed.signalAll();
+    }
+
+    /** After a move: a block whose references ended while it moved is released now. */
+    private void endTransit(int id) {
+        if (state[id] != FREE && refs[id] == 0 && (state[id] != SEALED || (flags[id] & INDEXED) == 0)) {
+            freeBlock(id);
+        }
+    }
+
+    private void releaseSlot(int id) {
+        slots.free(slot[id]);
+        slot[id] = -1;
+        refresh(id);
+        changed.signalAll();
+    }
+
+    /** Frees a block entirely: index entry, slot, lower copies, id. */
+    private void freeBlock(int id) {
+        policy.onRemove(id);
+        if ((flags[id] & INDEXED) != 0) {
+            index.remove(id);
+        }
+        if (slot[id] >= 0) {
+            slots.free(slot[id]);
+            slot[id] = -1;
+        }
+        if (lower != null) {
+            lower.forget(id);
+        }
+        state[id] = FREE;
+        flags[id] = 0;
+        refs[id] = 0;
+        leases[id] = 0;
+        writes[id] = 0;
+        hashHi[id] = 0;
+        hashLo[id] = 0;
+        ids.free(id);
+        changed.signalAll();
+    }
+
+    /** Drops one table reference; frees or caches the block when none remain. */
+    void unref(int id) {
+        if (refs[id] <= 0) {
+            throw new IllegalStateException("block " + id + " released at reference count " + refs[id]);
+        }
+        refs[id]--;
+        if (refs[id] == 0 && (flags[id] & TRANSIT) == 0) {
+            if (state[id] == SEALED && (flags[id] & INDEXED) != 0) {
+                refresh(id);
+                changed.signalAll();
+            } else {
+                freeBlock(id);
+            }
+        } else {
+            refresh(id);
+        }
+    }
+
+    void ref(int id) {
+        refs[id]++;
+        refresh(id);
+    }
+
+    /** Recomputes whether a block is a candidate to leave the top tier and tells the policy. */
+    void refresh(int id) {
+        boolean candidate = state[id] == SEALED && slot[id] >= 0 && leases[id] == 0 && (flags[id] & TRANSIT) == 0
+                && (lower == null ? refs[id] == 0 && (flags[id] & INDEXED) != 0
+                        : protect[id] == 0 && (refs[id] > 0 || (flags[id] & INDEXED) != 0));
+        if (candidate != policy.contains(id)) {
+            if (candidate) {
+                policy.onAdmit(id, priority[id]);
+            } else {
+                policy.onRemove(id);
+            }
+        }
+    }
+
+    /** Seals a fully written block: hash it, index it unless its hash is taken, make it a candidate. */
+    void seal(int id, Sequence seq) {
+        hasher.hashBlock(seq.saltHi, seq.saltLo, seq.parentHi, seq.parentLo, seq.extraKeys, tokens,
+                (long) id * blockTokens, blockTokens);
+        hashHi[id] = hasher.hi();
+        hashLo[id] = hasher.lo();
+        state[id] = SEALED;
+        priority[id] = seq.options.priority();
+        if (index.put(id)) {
+            flags[id] |= INDEXED;
+        }
+        refresh(id);
+    }
+
+    /**
+     * Makes a block's bytes top-tier resident, promoting it from below if needed.
+     *
+     * @return the slot
+     */
+    int ensureOnDevice(int id, long deadlineNanos) {
+        while ((flags[id] & TRANSIT) != 0) {
+            long remaining = deadlineNanos - System.nanoTime();
+            if (remaining <= 0) {
+                throw new TransferTimeoutException("wait for block " + id + " in transit", options.promotionTimeoutNanos());
+            }
+            awaitChange(remaining);
+        }
+        if (state[id] == LOST) {
+            throw new CorruptBlockException("block " + id, "its bytes were lost below the top tier", -1, -1);
+        }
+        if (slot[id] >= 0) {
+            return slot[id];
+        }
+        int s = acquireSlot(deadlineNanos, 1);
+        reservedSlots++;
+        flags[id] |= TRANSIT;
+        MemorySegment dst = memory.slot(s);
+        long promotionDeadline = System.nanoTime() + options.promotionTimeoutNanos();
+        boolean ok = false;
+        lock.unlock();
+        try {
+            ok = lower.promote(id, dst, promotionDeadline);
+        } finally {
+            lock.lock();
+            flags[id] &= ~TRANSIT;
+            reservedSlots--;
+        }
+        if (ok) {
+            promotions++;
+            slot[id] = s;
+            refresh(id);
+            endTransit(id);
+            changed.signalAll();
+            return s;
+        }
+        failedPromotions++;
+        slots.free(s);
+        boolean timedOut = lower.hasCopy(id);
+        if (!timedOut) {
+            markLost(id);
+        }
+        endTransit(id);
+        changed.signalAll();
+        if (timedOut) {
+            throw new TransferTimeoutException("promote block " + id, options.promotionTimeoutNanos());
+        }
+        throw new CorruptBlockException("block " + id, "missing or corrupt below the top tier", -1, -1);
+    }
+
+    private void markLost(int id) {
+        if ((flags[id] & INDEXED) != 0) {
+            index.remove(id);
+            flags[id] &= ~INDEXED;
+        }
+        state[id] = LOST;
+        policy.onRemove(id);
+    }
+
+    /**
+     * Called by a lower tier when it dropped its only copy of a block (for example disk eviction):
+     * a block nobody references is freed; a referenced one is marked lost (its next lease fails
+     * with {@link CorruptBlockException}).
+     *
+     * @param blockId the block whose lower copy is gone
+     */
+    public void droppedBelow(int blockId) {
+        lock.lock();
+        try {
+            if (state[blockId] == FREE || slot[blockId] >= 0 || (flags[blockId] & TRANSIT) != 0) {
+                return;
+            }
+            if (refs[blockId] == 0) {
+                evictions++;
+                freeBlock(blockId);
+            } else {
+                markLost(blockId);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Finds a sealed block for a hash, in the index or (adopting it) below; -1 if absent. */
+    int lookup(long hi, long lo, int[] promptTokens, int from) {
+        int id = index.get(hi, lo);
+        if (id < 0 && lower != null) {
+            int fresh = ids.allocate();
+            if (fresh >= 0) {
+                hashHi[fresh] = hi;
+                hashLo[fresh] = lo;
+                if (lower.adopt(fresh, hi, lo, tokensOf(fresh))) {
+                    state[fresh] = SEALED;
+                    index.put(fresh);
+                    flags[fresh] = INDEXED;
+                    id = fresh;
+                } else {
+                    hashHi[fresh] = 0;
+                    hashLo[fresh] = 0;
+                    ids.free(fresh);
+                }
+            }
+        }
+        if (id < 0) {
+            prefixMissBlocks++;
+            return -1;
+        }
+        long base = (long) id * blockTokens;
+        for (int i = 0; i < blockTokens; i++) {
+            if (tokens.getAtIndex(ValueLayout.JAVA_INT, base + i) != promptTokens[from + i]) {
+                tokenMismatches++;
+                prefixMissBlocks++;
+                return -1;
+            }
+        }
+        prefixHitBlocks++;
+        if (slot[id] < 0) {
+            prefixHitBlocksBelow++;
+        }
+        policy.onAccess(id);
+        return id;
+    }
+
+    /** Copy-on-write: replaces a shared OPEN block by a private copy holding the same bytes. */
+    int copyOnWrite(int id, long deadlineNanos) {
+        int copy = allocateOpenBlock(deadlineNanos);
+        MemorySegment.copy(memory.slot(slot[id]), 0, memory.slot(slot[copy]), 0, blockBytes);
+        MemorySegment.copy(tokens, (long) id * blockTokens * Integer.BYTES, tokens,
+                (long) copy * blockTokens * Integer.BYTES, (long) blockTokens * Integer.BYTES);
+        MemorySegment.copy(written, (long) id * writtenWords * Long.BYTES, written,
+                (long) copy * writtenWords * Long.BYTES, (long) writtenWords * Long.BYTES);
+        writes[copy] = writes[id];
+        copiesOnWrite++;
+        unref(id);
+        return copy;
+    }
+
+    /** Marks (layer, offset) of a block written; returns true when the block just became complete. */
+    boolean markWritten(int id, int layer, int offset) {
+        int bit = offset * layout.layers() + layer;
+        long addr = ((long) id * writtenWords + (bit >>> 6)) * Long.BYTES;
+        long word = written.get(ValueLayout.JAVA_LONG, addr);
+        long mask = 1L << bit;
+        if ((word & mask) != 0) {
+            return false;
+        }
+        written.set(ValueLayout.JAVA_LONG, addr, word | mask);
+        return ++writes[id] == writesPerBlock;
+    }
+
+    // ---------------------------------------------------------------- leases
+
+    /**
+     * Leases one block: promotes it if needed and pins it on the top tier.
+     *
+     * @param blockId a live block id
+     * @return its top-tier bytes
+     * @throws IllegalStateException if the block is free
+     */
+    public MemorySegment acquireLease(int blockId) {
+        lock.lock();
+        try {
+            return memory.slot(leaseLocked(blockId, System.nanoTime() + options.admissionTimeoutNanos()));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    int leaseLocked(int id, long deadlineNanos) {
+        checkOpen();
+        if (state[id] == FREE) {
+            throw new IllegalStateException("block " + id + " is free; lease refused");
+        }
+        refs[id]++;
+        leases[id]++;
+        refresh(id);
+        try {
+            int s = ensureOnDevice(id, deadlineNanos);
+            policy.onAccess(id);
+            return s;
+        } catch (RuntimeException e) {
+            leases[id]--;
+            unref(id);
+            throw e;
+        }
+    }
+
+    /**
+     * Releases a lease taken with {@link #acquireLease(int)}.
+     *
+     * @param blockId the leased block
+     * @throws IllegalStateException if the block holds no lease
+     */
+    public void releaseLease(int blockId) {
+        lock.lock();
+        try {
+            releaseLocked(blockId);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void releaseLeases(int[] blockIds) {
+        lock.lock();
+        try {
+            for (int id : blockIds) {
+                releaseLocked(id);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void releaseLocked(int id) {
+        if (leases[id] <= 0) {
+            throw new IllegalStateException("block " + id + " released with no lease held");
+        }
+        leases[id]--;
+        unref(id);
+        if (leases[id] == 0) {
+            changed.signalAll();
+        }
+    }
+
+    MemorySegment slotMemory(int s) {
+        return memory.slot(s);
+    }
+
+    MemorySegment tokensOf(int id) {
+        return tokens.asSlice((long) id * blockTokens * Integer.BYTES, (long) blockTokens * Integer.BYTES);
+    }
+
+    // ---------------------------------------------------------------- tier moves for a mover
+
+    /**
+     * Moves up to {@code maxBlocks} candidates off the top tier, by policy order. A background
+     * mover calls this under pressure; allocation calls the same path when the tier is full.
+     *
+     * @param maxBlocks most blocks to move, >= 0
+     * @return blocks that left the top tier
+     */
+    public int demoteCandidates(int maxBlocks) {
+        lock.lock();
+        try {
+            int moved = 0;
+            while (moved < maxBlocks && !closed) {
+                int victim = policy.victim();
+                if (victim < 0) {
+                    break;
+                }
+                int before = slots.freeCount();
+                vacate(victim);
+                if (slots.freeCount() > before) {
+                    moved++;
+                }
+            }
+            return moved;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Evicts up to {@code count} cached blocks from the top tier by policy order (single-tier
+     * caches only drop; with a lower tier this demotes).
+     *
+     * @param count most blocks, >= 0
+     * @return blocks that left
+     * @throws IllegalArgumentException if count is negative
+     */
+    public int evict(int count) {
+        if (count < 0) {
+            throw new IllegalArgumentException("count: " + count + " (expected >= 0)");
+        }
+        return demoteCandidates(count);
+    }
+
+    /** @return top-tier slots in use (blocks plus reservations), 0..capacity */
+    public int deviceUsedBlocks() {
+        lock.lock();
+        try {
+            return slots.usedCount();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return top-tier slots */
+    public int deviceCapacityBlocks() {
+        return slots.capacity();
+    }
+
+    // ---------------------------------------------------------------- sequences
+
+    void closed(Sequence s) {
+        openSequences.remove(s);
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("cache is closed");
+        }
+    }
+
+    /** @return a snapshot of the counters; thread-safe */
+    public CacheStats stats() {
+        lock.lock();
+        try {
+            int cached = 0;
+            for (int id = 0; id < state.length; id++) {
+                if (state[id] == SEALED && refs[id] == 0) {
+                    cached++;
+                }
+            }
+            return new CacheStats(slots.capacity(), slots.usedCount(), ids.usedCount(), cached, index.size(),
+                    prefixHitBlocks, prefixHitBlocksBelow, prefixMissBlocks, tokenMismatches, evictions,
+                    demotions, cleanDrops, failedDemotions, promotions, failedPromotions, copiesOnWrite,
+                    admissionWaits, admissionFailures);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Checks every structural invariant: free + used == capacity for slots and ids; no slot twice;
+     * reference counts equal table references plus leases; the index holds exactly the indexed
+     * blocks; the policy holds exactly the candidates; recent-block protection equals a recount.
+     *
+     * @return the violations found, empty when consistent; thread-safe
+     */
+    public List<String> checkInvariants() {
+        lock.lock();
+        try {
+            List<String> bad = new ArrayList<>();
+            addIf(bad, "slots: ", slots.check());
+            addIf(bad, "ids: ", ids.check());
+            int n = state.length;
+            int[] tableRefs = new int[n];
+            int[] protects = new int[n];
+            for (Sequence s : openSequences) {
+                s.countReferences(tableRefs, protects);
+            }
+            int[] slotOwner = new int[slots.capacity()];
+            java.util.Arrays.fill(slotOwner, -1);
+            int resident = 0;
+            int indexed = 0;
+            int candidates = 0;
+            for (int id = 0; id < n; id++) {
+                boolean live = state[id] != FREE;
+                if (live != ids.isAllocated(id)) {
+                    bad.add("block " + id + " state " + state[id] + " but id allocated=" + ids.isAllocated(id));
+                }
+                if (!live) {
+                    if (slot[id] >= 0 || refs[id] != 0 || flags[id] != 0) {
+                        bad.add("free block " + id + " holds slot " + slot[id] + " refs " + refs[id]);
+                    }
+                    continue;
+                }
+                if (slot[id] >= 0) {
+                    resident++;
+                    if (slot[id] >= slots.capacity() || !slots.isAllocated(slot[id])) {
+                        bad.add("block " + id + " slot " + slot[id] + " not an allocated slot");
+                    } else if (slotOwner[slot[id]] >= 0) {
+                        bad.add("blocks " + slotOwner[slot[id]] + " and " + id + " share slot " + slot[id]);
+                    } else {
+                        slotOwner[slot[id]] = id;
+                    }
+                }
+                if (refs[id] != tableRefs[id] + leases[id]) {
+                    bad.add("block " + id + " refs " + refs[id] + " != table refs " + tableRefs[id] + " + leases "
+                            + leases[id]);
+                }
+                if (protect[id] != protects[id]) {
+                    bad.add("block " + id + " protect " + protect[id] + " != recount " + protects[id]);
+                }
+                boolean isIndexed = (flags[id] & INDEXED) != 0;
+                if (isIndexed) {
+                    indexed++;
+                }
+                if (isIndexed != index.containsBlock(id)) {
+                    bad.add("block " + id + " INDEXED=" + isIndexed + " but index says " + index.containsBlock(id));
+                }
+                if (policy.contains(id)) {
+                    candidates++;
+                }
+            }
+            if (resident + reservedSlots != slots.usedCount()) {
+                bad.add("resident " + resident + " + reserved " + reservedSlots + " != slots used " + slots.usedCount());
+            }
+            if (indexed != index.size()) {
+                bad.add("indexed blocks " + indexed + " != index size " + index.size());
+            }
+            if (candidates != policy.size()) {
+                bad.add("policy size " + policy.size() + " != candidates found " + candidates);
+            }
+            return bad;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static void addIf(List<String> bad, String prefix, String problem) {
+        if (!problem.isEmpty()) {
+            bad.add(prefix + problem);
+        }
+    }
+
+    /**
+     * Closes the cache: every open sequence is closed and the metadata memory freed. The slot
+     * memory belongs to the caller. Idempotent.
+     */
+    @Override
+    public void close() {
+        List<Sequence> open;
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            open = new ArrayList<>(openSequences);
+        } finally {
+            lock.unlock();
+        }
+        for (Sequence s : open) {
+            s.close();
+        }
+        lock.lock();
+        try {
+            closed = true;
+            metaArena.close();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Signals waiters; used after lease releases and closes. */
+    void signalChange() {
+        changed.signalAll();
+    }
+
+    /** @return the default admission deadline from now */
+    long admissionDeadline() {
+        return System.nanoTime() + options.admissionTimeoutNanos();
+    }
+
+    static long millis(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+}

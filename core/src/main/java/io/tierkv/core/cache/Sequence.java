@@ -1,0 +1,470 @@
+package io.tierkv.core.cache;
+
+import io.tierkv.core.DType;
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.error.BudgetExceededException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+
+/**
+ * One sequence (one request or session) of a {@link PagedKvCache}: its block table (logical
+ * block index to block id), its token count, and its position in the block hash chain.
+ *
+ * <p>Positions are appended one token at a time ({@link #appendToken}); each position's K and V
+ * are then written per layer ({@link #write}). A block seals when all B positions of all L layers
+ * are written and every earlier block has sealed: it then gets its chained hash and becomes
+ * shareable. Sealed blocks are immutable. A block shared with a fork is copied before the first
+ * divergent write to it (copy-on-write). Reads go through leases, which pin blocks on the top tier.
+ *
+ * <p>Thread-safety: one thread at a time per sequence (the runtime's rule); different sequences
+ * may be used from different threads concurrently.
+ */
+public final class Sequence implements AutoCloseable {
+
+    private final PagedKvCache cache;
+    final SequenceOptions options;
+    final long saltHi;
+    final long saltLo;
+    final long[] extraKeys;
+    long parentHi;
+    long parentLo;
+    private int[] table = new int[8];
+    private int blockCount;
+    private int length;
+    private int sealedBlocks;
+    private boolean closed;
+
+    Sequence(PagedKvCache cache, SequenceOptions options, long saltHi, long saltLo) {
+        this.cache = cache;
+        this.options = options;
+        this.saltHi = saltHi;
+        this.saltLo = saltLo;
+        this.extraKeys = options.extraKeys();
+    }
+
+    /**
+     * Matches the longest run of full blocks of {@code promptTokens} already cached (any tier)
+     * under this sequence's salt and extra keys, and takes them into this (empty) sequence.
+     * Equivalent to {@code matchPrefix(promptTokens, promptTokens.length)}.
+     *
+     * @param promptTokens the prompt's token ids
+     * @return tokens now present: a multiple of B, at most the prompt length
+     * @throws IllegalStateException if the sequence is not empty or is closed
+     */
+    public int matchPrefix(int[] promptTokens) {
+        return matchPrefix(promptTokens, promptTokens.length);
+    }
+
+    /**
+     * Matches as {@link #matchPrefix(int[])}, taking at most {@code maxTokens} tokens. A runtime
+     * that must compute logits for the last prompt token passes {@code promptTokens.length - 1}.
+     * Each candidate block is found by its chained hash and then its stored token ids are compared:
+     * a hash alone never proves identity.
+     *
+     * @param promptTokens the prompt's token ids
+     * @param maxTokens    most tokens to take, 0..promptTokens.length
+     * @return tokens now present: a multiple of B, at most maxTokens
+     * @throws IllegalStateException    if the sequence is not empty or is closed
+     * @throws IllegalArgumentException if maxTokens is out of range
+     * @throws BudgetExceededException  if the matched blocks exceed this sequence's budget
+     */
+    public int matchPrefix(int[] promptTokens, int maxTokens) {
+        if (maxTokens < 0 || maxTokens > promptTokens.length) {
+            throw new IllegalArgumentException("maxTokens: " + maxTokens + " (expected 0 <= maxTokens <= "
+                    + promptTokens.length + ")");
+        }
+        MemorySegment prompt = MemorySegment.ofArray(promptTokens);
+        int b = cache.blockTokens;
+        cache.lock.lock();
+        try {
+            checkOpen();
+            if (length != 0) {
+                throw new IllegalStateException("matchPrefix on a sequence holding " + length + " tokens (expected 0)");
+            }
+            int full = maxTokens / b;
+            for (int i = 0; i < full; i++) {
+                cache.hasher.hashBlock(saltHi, saltLo, parentHi, parentLo, extraKeys, prompt, (long) i * b, b);
+                long hi = cache.hasher.hi();
+                long lo = cache.hasher.lo();
+                int id = cache.lookup(hi, lo, promptTokens, i * b);
+                if (id < 0) {
+                    break;
+                }
+                checkBudget(1);
+                cache.ref(id);
+                push(id);
+                parentHi = hi;
+                parentLo = lo;
+                length += b;
+                onSealed();
+            }
+            return length;
+        } finally {
+            cache.lock.unlock();
+        }
+    }
+
+    /**
+     * Appends one token: assigns it the next position, taking a new block at a block boundary, or
+     * a private copy of a shared unsealed tail (copy-on-write).
+     *
+     * @param tokenId the token id
+     * @return the token's position
+     * @throws io.tierkv.core.error.CapacityExhaustedException if no block can be had in time
+     * @throws BudgetExceededException if a new block would exceed this sequence's budget
+     * @throws IllegalStateException   if closed
+     */
+    public int appendToken(int tokenId) {
+        cache.lock.lock();
+        try {
+            checkOpen();
+            int b = cache.blockTokens;
+            int offset = length % b;
+            int id;
+            if (offset == 0) {
+                checkBudget(1);
+                id = cache.allocateOpenBlock(cache.admissionDeadline());
+                cache.priority[id] = options.priority();
+                push(id);
+            } else {
+                id = privateTail(blockCount - 1);
+            }
+            cache.tokens.setAtIndex(ValueLayout.JAVA_INT, (long) id * b + offset, tokenId);
+            return length++;
+        } finally {
+            cache.lock.unlock();
+        }
+    }
+
+    /**
+     * Writes one position's K and V for one layer.
+     *
+     * @param layer    layer in [0, L)
+     * @param position an appended position whose block is not sealed
+     * @param k        {@code tokenVectorBytes} bytes of keys, layout {@code [head][dim]}
+     * @param v        {@code tokenVectorBytes} bytes of values
+     * @throws IndexOutOfBoundsException if layer or position is out of range, or k / v too short
+     * @throws IllegalStateException     if the position's block is sealed, or the sequence closed
+     */
+    public void write(int layer, int position, MemorySegment k, MemorySegment v) {
+        int id = writableBlock(layer, position);
+        KvLayout l = cache.layout;
+        int n = l.tokenVectorBytes();
+        int offset = position % cache.blockTokens;
+        MemorySegment dst = cache.slotMemory(cache.slot[id]);
+        MemorySegment.copy(k, 0, dst, l.offsetOf(layer, KvLayout.K, offset), n);
+        MemorySegment.copy(v, 0, dst, l.offsetOf(layer, KvLayout.V, offset), n);
+        afterWrite(id, layer, offset);
+    }
+
+    /**
+     * Writes one position's K and V for one layer from float arrays (layout dtype F32 only).
+     *
+     * @param layer    layer in [0, L)
+     * @param position an appended position whose block is not sealed
+     * @param k        H x D keys
+     * @param v        H x D values
+     * @throws IllegalStateException as {@link #write(int, int, MemorySegment, MemorySegment)}, or
+     *                               if the layout's dtype is not F32
+     */
+    public void write(int layer, int position, float[] k, float[] v) {
+        KvLayout l = cache.layout;
+        if (l.dtype() != DType.F32) {
+            throw new IllegalStateException("float[] write needs dtype F32, layout has " + l.dtype());
+        }
+        int id = writableBlock(layer, position);
+        int n = l.kvHeads() * l.headDim();
+        int offset = position % cache.blockTokens;
+        MemorySegment dst = cache.slotMemory(cache.slot[id]);
+        MemorySegment.copy(k, 0, dst, ValueLayout.JAVA_FLOAT, l.offsetOf(layer, KvLayout.K, offset), n);
+        MemorySegment.copy(v, 0, dst, ValueLayout.JAVA_FLOAT, l.offsetOf(layer, KvLayout.V, offset), n);
+        afterWrite(id, layer, offset);
+    }
+
+    private int writableBlock(int layer, int position) {
+        if (closed) {
+            throw new IllegalStateException("sequence is closed");
+        }
+        if (position < 0 || position >= length) {
+            throw new IndexOutOfBoundsException("position: " + position + " (expected 0 <= position < length "
+                    + length + ")");
+        }
+        if (layer < 0 || layer >= cache.layout.layers()) {
+            throw new IndexOutOfBoundsException("layer: " + layer + " (expected 0 <= layer < "
+                    + cache.layout.layers() + ")");
+        }
+        int bi = position / cache.blockTokens;
+        int id = table[bi];
+        if (cache.state[id] != PagedKvCache.OPEN) {
+            throw new IllegalStateException("position " + position + " is in sealed block " + bi
+                    + " (sealed blocks are immutable)");
+        }
+        if (cache.refs[id] - cache.leases[id] > 1) { // shared with a fork: copy before writing
+            cache.lock.lock();
+            try {
+                id = privateTail(bi);
+            } finally {
+                cache.lock.unlock();
+            }
+        }
+        return id;
+    }
+
+    private void afterWrite(int id, int layer, int offset) {
+        if (cache.markWritten(id, layer, offset)) {
+            cache.lock.lock();
+            try {
+                sealReady();
+            } finally {
+                cache.lock.unlock();
+            }
+        }
+    }
+
+    /** Returns the block at a table index, replaced by a private copy first if it is shared. */
+    private int privateTail(int bi) {
+        int id = table[bi];
+        if (cache.refs[id] - cache.leases[id] > 1) {
+            id = cache.copyOnWrite(id, cache.admissionDeadline());
+            table[bi] = id;
+        }
+        return id;
+    }
+
+    /** Seals, in order, every leading block whose positions are all written. Lock held. */
+    private void sealReady() {
+        int b = cache.blockTokens;
+        while (sealedBlocks < blockCount && (long) (sealedBlocks + 1) * b <= length) {
+            int id = table[sealedBlocks];
+            if (cache.state[id] == PagedKvCache.OPEN) {
+                if (cache.writes[id] != cache.writesPerBlock) {
+                    return;
+                }
+                cache.seal(id, this);
+            }
+            parentHi = cache.hashHi[id];
+            parentLo = cache.hashLo[id];
+            onSealed();
+        }
+    }
+
+    /** The block at sealedBlocks just sealed: shift the recent window. Lock held. */
+    private void onSealed() {
+        int k = sealedBlocks++;
+        int recent = cache.options.recentDeviceBlocks();
+        cache.protect[table[k]]++;
+        cache.refresh(table[k]);
+        if (k - recent >= 0) {
+            int old = table[k - recent];
+            cache.protect[old]--;
+            cache.refresh(old);
+        }
+    }
+
+    /**
+     * Forks: a new sequence sharing every block of this one (reference counts rise), with the same
+     * salt, keys and length. The first divergent write to a shared unsealed block copies it.
+     *
+     * @return the child sequence
+     * @throws IllegalStateException if closed
+     */
+    public Sequence fork() {
+        cache.lock.lock();
+        try {
+            checkOpen();
+            Sequence child = cache.openSequence(options);
+            child.table = Arrays.copyOf(table, table.length);
+            child.blockCount = blockCount;
+            child.length = length;
+            child.sealedBlocks = sealedBlocks;
+            child.parentHi = parentHi;
+            child.parentLo = parentLo;
+            for (int i = 0; i < blockCount; i++) {
+                cache.refs[table[i]]++;
+            }
+            int recent = cache.options.recentDeviceBlocks();
+            for (int i = Math.max(0, sealedBlocks - recent); i < sealedBlocks; i++) {
+                cache.protect[table[i]]++;
+            }
+            for (int i = 0; i < blockCount; i++) {
+                cache.refresh(table[i]);
+            }
+            return child;
+        } finally {
+            cache.lock.unlock();
+        }
+    }
+
+    /**
+     * Leases the blocks covering tokens {@code [fromToken, toToken)}: each is promoted to the top
+     * tier if needed and pinned there until the lease closes.
+     *
+     * @param fromToken first token, 0 <= fromToken < toToken
+     * @param toToken   end token (exclusive), <= length
+     * @return the lease; close it
+     * @throws IndexOutOfBoundsException if the range is invalid
+     * @throws io.tierkv.core.error.CapacityExhaustedException if the top tier cannot hold them in time
+     * @throws io.tierkv.core.error.CorruptBlockException      if a block was lost below
+     */
+    public BlockLease lease(int fromToken, int toToken) {
+        if (fromToken < 0 || toToken > length || fromToken >= toToken) {
+            throw new IndexOutOfBoundsException("token range [" + fromToken + ", " + toToken
+                    + ") (expected 0 <= from < to <= length " + length + ")");
+        }
+        int b = cache.blockTokens;
+        int first = fromToken / b;
+        int last = (toToken - 1) / b;
+        int[] ids = new int[last - first + 1];
+        MemorySegment[] segs = new MemorySegment[ids.length];
+        cache.lock.lock();
+        try {
+            checkOpen();
+            long deadline = cache.admissionDeadline();
+            int done = 0;
+            try {
+                for (; done < ids.length; done++) {
+                    ids[done] = table[first + done];
+                    segs[done] = cache.slotMemory(cache.leaseLocked(ids[done], deadline));
+                }
+            } catch (RuntimeException e) {
+                cache.releaseLeases(Arrays.copyOf(ids, done));
+                throw e;
+            }
+        } finally {
+            cache.lock.unlock();
+        }
+        return new BlockLease(cache, first, ids, segs);
+    }
+
+    /**
+     * Copies one position's K and V for one layer out (leasing its block for the copy).
+     *
+     * @param layer    layer in [0, L)
+     * @param position position in [0, length)
+     * @param kOut     receives tokenVectorBytes of keys
+     * @param vOut     receives tokenVectorBytes of values
+     * @throws IndexOutOfBoundsException if out of range
+     */
+    public void read(int layer, int position, MemorySegment kOut, MemorySegment vOut) {
+        if (position < 0 || position >= length) {
+            throw new IndexOutOfBoundsException("position: " + position + " (expected 0 <= position < length "
+                    + length + ")");
+        }
+        int id = table[position / cache.blockTokens];
+        MemorySegment block = cache.acquireLease(id);
+        try {
+            KvLayout l = cache.layout;
+            int offset = position % cache.blockTokens;
+            MemorySegment.copy(block, l.offsetOf(layer, KvLayout.K, offset), kOut, 0, l.tokenVectorBytes());
+            MemorySegment.copy(block, l.offsetOf(layer, KvLayout.V, offset), vOut, 0, l.tokenVectorBytes());
+        } finally {
+            cache.releaseLease(id);
+        }
+    }
+
+    /** @return tokens appended (or matched) so far */
+    public int length() {
+        return length;
+    }
+
+    /** @return blocks in the table */
+    public int blockCount() {
+        return blockCount;
+    }
+
+    /** @return leading blocks that are sealed */
+    public int sealedBlocks() {
+        return sealedBlocks;
+    }
+
+    /**
+     * @param blockIndex logical block index in [0, blockCount)
+     * @return the block id at that index
+     * @throws IndexOutOfBoundsException if out of range
+     */
+    public int blockId(int blockIndex) {
+        if (blockIndex < 0 || blockIndex >= blockCount) {
+            throw new IndexOutOfBoundsException("blockIndex: " + blockIndex + " (expected 0 <= blockIndex < "
+                    + blockCount + ")");
+        }
+        return table[blockIndex];
+    }
+
+    /**
+     * @param position a position in [0, length)
+     * @return the token id stored at that position
+     */
+    public int tokenAt(int position) {
+        if (position < 0 || position >= length) {
+            throw new IndexOutOfBoundsException("position: " + position + " (expected 0 <= position < " + length + ")");
+        }
+        int b = cache.blockTokens;
+        return cache.tokens.getAtIndex(ValueLayout.JAVA_INT, (long) table[position / b] * b + position % b);
+    }
+
+    /** @return whether {@link #close()} ran */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * Closes the sequence: its table references drop; sealed, hashed blocks stay cached until
+     * evicted; the rest are freed. Idempotent.
+     */
+    @Override
+    public void close() {
+        cache.lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            int recent = cache.options.recentDeviceBlocks();
+            for (int i = Math.max(0, sealedBlocks - recent); i < sealedBlocks; i++) {
+                cache.protect[table[i]]--;
+            }
+            closed = true;
+            cache.closed(this);
+            for (int i = 0; i < blockCount; i++) {
+                cache.unref(table[i]);
+            }
+            cache.signalChange();
+        } finally {
+            cache.lock.unlock();
+        }
+    }
+
+    /** Adds this sequence's table references and recent-window protections to the arrays. */
+    void countReferences(int[] tableRefs, int[] protects) {
+        for (int i = 0; i < blockCount; i++) {
+            tableRefs[table[i]]++;
+        }
+        int recent = cache.options.recentDeviceBlocks();
+        for (int i = Math.max(0, sealedBlocks - recent); i < sealedBlocks; i++) {
+            protects[table[i]]++;
+        }
+    }
+
+    private void push(int id) {
+        if (blockCount == table.length) {
+            table = Arrays.copyOf(table, table.length * 2);
+        }
+        table[blockCount++] = id;
+    }
+
+    private void checkBudget(int newBlocks) {
+        long used = (long) blockCount * cache.blockBytes;
+        long requested = (long) newBlocks * cache.blockBytes;
+        if (used + requested > options.budgetBytes()) {
+            throw new BudgetExceededException("cache[" + options.salt() + "].blocks", requested, used,
+                    options.budgetBytes());
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("sequence is closed");
+        }
+        cache.checkOpen();
+    }
+}

@@ -1,0 +1,73 @@
+package io.tierkv.core.cache;
+
+/**
+ * Per-sequence (per-cache) settings.
+ *
+ * @param salt              cache salt mixed into every block hash (tenant isolation); may be empty
+ * @param extraKeys         extra hash keys (model id, adapter id); copied, never null
+ * @param priority          retention priority for {@code priority-lru}; higher is kept longer
+ * @param budgetBytes       most bytes of blocks this sequence's table may reference, > 0
+ */
+public record SequenceOptions(String salt, long[] extraKeys, int priority, long budgetBytes) {
+
+    /**
+     * Validates and copies.
+     *
+     * @throws IllegalArgumentException naming the field, value and bound
+     */
+    public SequenceOptions {
+        if (salt == null) {
+            throw new IllegalArgumentException("salt: null (expected a string, empty for none)");
+        }
+        if (extraKeys == null) {
+            throw new IllegalArgumentException("extraKeys: null (expected an array, empty for none)");
+        }
+        extraKeys = extraKeys.clone();
+        if (budgetBytes <= 0) {
+            throw new IllegalArgumentException("budgetBytes: " + budgetBytes + " (expected > 0)");
+        }
+    }
+
+    /**
+     * @param salt the cache salt
+     * @return options with that salt, no extra keys, priority 0 and no budget beyond the pool
+     */
+    public static SequenceOptions salt(String salt) {
+        return new SequenceOptions(salt, new long[0], 0, Long.MAX_VALUE);
+    }
+
+    /** @return options with no salt */
+    public static SequenceOptions defaults() {
+        return salt("");
+    }
+
+    /**
+     * @param value retention priority
+     * @return a copy
+     */
+    public SequenceOptions withPriority(int value) {
+        return new SequenceOptions(salt, extraKeys, value, budgetBytes);
+    }
+
+    /**
+     * @param value most bytes this sequence's table may reference
+     * @return a validated copy
+     */
+    public SequenceOptions withBudgetBytes(long value) {
+        return new SequenceOptions(salt, extraKeys, priority, value);
+    }
+
+    /**
+     * @param value extra hash keys
+     * @return a copy
+     */
+    public SequenceOptions withExtraKeys(long... value) {
+        return new SequenceOptions(salt, value, priority, budgetBytes);
+    }
+
+    /** @return a copy of the extra keys */
+    @Override
+    public long[] extraKeys() {
+        return extraKeys.clone();
+    }
+}

@@ -1,0 +1,25 @@
+package io.tierkv.core.cache;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The memory behind the top tier's slots, as host-addressable segments (host slabs, or an
+ * emulated device's buffers).
+ *
+ * <p>Implementations return the same segment instance for a slot on every call, so reads and
+ * writes allocate nothing. Thread-safe for distinct slots.
+ */
+public interface SlotMemory {
+
+    /**
+     * @param slot slot index in [0, capacity)
+     * @return the slot's bytes, exactly {@link #slotBytes()} long
+     */
+    MemorySegment slot(int slot);
+
+    /** @return number of slots */
+    int capacity();
+
+    /** @return bytes per slot */
+    int slotBytes();
+}
