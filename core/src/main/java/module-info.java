@@ -6,4 +6,7 @@ module io.tierkv.core {
     exports io.tierkv.core;
     exports io.tierkv.core.error;
     exports io.tierkv.core.policy;
+    exports io.tierkv.core.pool;
+    exports io.tierkv.core.prefix;
+    exports io.tierkv.core.cache;
 }

@@ -7,6 +7,7 @@ import io.tierkv.core.error.TransferTimeoutException;
 import io.tierkv.core.policy.EvictionPolicies;
 import io.tierkv.core.policy.EvictionPolicy;
 import io.tierkv.core.pool.SlotAllocator;
+import io.tierkv.core.pool.SlotMemory;
 import io.tierkv.core.prefix.BlockHasher;
 import io.tierkv.core.prefix.PrefixIndex;
 import java.lang.foreign.Arena;
@@ -17,7 +18,6 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -374,7 +374,7 @@ public final class PagedKvCache implements AutoCloseable {
                         : protect[id] == 0 && (refs[id] > 0 || (flags[id] & INDEXED) != 0));
         if (candidate != policy.contains(id)) {
             if (candidate) {
-                policy.onAdmit(id, priority[id]);
+                policy.onAdmit(id, priority[id], hashLo[id]);
             } else {
                 policy.onRemove(id);
             }
@@ -602,9 +602,34 @@ public final class PagedKvCache implements AutoCloseable {
         }
     }
 
-    void releaseLeases(int[] blockIds) {
+    /**
+     * Releases a list of leases at once. The whole list is checked first: if any block appears
+     * more often than it holds leases (for example the same block twice for one lease), nothing
+     * is released and the call throws.
+     *
+     * @param blockIds leased block ids, each at most as often as it holds leases
+     * @throws IllegalStateException naming the block, when the list over-releases one; no state changes
+     */
+    public void releaseLeases(int... blockIds) {
         lock.lock();
         try {
+            // Check the whole list first by counting it down on the lease counts, then restore.
+            int checked = 0;
+            String problem = null;
+            for (; checked < blockIds.length; checked++) {
+                int id = blockIds[checked];
+                if (id < 0 || id >= state.length || leases[id] == 0) {
+                    problem = "release of block " + id + " with no lease left to release in this list; nothing released";
+                    break;
+                }
+                leases[id]--;
+            }
+            for (int i = 0; i < checked; i++) {
+                leases[blockIds[i]]++;
+            }
+            if (problem != null) {
+                throw new IllegalStateException(problem);
+            }
             for (int id : blockIds) {
                 releaseLocked(id);
             }
@@ -682,6 +707,67 @@ public final class PagedKvCache implements AutoCloseable {
         lock.lock();
         try {
             return slots.usedCount();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Blocks an allocation could have now without waiting: free slots plus candidates that can
+     * leave (cached blocks for a single-tier cache).
+     *
+     * @return available blocks, 0..capacity
+     */
+    public int availableBlocks() {
+        lock.lock();
+        try {
+            return slots.freeCount() + policy.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The block id registered under a hash, for tests and diagnostics.
+     *
+     * @param hi hash high word
+     * @param lo hash low word
+     * @return the block id, or -1
+     */
+    public int indexedBlock(long hi, long lo) {
+        lock.lock();
+        try {
+            return index.get(hi, lo);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The chained hash of a sealed block, for tests and diagnostics.
+     *
+     * @param blockId a block id
+     * @return {hi, lo}, or {0, 0} for an unsealed block
+     */
+    public long[] blockHash(int blockId) {
+        lock.lock();
+        try {
+            return new long[] {hashHi[blockId], hashLo[blockId]};
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The reference count of a block (table references plus leases), for tests and diagnostics.
+     *
+     * @param blockId a block id
+     * @return its reference count
+     */
+    public int referenceCount(int blockId) {
+        lock.lock();
+        try {
+            return refs[blockId];
         } finally {
             lock.unlock();
         }
@@ -843,9 +929,5 @@ public final class PagedKvCache implements AutoCloseable {
     /** @return the default admission deadline from now */
     long admissionDeadline() {
         return System.nanoTime() + options.admissionTimeoutNanos();
-    }
-
-    static long millis(long nanos) {
-        return TimeUnit.NANOSECONDS.toMillis(nanos);
     }
 }

@@ -300,8 +300,8 @@ public final class Sequence implements AutoCloseable {
      * Leases the blocks covering tokens {@code [fromToken, toToken)}: each is promoted to the top
      * tier if needed and pinned there until the lease closes.
      *
-     * @param fromToken first token, 0 <= fromToken < toToken
-     * @param toToken   end token (exclusive), <= length
+     * @param fromToken first token, {@code 0 <= fromToken < toToken}
+     * @param toToken   end token (exclusive), {@code <= length}
      * @return the lease; close it
      * @throws IndexOutOfBoundsException if the range is invalid
      * @throws io.tierkv.core.error.CapacityExhaustedException if the top tier cannot hold them in time
@@ -361,6 +361,11 @@ public final class Sequence implements AutoCloseable {
         } finally {
             cache.releaseLease(id);
         }
+    }
+
+    /** @return the cache's block layout */
+    public KvLayout layout() {
+        return cache.layout;
     }
 
     /** @return tokens appended (or matched) so far */

@@ -18,7 +18,7 @@ import java.lang.foreign.MemorySegment;
  * first write, so a pool is touched when made and then kept. Thread-safe for reads of distinct
  * slots; {@link #close()} must not race with use.
  */
-public final class SlabMemory implements AutoCloseable {
+public final class SlabMemory implements SlotMemory, AutoCloseable {
 
     /** Largest chunk, so that a pool of many slots is still a handful of arenas. */
     public static final long MAX_CHUNK_BYTES = 1L << 30;
@@ -70,6 +70,7 @@ public final class SlabMemory implements AutoCloseable {
      * @throws IndexOutOfBoundsException if slot is out of range
      * @throws IllegalStateException     after {@link #close()}
      */
+    @Override
     public MemorySegment slot(int slot) {
         if (closed) {
             throw new IllegalStateException("slab memory is closed");
@@ -78,11 +79,13 @@ public final class SlabMemory implements AutoCloseable {
     }
 
     /** @return bytes per slot */
+    @Override
     public int slotBytes() {
         return slotBytes;
     }
 
     /** @return number of slots */
+    @Override
     public int capacity() {
         return capacity;
     }

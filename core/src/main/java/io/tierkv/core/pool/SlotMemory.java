@@ -1,4 +1,4 @@
-package io.tierkv.core.cache;
+package io.tierkv.core.pool;
 
 import java.lang.foreign.MemorySegment;
 

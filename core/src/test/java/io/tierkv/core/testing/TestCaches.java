@@ -1,0 +1,105 @@
+package io.tierkv.core.testing;
+
+import io.tierkv.core.DType;
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.cache.CacheOptions;
+import io.tierkv.core.cache.PagedKvCache;
+import io.tierkv.core.cache.Sequence;
+import io.tierkv.core.pool.SlabMemory;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/** Small single-tier caches and a writer that fills positions with {@link Payloads}. */
+public final class TestCaches {
+
+    private TestCaches() {
+    }
+
+    /**
+     * @param blockSizeTokens B
+     * @return 2 layers, 2 KV heads, head dim 4, F32: 32 bytes per token vector
+     */
+    public static KvLayout smallLayout(int blockSizeTokens) {
+        return KvLayout.of(2, 2, 4, DType.F32, blockSizeTokens);
+    }
+
+    /**
+     * A tracked single-tier cache over slab memory.
+     *
+     * @param invariants the test's invariant extension
+     * @param options    cache options
+     * @return the cache; it and its memory are closed after the test
+     */
+    public static PagedKvCache singleTier(CacheInvariants invariants, CacheOptions options) {
+        SlabMemory memory = invariants.track(new SlabMemory(options.deviceBlocks(),
+                options.layout().bytesPerBlock()), java.util.List::of);
+        return invariants.track(new PagedKvCache(options, memory, null));
+    }
+
+    /**
+     * Appends tokens and writes every layer's K and V for each with the payload of
+     * {@code (contentKey, position, layer, kv)}.
+     *
+     * @param seq        the sequence
+     * @param contentKey payload key
+     * @param tokens     token ids to append
+     */
+    public static void appendWritten(Sequence seq, long contentKey, int... tokens) {
+        KvLayout layout = layoutOf(seq);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment k = arena.allocate(layout.tokenVectorBytes());
+            MemorySegment v = arena.allocate(layout.tokenVectorBytes());
+            for (int t : tokens) {
+                int pos = seq.appendToken(t);
+                for (int l = 0; l < layout.layers(); l++) {
+                    Payloads.fill(k, layout, contentKey, pos, l, 0);
+                    Payloads.fill(v, layout, contentKey, pos, l, 1);
+                    seq.write(l, pos, k, v);
+                }
+            }
+        }
+    }
+
+    /**
+     * Checks that every position of a sequence reads back its payload.
+     *
+     * @param seq        the sequence
+     * @param contentKey payload key
+     * @param from       first position
+     * @param to         end position (exclusive)
+     * @return the first position that does not match, or -1
+     */
+    public static int firstMismatch(Sequence seq, long contentKey, int from, int to) {
+        KvLayout layout = layoutOf(seq);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment k = arena.allocate(layout.tokenVectorBytes());
+            MemorySegment v = arena.allocate(layout.tokenVectorBytes());
+            for (int p = from; p < to; p++) {
+                for (int l = 0; l < layout.layers(); l++) {
+                    seq.read(l, p, k, v);
+                    if (!Payloads.matches(k, layout, contentKey, p, l, 0) || !Payloads.matches(v, layout, contentKey, p, l, 1)) {
+                        return p;
+                    }
+                }
+            }
+        }
+        return -1;
+    }
+
+    private static KvLayout layoutOf(Sequence seq) {
+        return seq.layout();
+    }
+
+    /**
+     * @param from first token id
+     * @param n    count
+     * @return {@code from, from + 1, ..., from + n - 1}
+     */
+    public static int[] tokens(int from, int n) {
+        int[] t = new int[n];
+        for (int i = 0; i < n; i++) {
+            t[i] = from + i;
+        }
+        return t;
+    }
+}
