@@ -9,4 +9,6 @@ module io.tierkv.core {
     exports io.tierkv.core.pool;
     exports io.tierkv.core.prefix;
     exports io.tierkv.core.cache;
+    exports io.tierkv.core.budget;
+    exports io.tierkv.core.pressure;
 }

@@ -19,27 +19,51 @@ public interface LowerTier {
      * @param hashHi  its hash, high word (0 if the block has no hash)
      * @param hashLo  its hash, low word
      * @param tokens  its B token ids (native-order ints)
-     * @param source  its bytes in the top tier
+     * @param slot    its top-tier slot, the source of the copy
      * @return true if a complete copy now exists below; false leaves nothing behind below
      */
-    boolean demote(int blockId, long hashHi, long hashLo, MemorySegment tokens, MemorySegment source);
+    boolean demote(int blockId, long hashHi, long hashLo, MemorySegment tokens, int slot);
 
     /**
      * Copies a block's bytes up into a top-tier slot.
      *
      * @param blockId       the block
-     * @param destination   the top-tier slot to fill
+     * @param slot          the top-tier slot to fill
      * @param deadlineNanos {@link System#nanoTime()} by which to give up
-     * @return true if the destination now holds the block's bytes; false if the block was lost
-     *         (corrupt, missing, evicted) or timed out, in which case the destination will not
-     *         be written after this call returns
+     * @return {@link #PROMOTED} if the slot now holds the block's bytes; {@link #LOST} if the
+     *         block is gone below (corrupt, missing, evicted) and the slot is untouched;
+     *         {@link #TIMED_OUT} if the copy did not complete in time: the copy may still land,
+     *         so the slot stays reserved until {@link #releaseLateSlots} hands it back
      */
-    boolean promote(int blockId, MemorySegment destination, long deadlineNanos);
+    int promote(int blockId, int slot, long deadlineNanos);
+
+    /** {@link #promote} result: the slot holds the block. */
+    int PROMOTED = 0;
+    /** {@link #promote} result: the block is gone below; the slot is untouched and free to reuse. */
+    int LOST = 1;
+    /** {@link #promote} result: timed out; the slot must wait for {@link #releaseLateSlots}. */
+    int TIMED_OUT = 2;
+
+    /**
+     * Hands back top-tier slots of timed-out promotions whose late copies have now completed (or
+     * were cancelled), so they can be reused without a late write landing in them.
+     *
+     * @param sink receives each slot that is safe to reuse
+     */
+    void releaseLateSlots(java.util.function.IntConsumer sink);
+
+    /**
+     * Asks whether a complete copy of the block exists below; if so it becomes the authoritative
+     * copy, since the caller drops the top-tier slot on a true answer.
+     *
+     * @param blockId a block resident on the top tier
+     * @return whether a complete copy exists below (now authoritative)
+     */
+    boolean takeOverCopy(int blockId);
 
     /**
      * @param blockId a block
-     * @return whether a complete copy of the block exists below (so its top slot can be dropped
-     *         without a copy)
+     * @return whether a copy of the block exists below, without changing anything
      */
     boolean hasCopy(int blockId);
 

@@ -102,6 +102,7 @@ public final class PagedKvCache implements AutoCloseable {
     final BlockHasher hasher;
     private final Set<Sequence> openSequences = Collections.newSetFromMap(new IdentityHashMap<>());
     private int reservedSlots;
+    private int lateSlots;
     private boolean closed;
 
     private long prefixHitBlocks;
@@ -229,6 +230,13 @@ public final class PagedKvCache implements AutoCloseable {
             if (s >= 0) {
                 return s;
             }
+            if (lateSlots > 0) {
+                reclaimLateSlots();
+                s = slots.allocate();
+                if (s >= 0) {
+                    return s;
+                }
+            }
             int victim = policy.victim();
             if (victim >= 0) {
                 vacate(victim);
@@ -265,7 +273,7 @@ public final class PagedKvCache implements AutoCloseable {
             freeBlock(id);
             return;
         }
-        if (lower.hasCopy(id)) {
+        if (lower.takeOverCopy(id)) {
             cleanDrops++;
             releaseSlot(id);
             return;
@@ -280,7 +288,7 @@ public final class PagedKvCache implements AutoCloseable {
      */
     private void demote(int id) {
         flags[id] |= TRANSIT;
-        MemorySegment src = memory.slot(slot[id]);
+        int src = slot[id];
         MemorySegment tok = tokensOf(id);
         long hi = hashHi[id];
         long lo = hashLo[id];
@@ -414,21 +422,21 @@ public final class PagedKvCache implements AutoCloseable {
         if (slot[id] >= 0) {
             return slot[id];
         }
+        reclaimLateSlots();
         int s = acquireSlot(deadlineNanos, 1);
         reservedSlots++;
         flags[id] |= TRANSIT;
-        MemorySegment dst = memory.slot(s);
         long promotionDeadline = System.nanoTime() + options.promotionTimeoutNanos();
-        boolean ok = false;
+        int result = LowerTier.LOST;
         lock.unlock();
         try {
-            ok = lower.promote(id, dst, promotionDeadline);
+            result = lower.promote(id, s, promotionDeadline);
         } finally {
             lock.lock();
             flags[id] &= ~TRANSIT;
             reservedSlots--;
         }
-        if (ok) {
+        if (result == LowerTier.PROMOTED) {
             promotions++;
             slot[id] = s;
             refresh(id);
@@ -437,17 +445,48 @@ public final class PagedKvCache implements AutoCloseable {
             return s;
         }
         failedPromotions++;
-        slots.free(s);
-        boolean timedOut = lower.hasCopy(id);
-        if (!timedOut) {
+        if (result == LowerTier.TIMED_OUT) {
+            lateSlots++; // stays allocated until the lower tier says the late copy is done
+        } else {
+            slots.free(s);
             markLost(id);
         }
         endTransit(id);
         changed.signalAll();
-        if (timedOut) {
+        if (result == LowerTier.TIMED_OUT) {
             throw new TransferTimeoutException("promote block " + id, options.promotionTimeoutNanos());
         }
         throw new CorruptBlockException("block " + id, "missing or corrupt below the top tier", -1, -1);
+    }
+
+    /** Frees top-tier slots held by timed-out promotions whose late copies have ended. Lock held. */
+    private void reclaimLateSlots() {
+        if (lateSlots > 0) {
+            lower.releaseLateSlots(this::freeLateSlot);
+        }
+    }
+
+    private void freeLateSlot(int s) {
+        lateSlots--;
+        slots.free(s);
+        changed.signalAll();
+    }
+
+    /**
+     * Returns top-tier slots of timed-out promotions whose copies have since ended; a mover calls
+     * this periodically.
+     *
+     * @return slots handed back
+     */
+    public int reclaimLateSlotsNow() {
+        lock.lock();
+        try {
+            int before = lateSlots;
+            reclaimLateSlots();
+            return before - lateSlots;
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void markLost(int id) {
@@ -478,6 +517,27 @@ public final class PagedKvCache implements AutoCloseable {
             } else {
                 markLost(blockId);
             }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Called by a lower tier that needs room: frees a block held only below if nothing references
+     * it (a cached block), so the lower tier can drop its copy.
+     *
+     * @param blockId a block the lower tier holds
+     * @return true if the block was freed (the lower tier has been told through {@link LowerTier#forget})
+     */
+    public boolean evictIfUnreferenced(int blockId) {
+        lock.lock();
+        try {
+            if (state[blockId] == FREE || refs[blockId] != 0 || slot[blockId] >= 0 || (flags[blockId] & TRANSIT) != 0) {
+                return false;
+            }
+            evictions++;
+            freeBlock(blockId);
+            return true;
         } finally {
             lock.unlock();
         }
@@ -872,8 +932,9 @@ public final class PagedKvCache implements AutoCloseable {
                     candidates++;
                 }
             }
-            if (resident + reservedSlots != slots.usedCount()) {
-                bad.add("resident " + resident + " + reserved " + reservedSlots + " != slots used " + slots.usedCount());
+            if (resident + reservedSlots + lateSlots != slots.usedCount()) {
+                bad.add("resident " + resident + " + reserved " + reservedSlots + " + late " + lateSlots
+                        + " != slots used " + slots.usedCount());
             }
             if (indexed != index.size()) {
                 bad.add("indexed blocks " + indexed + " != index size " + index.size());
