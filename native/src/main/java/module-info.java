@@ -8,6 +8,8 @@
  * (class path).
  */
 module io.tierkv.natives {
-
+    exports io.tierkv.natives;
+    exports io.tierkv.natives.hip;
+    exports io.tierkv.natives.cuda;
     exports io.tierkv.natives.libc;
 }

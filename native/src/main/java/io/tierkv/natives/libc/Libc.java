@@ -309,7 +309,7 @@ public final class Libc {
         }
     }
 
-    static long alignUp(long value, long alignment) {
+    private static long alignUp(long value, long alignment) {
         return (value + alignment - 1) & -alignment;
     }
 }

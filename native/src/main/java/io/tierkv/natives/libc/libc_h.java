@@ -39,8 +39,8 @@ public final class libc_h {
 
     private libc_h() {}
 
-    static final Linker LINKER = Linker.nativeLinker();
-    static final SymbolLookup SYMBOL_LOOKUP = LINKER.defaultLookup();
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final SymbolLookup SYMBOL_LOOKUP = LINKER.defaultLookup();
 
     /** C {@code int}: 32-bit signed. */
     public static final ValueLayout.OfInt C_INT = ValueLayout.JAVA_INT;
@@ -84,7 +84,7 @@ public final class libc_h {
         return (int) ERRNO_HANDLE.get(callState, 0L);
     }
 
-    static MemorySegment findOrThrow(String symbol) {
+    private static MemorySegment findOrThrow(String symbol) {
         return SYMBOL_LOOKUP.find(symbol)
                 .orElseThrow(() -> new UnsatisfiedLinkError("unresolved symbol: " + symbol));
     }

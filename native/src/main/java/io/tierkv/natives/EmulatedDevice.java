@@ -1,0 +1,488 @@
+package io.tierkv.natives;
+
+import io.tierkv.natives.emulated.CopyQueue;
+import io.tierkv.natives.emulated.EmulatedError;
+import io.tierkv.natives.runtime.CopyChecks;
+import io.tierkv.natives.runtime.OwnedResources;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A {@link GpuRuntime} whose "device memory" is host memory, so the tiers run the same code path on
+ * a machine without a GPU: a fixed capacity, asynchronous copies on per-stream worker threads,
+ * stream order and events with completion times.
+ *
+ * <p>Memory: each device buffer is a page-aligned segment of its own shared arena, zero-filled at
+ * allocation, which writes every page once (memory left idle on these VMs is returned to the host,
+ * and a first write then runs at 0.4-0.5 GB/s; allocate pools once and keep them). Allocations
+ * beyond the capacity throw {@link GpuException} with {@code emulatedErrorOutOfMemory} (code 2,
+ * {@link GpuException#isOutOfMemory()}). {@link DeviceBuffer#hostView()} exposes the segment.
+ * Pinned host memory comes from {@link HostMemory} and does not count against the capacity.
+ *
+ * <p>Streams: each has a worker thread and a bounded queue ({@link CopyQueue}); copies return at
+ * once and run in order; {@link GpuStream#record()} returns an event stamped with
+ * {@link System#nanoTime()} when the worker reaches it. A copy whose host segment was closed
+ * before it ran fails the stream with {@code emulatedErrorIllegalAddress} (700), reported by the
+ * next wait. Freeing a device buffer waits for the copies queued on it (as {@code hipFree} waits for
+ * the device), so a worker never touches freed memory.
+ *
+ * <p>Thread-safety: thread-safe.
+ */
+public final class EmulatedDevice implements GpuRuntime {
+
+    private static final AtomicInteger DEVICE_IDS = new AtomicInteger();
+
+    private final long capacityBytes;
+    private final AtomicLong usedBytes = new AtomicLong();
+    private final OwnedResources owned = new OwnedResources("EMULATED");
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final int deviceId = DEVICE_IDS.incrementAndGet();
+    private final AtomicInteger streamIds = new AtomicInteger();
+
+    /**
+     * Creates a device with half of this machine's physical memory as capacity (from
+     * {@code /proc/meminfo}; 1 GiB where that cannot be read). Nothing is allocated until
+     * {@link #allocateDevice(long)}.
+     */
+    public EmulatedDevice() {
+        this(defaultCapacityBytes());
+    }
+
+    /**
+     * Creates a device with a fixed capacity. Nothing is allocated until
+     * {@link #allocateDevice(long)}.
+     *
+     * @param capacityBytes total device memory in bytes, {@code > 0}
+     * @throws IllegalArgumentException if {@code capacityBytes <= 0}
+     */
+    public EmulatedDevice(long capacityBytes) {
+        if (capacityBytes <= 0) {
+            throw new IllegalArgumentException("capacityBytes: " + capacityBytes + " (expected > 0)");
+        }
+        this.capacityBytes = capacityBytes;
+    }
+
+    /**
+     * The default capacity: half of {@code MemTotal} in {@code /proc/meminfo}, else 1 GiB.
+     *
+     * @return bytes
+     */
+    public static long defaultCapacityBytes() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemTotal:")) {
+                    String kib = line.substring("MemTotal:".length()).replace("kB", "").trim();
+                    return Long.parseLong(kib) * 1024 / 2;
+                }
+            }
+        } catch (IOException | NumberFormatException | SecurityException e) {
+            // fall through to the fixed default
+        }
+        return 1L << 30;
+    }
+
+    /**
+     * The fixed capacity.
+     *
+     * @return bytes
+     */
+    public long capacityBytes() {
+        return capacityBytes;
+    }
+
+    /**
+     * Device bytes allocated and not yet freed.
+     *
+     * @return bytes, {@code 0 <= used <= capacity}
+     */
+    public long usedBytes() {
+        return usedBytes.get();
+    }
+
+    /**
+     * Buffers, streams and events handed out and still open; 0 after close.
+     *
+     * @return the number of open resources
+     */
+    public int openResources() {
+        return owned.size();
+    }
+
+    @Override
+    public String name() {
+        return "EMULATED";
+    }
+
+    @Override
+    public int deviceCount() {
+        checkOpen();
+        return 1;
+    }
+
+    @Override
+    public MemoryInfo memoryInfo() {
+        checkOpen();
+        return new MemoryInfo(capacityBytes - usedBytes.get(), capacityBytes);
+    }
+
+    @Override
+    public DeviceBuffer allocateDevice(long bytes) {
+        CopyChecks.checkAllocation(bytes);
+        checkOpen();
+        long used;
+        do {
+            used = usedBytes.get();
+            if (bytes > capacityBytes - used) {
+                EmulatedError oom = EmulatedError.OUT_OF_MEMORY;
+                throw new GpuException("EMULATED", oom.code(), oom.cName(), "allocateDevice(" + bytes
+                        + " bytes): capacity " + capacityBytes + " bytes, used " + used + " bytes, free "
+                        + (capacityBytes - used) + " bytes");
+            }
+        } while (!usedBytes.compareAndSet(used, used + bytes));
+        Buffer buffer;
+        try {
+            Arena arena = Arena.ofShared();
+            try {
+                buffer = new Buffer(arena, arena.allocate(bytes, 4096)); // zero-filled: touches every page
+            } catch (OutOfMemoryError | RuntimeException e) {
+                arena.close();
+                throw e;
+            }
+        } catch (OutOfMemoryError e) {
+            usedBytes.addAndGet(-bytes);
+            EmulatedError oom = EmulatedError.OUT_OF_MEMORY;
+            GpuException g = new GpuException("EMULATED", oom.code(), oom.cName(),
+                    "allocateDevice(" + bytes + " bytes): the host refused the memory: " + e.getMessage());
+            g.initCause(e);
+            throw g;
+        }
+        register(buffer, OwnedResources.Phase.BUFFER);
+        return buffer;
+    }
+
+    @Override
+    public PinnedHostBuffer allocatePinnedHost(long bytes) {
+        CopyChecks.checkAllocation(bytes);
+        checkOpen();
+        AtomicReferenceHolder holder = new AtomicReferenceHolder();
+        PinnedHostBuffer buffer = HostMemory.allocatePinned(bytes, () -> owned.remove(holder.buffer));
+        holder.buffer = buffer;
+        register(buffer, OwnedResources.Phase.BUFFER);
+        return buffer;
+    }
+
+    @Override
+    public GpuStream createStream() {
+        checkOpen();
+        Stream stream = new Stream(new CopyQueue(
+                "tierkv-emulated-" + deviceId + "-stream-" + streamIds.incrementAndGet(), CopyQueue.DEFAULT_CAPACITY));
+        register(stream, OwnedResources.Phase.STREAM);
+        return stream;
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            owned.closeAll();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "EMULATED device #" + deviceId + " (" + usedBytes.get() + " of " + capacityBytes + " bytes used)";
+    }
+
+    private void checkOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("EMULATED device #" + deviceId + " is closed");
+        }
+    }
+
+    private void register(AutoCloseable resource, OwnedResources.Phase phase) {
+        try {
+            owned.add(resource, phase);
+        } catch (IllegalStateException e) {
+            try {
+                resource.close();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    private Buffer own(DeviceBuffer buffer, String field) {
+        Objects.requireNonNull(buffer, field);
+        if (!(buffer instanceof Buffer b) || b.device() != this) {
+            throw new IllegalArgumentException(field + ": a buffer of another runtime (" + buffer
+                    + "; expected one of " + this + ")");
+        }
+        return b;
+    }
+
+    /** Lets the pinned buffer's close callback name the buffer created after the callback. */
+    private static final class AtomicReferenceHolder {
+        volatile PinnedHostBuffer buffer;
+    }
+
+    private final class Buffer implements DeviceBuffer {
+        private final Arena arena;
+        private final MemorySegment segment;
+        private final AtomicBoolean bufferClosed = new AtomicBoolean();
+        private int pendingCopies; // guarded by this
+
+        Buffer(Arena arena, MemorySegment segment) {
+            this.arena = arena;
+            this.segment = segment;
+        }
+
+        EmulatedDevice device() {
+            return EmulatedDevice.this;
+        }
+
+        /** Counts a copy that will touch this buffer; the worker calls {@link #release()}. */
+        synchronized MemorySegment acquire() {
+            if (bufferClosed.get()) {
+                throw new IllegalStateException("device buffer of " + segment.byteSize() + " bytes is closed");
+            }
+            pendingCopies++;
+            return segment;
+        }
+
+        synchronized void release() {
+            if (--pendingCopies == 0) {
+                notifyAll();
+            }
+        }
+
+        @Override
+        public long address() {
+            checkBufferOpen();
+            return segment.address();
+        }
+
+        @Override
+        public long byteSize() {
+            return segment.byteSize();
+        }
+
+        @Override
+        public Optional<MemorySegment> hostView() {
+            checkBufferOpen();
+            return Optional.of(segment);
+        }
+
+        @Override
+        public boolean isClosed() {
+            return bufferClosed.get();
+        }
+
+        private void checkBufferOpen() {
+            if (bufferClosed.get()) {
+                throw new IllegalStateException("device buffer of " + segment.byteSize() + " bytes is closed");
+            }
+        }
+
+        @Override
+        public void close() {
+            if (!bufferClosed.compareAndSet(false, true)) {
+                return;
+            }
+            boolean interrupted = false;
+            synchronized (this) {
+                while (pendingCopies > 0) {
+                    try {
+                        wait();
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            arena.close();
+            usedBytes.addAndGet(-segment.byteSize());
+            owned.remove(this);
+        }
+
+        @Override
+        public String toString() {
+            return "EMULATED device buffer 0x" + Long.toHexString(segment.address()) + " (" + segment.byteSize()
+                    + " bytes)";
+        }
+    }
+
+    /** A copy between two segments; releases the device buffers it holds when done or skipped. */
+    private record Copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes,
+            Buffer first, Buffer second) implements CopyQueue.Task {
+        @Override
+        public void run() {
+            MemorySegment.copy(src, srcOffset, dst, dstOffset, bytes);
+        }
+
+        @Override
+        public void release() {
+            first.release();
+            if (second != null) {
+                second.release();
+            }
+        }
+    }
+
+    private final class Stream implements GpuStream {
+        private final CopyQueue queue;
+        private final AtomicBoolean streamClosed = new AtomicBoolean();
+
+        Stream(CopyQueue queue) {
+            this.queue = queue;
+        }
+
+        private void checkStreamOpen() {
+            if (streamClosed.get()) {
+                throw new IllegalStateException("EMULATED stream is closed");
+            }
+        }
+
+        @Override
+        public void copyHostToDevice(MemorySegment src, DeviceBuffer dst, long dstOffset, long bytes) {
+            CopyChecks.checkBytes(bytes);
+            Buffer d = own(dst, "dst");
+            CopyChecks.checkHostSegment("src", src, bytes, false);
+            CopyChecks.checkRange("dstOffset", dstOffset, bytes, "dst.byteSize()", d.byteSize());
+            checkStreamOpen();
+            MemorySegment to = d.acquire();
+            queue.submit(new Copy(src, 0, to, dstOffset, bytes, d, null));
+        }
+
+        @Override
+        public void copyDeviceToHost(DeviceBuffer src, long srcOffset, MemorySegment dst, long bytes) {
+            CopyChecks.checkBytes(bytes);
+            Buffer s = own(src, "src");
+            CopyChecks.checkRange("srcOffset", srcOffset, bytes, "src.byteSize()", s.byteSize());
+            CopyChecks.checkHostSegment("dst", dst, bytes, true);
+            checkStreamOpen();
+            MemorySegment from = s.acquire();
+            queue.submit(new Copy(from, srcOffset, dst, 0, bytes, s, null));
+        }
+
+        @Override
+        public void copyDeviceToDevice(DeviceBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset,
+                long bytes) {
+            CopyChecks.checkBytes(bytes);
+            Buffer s = own(src, "src");
+            Buffer d = own(dst, "dst");
+            CopyChecks.checkRange("srcOffset", srcOffset, bytes, "src.byteSize()", s.byteSize());
+            CopyChecks.checkRange("dstOffset", dstOffset, bytes, "dst.byteSize()", d.byteSize());
+            if (s == d) {
+                CopyChecks.checkNoOverlap(srcOffset, dstOffset, bytes);
+            }
+            checkStreamOpen();
+            MemorySegment from = s.acquire();
+            MemorySegment to;
+            try {
+                to = d.acquire();
+            } catch (IllegalStateException e) {
+                s.release();
+                throw e;
+            }
+            queue.submit(new Copy(from, srcOffset, to, dstOffset, bytes, s, d));
+        }
+
+        @Override
+        public GpuEvent record() {
+            checkStreamOpen();
+            Event event = new Event(queue);
+            event.seq = queue.submit(event.marker());
+            register(event, OwnedResources.Phase.EVENT);
+            return event;
+        }
+
+        @Override
+        public void synchronize() {
+            checkStreamOpen();
+            queue.awaitAll();
+        }
+
+        @Override
+        public void close() {
+            if (streamClosed.compareAndSet(false, true)) {
+                queue.close();
+                owned.remove(this);
+            }
+        }
+    }
+
+    private final class Event implements GpuEvent {
+        private final CopyQueue queue;
+        private volatile long seq;
+        private volatile long completedNanos;
+        private final AtomicBoolean eventClosed = new AtomicBoolean();
+
+        Event(CopyQueue queue) {
+            this.queue = queue;
+        }
+
+        CopyQueue.Task marker() {
+            return new CopyQueue.Task() {
+                @Override
+                public void run() {
+                    completedNanos = System.nanoTime();
+                }
+
+                @Override
+                public boolean isMarker() {
+                    return true;
+                }
+            };
+        }
+
+        EmulatedDevice device() {
+            return EmulatedDevice.this;
+        }
+
+        private void checkEventOpen() {
+            if (eventClosed.get()) {
+                throw new IllegalStateException("EMULATED event is closed");
+            }
+        }
+
+        @Override
+        public boolean isComplete() {
+            checkEventOpen();
+            return queue.isDone(seq);
+        }
+
+        @Override
+        public void synchronize() {
+            checkEventOpen();
+            queue.await(seq);
+        }
+
+        @Override
+        public float elapsedMillisSince(GpuEvent start) {
+            Objects.requireNonNull(start, "start");
+            if (!(start instanceof Event s) || s.device() != EmulatedDevice.this) {
+                throw new IllegalArgumentException("start: an event of another runtime (" + start + ")");
+            }
+            s.synchronize();
+            synchronize();
+            return (completedNanos - s.completedNanos) / 1e6f;
+        }
+
+        @Override
+        public void close() {
+            if (eventClosed.compareAndSet(false, true)) {
+                owned.remove(this);
+            }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+package io.tierkv.natives.cuda;
+
+import io.tierkv.natives.GpuException;
+import io.tierkv.natives.LibraryNotFoundException;
+import io.tierkv.natives.GpuRuntime;
+import io.tierkv.natives.runtime.LibraryLoader;
+import io.tierkv.natives.runtime.CudaApi;
+import io.tierkv.natives.runtime.NativeGpuRuntime;
+import java.lang.foreign.SymbolLookup;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Opens the CUDA runtime ({@code libcudart}) as a {@link io.tierkv.natives.GpuRuntime}. Most callers use
+ * {@link io.tierkv.natives.GpuRuntimes#detect()} instead, which tries HIP and CUDA and falls back.
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class CudaRuntime {
+
+    private CudaRuntime() {}
+
+    /** Sonames probed in order: the development link, then the ABI versions in use. */
+    public static final List<String> SONAMES = List.of("libcudart.so", "libcudart.so.13", "libcudart.so.12");
+
+    /**
+     * Loads the first of {@link #SONAMES} that the dynamic linker finds and opens it.
+     *
+     * @return the runtime, bound to device 0
+     * @throws LibraryNotFoundException if no soname loads
+     * @throws GpuException if the library loads but has no usable device
+     * @throws UnsatisfiedLinkError if the library lacks one of the bound symbols
+     */
+    public static GpuRuntime open() throws LibraryNotFoundException {
+        LibraryLoader.Loaded lib = LibraryLoader.loadFirst(SONAMES);
+        return open(lib.lookup(), lib.name());
+    }
+
+    /**
+     * Loads the library at an explicit path (for example a test library) and opens it.
+     *
+     * @param library path to a shared library with the cuda* symbols
+     * @return the runtime, bound to device 0
+     * @throws LibraryNotFoundException if the file does not load
+     * @throws GpuException if the library has no usable device
+     * @throws UnsatisfiedLinkError if the library lacks one of the bound symbols
+     */
+    public static GpuRuntime open(Path library) throws LibraryNotFoundException {
+        LibraryLoader.Loaded lib = LibraryLoader.loadFirst(List.of(library.toAbsolutePath().toString()));
+        return open(lib.lookup(), lib.name());
+    }
+
+    /**
+     * Opens an already loaded library.
+     *
+     * @param lookup the library's symbols
+     * @param libraryName its name or path, for messages
+     * @return the runtime, bound to device 0
+     * @throws GpuException if the library has no usable device
+     * @throws UnsatisfiedLinkError if the library lacks one of the bound symbols
+     */
+    public static GpuRuntime open(SymbolLookup lookup, String libraryName) {
+        return NativeGpuRuntime.open(new CudaApi(new cuda_h(lookup, libraryName)));
+    }
+}

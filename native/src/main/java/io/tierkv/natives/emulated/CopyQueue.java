@@ -1,0 +1,253 @@
+package io.tierkv.natives.emulated;
+
+import io.tierkv.natives.GpuException;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The engine of one emulated stream: a bounded queue of tasks run in order by one worker thread,
+ * with sequence numbers so that callers can wait for "everything queued up to here".
+ *
+ * <p>Sequence numbers start at 1 and follow queue order. {@link #completedSeq()} is the last task
+ * the worker finished (run or skipped). The first task that throws makes the queue fail: its
+ * number and a {@link GpuException} ({@code emulatedErrorIllegalAddress} for memory that was
+ * closed or out of range, {@code emulatedErrorUnknown} otherwise) are kept; later copies are
+ * skipped (their {@link Task#release()} still runs) and every wait at or after that number throws
+ * the failure, like a sticky CUDA error. Markers ({@link Task#isMarker()}) always run.
+ *
+ * <p>Back-pressure: the queue holds {@value #DEFAULT_CAPACITY} tasks by default; a submit to a
+ * full queue blocks until the worker makes room, as a full hardware queue does.
+ *
+ * <p>Thread-safety: {@link #submit(Task)}, the waits and {@link #close()} are thread-safe.
+ */
+public final class CopyQueue implements AutoCloseable {
+
+    /** Default number of tasks that can wait in the queue. */
+    public static final int DEFAULT_CAPACITY = 1024;
+
+    /** A unit of work for the worker. */
+    public interface Task {
+        /** Does the work on the worker thread; may throw to fail the queue. */
+        void run();
+
+        /** Runs after {@link #run()}, or instead of it when the task is skipped; must not throw. */
+        default void release() {}
+
+        /**
+         * Whether this task marks a point (an event) rather than moving bytes: markers run even
+         * after a failure.
+         *
+         * @return true for a marker
+         */
+        default boolean isMarker() {
+            return false;
+        }
+    }
+
+    private record Failure(long seq, GpuException error) {}
+
+    private static final Task STOP = () -> {};
+
+    private final ArrayBlockingQueue<Task> queue;
+    private final Thread worker;
+    private final Object submitLock = new Object();
+    private final Object progress = new Object();
+    private long submittedSeq; // guarded by submitLock
+    private volatile long completedSeq;
+    private volatile Failure failure;
+    private boolean stopped; // guarded by submitLock
+
+    /**
+     * Starts the worker thread (a daemon).
+     *
+     * @param threadName the worker's name
+     * @param capacity tasks that may wait, {@code > 0}
+     * @throws IllegalArgumentException if capacity is not positive
+     */
+    public CopyQueue(String threadName, int capacity) {
+        if (capacity <= 0) {
+            throw new IllegalArgumentException("capacity: " + capacity + " (expected > 0)");
+        }
+        this.queue = new ArrayBlockingQueue<>(capacity + 1); // + 1: room for the stop task
+        this.worker = Thread.ofPlatform().name(threadName).daemon(true).unstarted(this::workLoop);
+        this.worker.start();
+    }
+
+    /**
+     * Queues a task, blocking while the queue is full.
+     *
+     * @param task the task
+     * @return its sequence number
+     * @throws IllegalStateException if the queue is closed (the task's release runs first)
+     */
+    public long submit(Task task) {
+        synchronized (submitLock) {
+            if (stopped) {
+                task.release();
+                throw new IllegalStateException("stream is closed");
+            }
+            putUninterruptibly(task);
+            return ++submittedSeq;
+        }
+    }
+
+    /**
+     * The number of the last task queued.
+     *
+     * @return 0 if none
+     */
+    public long submittedSeq() {
+        synchronized (submitLock) {
+            return submittedSeq;
+        }
+    }
+
+    /**
+     * The number of the last task the worker finished.
+     *
+     * @return 0 if none
+     */
+    public long completedSeq() {
+        return completedSeq;
+    }
+
+    /**
+     * Whether task {@code seq} has finished, throwing the failure if it happened at or before it.
+     *
+     * @param seq a sequence number from {@link #submit(Task)}
+     * @return true once finished
+     * @throws GpuException if a task numbered {@code <= seq} failed
+     */
+    public boolean isDone(long seq) {
+        throwIfFailedAtOrBefore(seq);
+        return completedSeq >= seq;
+    }
+
+    /**
+     * Blocks until task {@code seq} has finished.
+     *
+     * @param seq a sequence number from {@link #submit(Task)}
+     * @throws GpuException if a task numbered {@code <= seq} failed
+     */
+    public void await(long seq) {
+        if (completedSeq < seq) {
+            boolean interrupted = false;
+            synchronized (progress) {
+                while (completedSeq < seq && worker.isAlive()) {
+                    try {
+                        progress.wait();
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        throwIfFailedAtOrBefore(seq);
+    }
+
+    /**
+     * Blocks until everything queued so far has finished.
+     *
+     * @throws GpuException if a queued task failed
+     */
+    public void awaitAll() {
+        await(submittedSeq());
+    }
+
+    /**
+     * Refuses new tasks, lets the worker finish the queued ones, and stops it. A second call is a
+     * no-op.
+     */
+    @Override
+    public void close() {
+        synchronized (submitLock) {
+            if (stopped) {
+                return;
+            }
+            stopped = true;
+            putUninterruptibly(STOP);
+        }
+        boolean interrupted = false;
+        while (worker.isAlive()) {
+            try {
+                worker.join();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void throwIfFailedAtOrBefore(long seq) {
+        Failure f = failure;
+        if (f != null && f.seq() <= seq) {
+            throw f.error();
+        }
+    }
+
+    private void putUninterruptibly(Task task) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    if (queue.offer(task, 1, TimeUnit.SECONDS)) {
+                        return;
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void workLoop() {
+        long seq = 0;
+        while (true) {
+            Task task;
+            try {
+                task = queue.take();
+            } catch (InterruptedException e) {
+                continue; // only close() stops the worker, so queued releases always run
+            }
+            if (task == STOP) {
+                synchronized (progress) {
+                    progress.notifyAll();
+                }
+                return;
+            }
+            seq++;
+            try {
+                if (failure == null || task.isMarker()) {
+                    task.run();
+                }
+            } catch (Throwable t) {
+                failure = new Failure(seq, toGpuException(seq, t));
+            } finally {
+                task.release();
+            }
+            synchronized (progress) {
+                completedSeq = seq;
+                progress.notifyAll();
+            }
+        }
+    }
+
+    private static GpuException toGpuException(long seq, Throwable t) {
+        EmulatedError code = t instanceof IllegalStateException || t instanceof IndexOutOfBoundsException
+                ? EmulatedError.ILLEGAL_ADDRESS
+                : EmulatedError.UNKNOWN;
+        GpuException e = new GpuException("EMULATED", code.code(), code.cName(),
+                "queued task #" + seq + " failed: " + t);
+        e.initCause(t);
+        return e;
+    }
+}

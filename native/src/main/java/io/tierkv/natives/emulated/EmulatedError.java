@@ -1,0 +1,60 @@
+package io.tierkv.natives.emulated;
+
+import io.tierkv.natives.ErrorCode;
+
+/**
+ * Error codes of the emulated device, with their numbers and C names, numbered like their HIP and CUDA counterparts. Codes not listed here map to
+ * {@link #UNKNOWN} through {@link #of(int)}; the exception then still carries the number and
+ * the name the library itself reports.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public enum EmulatedError implements ErrorCode {
+    /** {@code emulatedSuccess} (0): no error. */
+    SUCCESS(0, "emulatedSuccess"),
+    /** {@code emulatedErrorInvalidValue} (1): an argument is out of range. */
+    INVALID_VALUE(1, "emulatedErrorInvalidValue"),
+    /** {@code emulatedErrorOutOfMemory} (2): the allocation does not fit in the device capacity. */
+    OUT_OF_MEMORY(2, "emulatedErrorOutOfMemory"),
+    /** {@code emulatedErrorNotReady} (600): queued work has not completed yet. */
+    NOT_READY(600, "emulatedErrorNotReady"),
+    /** {@code emulatedErrorIllegalAddress} (700): a queued copy touched memory that was freed or closed. */
+    ILLEGAL_ADDRESS(700, "emulatedErrorIllegalAddress"),
+    /** {@code emulatedErrorUnknown} (999): a queued copy failed for another reason. */
+    UNKNOWN(999, "emulatedErrorUnknown");
+
+    private static final EmulatedError[] VALUES = values();
+
+    private final int code;
+    private final String cName;
+
+    EmulatedError(int code, String cName) {
+        this.code = code;
+        this.cName = cName;
+    }
+
+    @Override
+    public int code() {
+        return code;
+    }
+
+    @Override
+    public String cName() {
+        return cName;
+    }
+
+    /**
+     * Looks a numeric code up.
+     *
+     * @param code a code returned by the API
+     * @return the constant with that number, else {@link #UNKNOWN}
+     */
+    public static EmulatedError of(int code) {
+        for (EmulatedError e : VALUES) {
+            if (e.code == code) {
+                return e;
+            }
+        }
+        return UNKNOWN;
+    }
+}
