@@ -523,6 +523,30 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /**
+     * Read-ahead: brings a sealed block held below up to the top tier without leasing it (a
+     * later lease finds it there unless it was demoted again meanwhile).
+     *
+     * @param blockId a block id
+     * @return true if the block was promoted by this call
+     */
+    public boolean prefetch(int blockId) {
+        lock.lock();
+        try {
+            if (closed || state[blockId] != SEALED || slot[blockId] >= 0 || (flags[blockId] & TRANSIT) != 0) {
+                return false;
+            }
+            try {
+                ensureOnDevice(blockId, admissionDeadline());
+                return true;
+            } catch (io.tierkv.core.error.TierKvException e) {
+                return false;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Called by a lower tier that needs room: frees a block held only below if nothing references
      * it (a cached block), so the lower tier can drop its copy.
      *
@@ -742,6 +766,40 @@ public final class PagedKvCache implements AutoCloseable {
                 }
             }
             return moved;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Moves one specific block off the top tier now, if it is a candidate (sealed, unleased, not
+     * recent, not moving): explicit offload.
+     *
+     * @param blockId the block
+     * @return true if the block left the top tier
+     */
+    public boolean demoteBlock(int blockId) {
+        lock.lock();
+        try {
+            checkOpen();
+            if (!policy.contains(blockId)) {
+                return false;
+            }
+            vacate(blockId);
+            return slot[blockId] < 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * @param blockId a block id
+     * @return whether the block's bytes are on the top tier now
+     */
+    public boolean isOnDevice(int blockId) {
+        lock.lock();
+        try {
+            return slot[blockId] >= 0;
         } finally {
             lock.unlock();
         }
