@@ -36,7 +36,6 @@ public final class Decoder {
     /** Positions this decoder may reach: min(seqLen, store capacity). */
     private final int limit;
     private final float scale;
-    private final long tokenBytes;
     private int position;
 
     private final float[] x;
@@ -91,7 +90,6 @@ public final class Decoder {
         }
         this.position = startPosition;
         this.scale = (float) Math.sqrt(config.headSize());
-        this.tokenBytes = (long) config.kvDim() * Float.BYTES;
         int dim = config.dim();
         x = new float[dim];
         xb = new float[dim];

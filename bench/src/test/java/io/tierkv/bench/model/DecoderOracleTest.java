@@ -14,7 +14,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Greedy decoding equals {@code oracle_greedy.json} exactly, over every kind of KV store. */
 class DecoderOracleTest {
 
-    /** The stores under test: the plain-array reference and paged stores of several block sizes. */
+    /**
+     * The stores under test: the plain-array reference and paged stores of several block sizes.
+     *
+     * @return named store factories
+     */
     static Stream<Named<BiFunction<LlamaConfig, Arena, KvStore>>> stores() {
         return Stream.of(
                 Named.of("ArrayKvStore", (c, a) -> ArrayKvStore.forModel(c, c.seqLen())),
@@ -24,7 +28,12 @@ class DecoderOracleTest {
                 Named.of("PagedKvStore B=512", (c, a) -> new PagedKvStore(c.kvLayout(512), c.seqLen(), a)));
     }
 
-    /** 256 greedy steps from BOS give oracle_greedy.json's ids exactly. */
+    /**
+     * 256 greedy steps from BOS give oracle_greedy.json's ids exactly.
+     *
+     * @param store makes the store under test from the model shape and an arena
+     * @throws Exception when the shared data cannot be read
+     */
     @ParameterizedTest
     @MethodSource("stores")
     void greedyFromBosMatchesOracle(BiFunction<LlamaConfig, Arena, KvStore> store) throws Exception {
@@ -37,7 +46,12 @@ class DecoderOracleTest {
         }
     }
 
-    /** The encoded prompt, then 64 greedy steps, give the prompt case's ids exactly. */
+    /**
+     * The encoded prompt, then 64 greedy steps, give the prompt case's ids exactly.
+     *
+     * @param store makes the store under test from the model shape and an arena
+     * @throws Exception when the shared data cannot be read
+     */
     @ParameterizedTest
     @MethodSource("stores")
     void promptCaseMatchesOracle(BiFunction<LlamaConfig, Arena, KvStore> store) throws Exception {
@@ -51,7 +65,12 @@ class DecoderOracleTest {
         }
     }
 
-    /** The first eight positions' argmax, max logit and logit sum match the oracle within float32 noise. */
+    /**
+     * The first eight positions' argmax, max logit and logit sum match the oracle within float32 noise.
+     *
+     * @param store makes the store under test from the model shape and an arena
+     * @throws Exception when the shared data cannot be read
+     */
     @ParameterizedTest
     @MethodSource("stores")
     void firstLogitsMatchOracleNumerically(BiFunction<LlamaConfig, Arena, KvStore> store) throws Exception {

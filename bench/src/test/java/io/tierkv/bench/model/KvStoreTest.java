@@ -78,7 +78,11 @@ class KvStoreTest {
         checkReads(kv, CAPACITY);
     }
 
-    /** The paged store serves one run per block, straight from the block in the KvLayout offsets. */
+    /**
+     * The paged store serves one run per block, straight from the block in the KvLayout offsets.
+     *
+     * @param blockSize tokens per block
+     */
     @ParameterizedTest
     @ValueSource(ints = {1, 5, 16, 23, 64})
     void pagedStoreReadsOneRunPerBlockInTheTierKvLayout(int blockSize) {

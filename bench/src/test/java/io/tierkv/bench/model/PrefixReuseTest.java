@@ -4,7 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.tierkv.core.DType;
+import io.tierkv.core.KvLayout;
 import java.lang.foreign.Arena;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -28,7 +31,12 @@ class PrefixReuseTest {
         return tokens;
     }
 
-    /** A second decoder continues over the first one's array store from any position. */
+    /**
+     * A second decoder continues over the first one's array store from any position.
+     *
+     * @param present positions the first decoder runs
+     * @throws Exception when the shared data cannot be read
+     */
     @ParameterizedTest
     @ValueSource(ints = {1, 20, 40})
     void newDecoderContinuesOverArrayStore(int present) throws Exception {
@@ -44,6 +52,9 @@ class PrefixReuseTest {
     /**
      * Three forks and the parent decode concurrently after a shared prompt; fork points on a block
      * boundary (all blocks shared) and inside a block (tail copied).
+     *
+     * @param forkAt positions shared by all sequences
+     * @throws Exception when the shared data cannot be read, or a sequence fails
      */
     @ParameterizedTest
     @ValueSource(ints = {32, 40})
@@ -67,13 +78,17 @@ class PrefixReuseTest {
         }
     }
 
-    /** Shared blocks reject writes in both stores; the copied tail is private to the child. */
+    /**
+     * Shared blocks reject writes in both stores; the copied tail is private to the child.
+     *
+     * @param blockSize tokens per block
+     */
     @ParameterizedTest
     @ValueSource(ints = {16, 5})
     void sharedBlocksAreImmutableAndTailsPrivate(int blockSize) {
         int kvDim = 6;
         try (Arena arena = Arena.ofConfined()) {
-            PagedKvStore parent = new PagedKvStore(io.tierkv.core.KvLayout.of(2, 3, 2, io.tierkv.core.DType.F32,
+            PagedKvStore parent = new PagedKvStore(KvLayout.of(2, 3, 2, DType.F32,
                     blockSize), 64, arena);
             float[] vec = new float[kvDim];
             int length = blockSize + 3;
@@ -93,7 +108,7 @@ class PrefixReuseTest {
             float[] seen = new float[1];
             child.read(0, length, (first, n, keys, ko, values, vo) -> {
                 if (first == blockSize) {
-                    seen[0] = keys.get(java.lang.foreign.ValueLayout.JAVA_FLOAT, ko);
+                    seen[0] = keys.get(ValueLayout.JAVA_FLOAT, ko);
                 }
             });
             assertEquals(blockSize * 10f, seen[0]);

@@ -20,7 +20,12 @@ record Stories260K(LlamaModel model, Tokenizer tokenizer, Map<?, ?> oracle) {
     /** Loaded on first use. */
     private static Stories260K loaded;
 
-    /** The data, loaded once; skips (or, under CI, fails) the test when it is absent. */
+    /**
+     * Loads the data once; skips (or, under CI, fails) the calling test when it is absent.
+     *
+     * @return the data
+     * @throws IOException when a file cannot be read
+     */
     static synchronized Stories260K get() throws IOException {
         Path dir = SharedData.require("models/stories260K");
         if (loaded == null) {
@@ -32,47 +37,83 @@ record Stories260K(LlamaModel model, Tokenizer tokenizer, Map<?, ?> oracle) {
         return loaded;
     }
 
-    /** greedy_from_bos.start_token. */
+    /**
+     * Returns greedy_from_bos.start_token.
+     *
+     * @return the value
+     */
     int startToken() {
         return (int) (double) (Double) MiniJson.at(oracle, "greedy_from_bos", "start_token");
     }
 
-    /** greedy_from_bos.steps. */
+    /**
+     * Returns greedy_from_bos.steps.
+     *
+     * @return the value
+     */
     int steps() {
         return (int) (double) (Double) MiniJson.at(oracle, "greedy_from_bos", "steps");
     }
 
-    /** greedy_from_bos.ids. */
+    /**
+     * Returns greedy_from_bos.ids.
+     *
+     * @return the value
+     */
     int[] greedyIds() {
         return MiniJson.ints(MiniJson.at(oracle, "greedy_from_bos", "ids"));
     }
 
-    /** greedy_from_bos.text. */
+    /**
+     * Returns greedy_from_bos.text.
+     *
+     * @return the value
+     */
     String greedyText() {
         return (String) MiniJson.at(oracle, "greedy_from_bos", "text");
     }
 
-    /** first_positions_from_bos. */
+    /**
+     * Returns first_positions_from_bos.
+     *
+     * @return the value
+     */
     List<?> firstPositions() {
         return (List<?>) MiniJson.at(oracle, "first_positions_from_bos");
     }
 
-    /** prompt_case.prompt. */
+    /**
+     * Returns prompt_case.prompt.
+     *
+     * @return the value
+     */
     String prompt() {
         return (String) MiniJson.at(oracle, "prompt_case", "prompt");
     }
 
-    /** prompt_case.prompt_ids_with_bos. */
+    /**
+     * Returns prompt_case.prompt_ids_with_bos.
+     *
+     * @return the value
+     */
     int[] promptIds() {
         return MiniJson.ints(MiniJson.at(oracle, "prompt_case", "prompt_ids_with_bos"));
     }
 
-    /** prompt_case.greedy_next_64. */
+    /**
+     * Returns prompt_case.greedy_next_64.
+     *
+     * @return the value
+     */
     int[] promptNext() {
         return MiniJson.ints(MiniJson.at(oracle, "prompt_case", "greedy_next_64"));
     }
 
-    /** prompt_case.text. */
+    /**
+     * Returns prompt_case.text.
+     *
+     * @return the value
+     */
     String promptText() {
         return (String) MiniJson.at(oracle, "prompt_case", "text");
     }

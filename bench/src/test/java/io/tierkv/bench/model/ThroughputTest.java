@@ -10,7 +10,11 @@ import org.junit.jupiter.api.Test;
 /** The measurement counts what it ran; the figures are printed, never asserted. */
 class ThroughputTest {
 
-    /** Both stores are measured; tokens/s go to the test output. */
+    /**
+     * Both stores are measured; tokens/s go to the test output.
+     *
+     * @throws Exception when the shared data cannot be read
+     */
     @Test
     void measuresArrayAndPagedStores() throws Exception {
         LlamaModel model = Stories260K.get().model();

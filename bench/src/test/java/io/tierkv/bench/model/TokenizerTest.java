@@ -4,12 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
 /** The llama2.c tokenizer against the oracle's prompt and texts. */
 class TokenizerTest {
 
-    /** BPE encoding of the oracle prompt gives the oracle's ids; EOS is appended on request. */
+    /**
+     * BPE encoding of the oracle prompt gives the oracle's ids; EOS is appended on request.
+     *
+     * @throws Exception when the shared data cannot be read
+     */
     @Test
     void encodesTheOraclePromptAsLlama2c() throws Exception {
         Stories260K s = Stories260K.get();
@@ -19,7 +24,11 @@ class TokenizerTest {
         assertEquals(s.promptIds().length + 1, withEos.length);
     }
 
-    /** Decoding gives the oracle's texts. */
+    /**
+     * Decoding gives the oracle's texts.
+     *
+     * @throws Exception when the shared data cannot be read
+     */
     @Test
     void decodesTheOracleTexts() throws Exception {
         Stories260K s = Stories260K.get();
@@ -31,7 +40,11 @@ class TokenizerTest {
         assertEquals(s.promptText().replace("<0x0A>", "\n"), s.tokenizer().decode(s.promptNext()));
     }
 
-    /** Text outside the vocabulary round-trips through byte-fallback tokens. */
+    /**
+     * Text outside the vocabulary round-trips through byte-fallback tokens.
+     *
+     * @throws Exception when the shared data cannot be read
+     */
     @Test
     void roundTripsTextWithByteFallback() throws Exception {
         Tokenizer t = Stories260K.get().tokenizer();
@@ -43,7 +56,7 @@ class TokenizerTest {
         assertArrayEquals(new int[0], t.encode("", false, false));
         // U+2603 is not in a 512-token vocabulary: three byte-fallback tokens 3 + 0xE2, 0x98, 0x83.
         assertArrayEquals(new int[] {3 + 0xE2, 3 + 0x98, 3 + 0x83},
-                java.util.Arrays.copyOfRange(t.encode("☃", false, false), 1, 4));
+                Arrays.copyOfRange(t.encode("☃", false, false), 1, 4));
         assertThrows(IndexOutOfBoundsException.class, () -> t.decode(new int[] {t.vocabSize()}));
     }
 }
