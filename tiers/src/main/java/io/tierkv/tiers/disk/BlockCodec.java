@@ -1,0 +1,202 @@
+package io.tierkv.tiers.disk;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import net.jpountz.lz4.LZ4Compressor;
+import net.jpountz.lz4.LZ4Exception;
+import net.jpountz.lz4.LZ4Factory;
+import net.jpountz.lz4.LZ4SafeDecompressor;
+
+/**
+ * Turns a block's raw bytes into a record payload and back: optional byte shuffle, LZ4 block
+ * compression ({@code at.yawk.lz4:lz4-java}, fastest available instance: JNI when its native
+ * library loads, else pure Java), and the raw fallback when compression saves less than 1/32.
+ *
+ * <p>Byte shuffle of width w over n = len / w elements: byte j of element i moves to
+ * {@code j * n + i}, so the sign/exponent bytes of F16 values sit together and LZ4 finds repeats
+ * among them; the {@code len % w} trailing bytes stay at the end unchanged.
+ *
+ * <p>Not thread-safe: it owns scratch memory (one raw block and one LZ4 bound, from the arena
+ * given) and remembers the last {@link #encode(MemorySegment)}; the disk tier uses it under its
+ * lock.
+ */
+final class BlockCodec {
+
+    private static final LZ4Factory LZ4 = LZ4Factory.fastestInstance();
+
+    private final boolean compress;
+    private final int shuffleWidth;
+    private final LZ4Compressor compressor;
+    private final LZ4SafeDecompressor decompressor;
+    private final MemorySegment shuffleScratch;
+    private final MemorySegment compressScratch;
+
+    /** Codec byte of the last encode. */
+    int codec;
+    /** Shuffle width of the last encode, 0 for none. */
+    int encodedShuffleWidth;
+    /** The payload of the last encode: the raw block itself or a slice of the scratch memory. */
+    MemorySegment stored = MemorySegment.NULL;
+
+    /**
+     * @param compression  NONE or LZ4
+     * @param shuffle      shuffle before LZ4
+     * @param elementBytes the layout's dtype size; shuffling applies to 2 and 4
+     * @param maxRawBytes  the largest block
+     * @param arena        where the scratch memory lives (closed by the owner)
+     */
+    BlockCodec(Compression compression, boolean shuffle, int elementBytes, int maxRawBytes, Arena arena) {
+        this.compress = compression == Compression.LZ4;
+        this.shuffleWidth = compress && shuffle && (elementBytes == 2 || elementBytes == 4) ? elementBytes : 0;
+        this.compressor = LZ4.fastCompressor();
+        this.decompressor = LZ4.safeDecompressor();
+        this.shuffleScratch = arena.allocate(Math.max(1, maxRawBytes), 64);
+        this.compressScratch = compress ? arena.allocate(Math.max(1, compressor.maxCompressedLength(maxRawBytes)), 64)
+                : MemorySegment.NULL;
+    }
+
+    /** @return the LZ4 implementation in use, for reports */
+    static String lz4Implementation() {
+        return LZ4.toString();
+    }
+
+    /**
+     * Encodes {@code raw}; the result is in {@link #codec}, {@link #encodedShuffleWidth} and
+     * {@link #stored} until the next call.
+     *
+     * @param raw the block's bytes, at most the maximum given at construction
+     */
+    void encode(MemorySegment raw) {
+        int rawLength = (int) raw.byteSize();
+        codec = DiskFormat.CODEC_RAW;
+        encodedShuffleWidth = 0;
+        stored = raw;
+        if (!compress || rawLength < 64) {
+            return;
+        }
+        MemorySegment input = raw;
+        if (shuffleWidth != 0) {
+            input = shuffleScratch.asSlice(0, rawLength);
+            shuffle(raw, input, rawLength, shuffleWidth);
+        }
+        int limit = rawLength - rawLength / 32;
+        int max = (int) compressScratch.byteSize();
+        ByteBuffer src = input.asByteBuffer();
+        ByteBuffer dst = compressScratch.asByteBuffer();
+        int n = compressor.compress(src, 0, rawLength, dst, 0, max);
+        if (n < limit) {
+            codec = DiskFormat.CODEC_LZ4;
+            encodedShuffleWidth = shuffleWidth;
+            stored = compressScratch.asSlice(0, n);
+        }
+    }
+
+    /**
+     * Decodes a verified payload into {@code out}.
+     *
+     * @param payload      the stored bytes (checksum already verified)
+     * @param codec        the record's codec byte
+     * @param width        the record's shuffle width
+     * @param rawLength    the record's raw length
+     * @param out          destination, at least {@code rawLength} bytes
+     * @return true when exactly {@code rawLength} bytes were produced; false for a malformed
+     *     stream (then {@code out} may hold partial output: callers verify first)
+     */
+    boolean decode(MemorySegment payload, int codec, int width, int rawLength, MemorySegment out) {
+        if (codec == DiskFormat.CODEC_RAW) {
+            MemorySegment.copy(payload, 0, out, 0, rawLength);
+            return true;
+        }
+        MemorySegment target = width == 0 ? out : shuffleScratch;
+        int n;
+        try {
+            n = decompressor.decompress(payload.asByteBuffer(), 0, (int) payload.byteSize(),
+                    target.asSlice(0, rawLength).asByteBuffer(), 0, rawLength);
+        } catch (LZ4Exception e) {
+            return false;
+        }
+        if (n != rawLength) {
+            return false;
+        }
+        if (width != 0) {
+            unshuffle(shuffleScratch, out, rawLength, width);
+        }
+        return true;
+    }
+
+    /**
+     * Groups byte j of every w-byte element into plane j.
+     *
+     * @param src   input, at least {@code len} bytes
+     * @param dst   output, at least {@code len} bytes, not overlapping {@code src}
+     * @param len   bytes
+     * @param width element size, 2 or 4
+     */
+    static void shuffle(MemorySegment src, MemorySegment dst, int len, int width) {
+        int n = len / width;
+        int i = 0;
+        if (width == 2) {
+            for (; i + 4 <= n; i += 4) {
+                long v = src.get(DiskFormat.LONG, 2L * i);
+                dst.set(DiskFormat.INT, i, pack(v & 0x00FF00FF00FF00FFL));
+                dst.set(DiskFormat.INT, (long) n + i, pack((v >>> 8) & 0x00FF00FF00FF00FFL));
+            }
+        }
+        for (; i < n; i++) {
+            for (int j = 0; j < width; j++) {
+                dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, (long) j * n + i,
+                        src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, (long) i * width + j));
+            }
+        }
+        int tail = len - n * width;
+        if (tail > 0) {
+            MemorySegment.copy(src, (long) n * width, dst, (long) n * width, tail);
+        }
+    }
+
+    /**
+     * Inverse of {@link #shuffle(MemorySegment, MemorySegment, int, int)}.
+     *
+     * @param src   shuffled input
+     * @param dst   output, not overlapping {@code src}
+     * @param len   bytes
+     * @param width element size, 2 or 4
+     */
+    static void unshuffle(MemorySegment src, MemorySegment dst, int len, int width) {
+        int n = len / width;
+        int i = 0;
+        if (width == 2) {
+            for (; i + 4 <= n; i += 4) {
+                long lo = spread(src.get(DiskFormat.INT, i));
+                long hi = spread(src.get(DiskFormat.INT, (long) n + i));
+                dst.set(DiskFormat.LONG, 2L * i, lo | (hi << 8));
+            }
+        }
+        for (; i < n; i++) {
+            for (int j = 0; j < width; j++) {
+                dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, (long) i * width + j,
+                        src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, (long) j * n + i));
+            }
+        }
+        int tail = len - n * width;
+        if (tail > 0) {
+            MemorySegment.copy(src, (long) n * width, dst, (long) n * width, tail);
+        }
+    }
+
+    /** Packs the low byte of each 16-bit lane (x has zeros in every high byte) into 32 bits. */
+    private static int pack(long x) {
+        x = (x | (x >>> 8)) & 0x0000FFFF0000FFFFL;
+        x = (x | (x >>> 16)) & 0x00000000FFFFFFFFL;
+        return (int) x;
+    }
+
+    /** Inverse of {@link #pack(long)}: 4 bytes into the low byte of four 16-bit lanes. */
+    private static long spread(int v) {
+        long x = v & 0xFFFFFFFFL;
+        x = (x | (x << 16)) & 0x0000FFFF0000FFFFL;
+        x = (x | (x << 8)) & 0x00FF00FF00FF00FFL;
+        return x;
+    }
+}

@@ -1,0 +1,192 @@
+package io.tierkv.tiers.disk;
+
+import java.nio.file.Path;
+
+/**
+ * Configuration of a {@link DiskTier}. Immutable and validated: an instance that exists is valid on
+ * its own; the bounds that depend on the block layout (a segment must hold the largest record) are
+ * checked by {@link DiskTier#open(DiskOptions, io.tierkv.core.KvLayout)}.
+ *
+ * <p>Start from {@link #at(Path)} and adjust with the {@code withX} methods; each returns a
+ * validated copy. Every rejection is an {@link IllegalArgumentException} whose message names the
+ * field, its value and the bound, for example {@code "segmentBytes: 1000 (expected a multiple of
+ * 4096 in [4096, 1073741824])"}.
+ *
+ * @param directory             the tier's dedicated directory; created (owner-only permissions) if
+ *                              absent; must not be a symbolic link
+ * @param budgetBytes           the most bytes the tier keeps on disk, counting every file it
+ *                              writes (segments, journal, metadata); at least {@code segmentBytes}
+ * @param segmentBytes          size of one segment file in bytes: a multiple of 4096 in
+ *                              [4096, 2^30]; each is reserved whole with {@code posix_fallocate}
+ * @param compression           how payloads are stored
+ * @param shuffle               with {@link Compression#LZ4}: group the bytes of each element
+ *                              (2 for F16/BF16, 4 for F32) before compressing; ignored for 1-byte
+ *                              element types and for {@link Compression#NONE}
+ * @param persistent            keep the files on close and recover them on the next open;
+ *                              otherwise the tier starts empty and deletes its files on close
+ * @param admitOnSecondSight    admission filter: store a block only the second time it is offered
+ *                              (the first {@code put} of a key returns {@code false})
+ * @param compactBelowLiveRatio a full tier compacts a segment in place, rather than evicting more
+ *                              records, when that segment's live bytes are below this fraction of
+ *                              its size; in [0, 1), 0 disables compaction
+ * @param wipeOnLayoutMismatch  a persistent directory written for another layout is wiped (its
+ *                              TierKV files deleted) instead of refused
+ * @param lowSpaceWarnBytes     log a warning when creating a segment leaves less than this many
+ *                              usable bytes on the file system; {@code >= 0}, 0 disables it
+ */
+public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, Compression compression,
+                          boolean shuffle, boolean persistent, boolean admitOnSecondSight,
+                          double compactBelowLiveRatio, boolean wipeOnLayoutMismatch, long lowSpaceWarnBytes) {
+
+    /** Smallest segment: one page. */
+    public static final long MIN_SEGMENT_BYTES = 4096;
+    /** Largest segment: 1 GiB, so record offsets fit in an {@code int}. */
+    public static final long MAX_SEGMENT_BYTES = 1L << 30;
+    /** Default budget: 1 GiB. */
+    public static final long DEFAULT_BUDGET_BYTES = 1L << 30;
+    /** Default segment size: 64 MiB. */
+    public static final long DEFAULT_SEGMENT_BYTES = 64L << 20;
+    /** Default compaction threshold: a segment less than half live is compacted under pressure. */
+    public static final double DEFAULT_COMPACT_BELOW_LIVE_RATIO = 0.5;
+    /** Default low-space warning threshold: 1 GiB. */
+    public static final long DEFAULT_LOW_SPACE_WARN_BYTES = 1L << 30;
+
+    /**
+     * Validates every field.
+     *
+     * @throws IllegalArgumentException naming the field, its value and the bound
+     */
+    public DiskOptions {
+        if (directory == null) {
+            throw new IllegalArgumentException("directory: null (expected a path)");
+        }
+        directory = directory.toAbsolutePath().normalize();
+        if (segmentBytes < MIN_SEGMENT_BYTES || segmentBytes > MAX_SEGMENT_BYTES || segmentBytes % 4096 != 0) {
+            throw new IllegalArgumentException("segmentBytes: " + segmentBytes + " (expected a multiple of 4096 in ["
+                    + MIN_SEGMENT_BYTES + ", " + MAX_SEGMENT_BYTES + "])");
+        }
+        if (budgetBytes < segmentBytes) {
+            throw new IllegalArgumentException("budgetBytes: " + budgetBytes + " (expected >= segmentBytes "
+                    + segmentBytes + ")");
+        }
+        if (compression == null) {
+            throw new IllegalArgumentException("compression: null (expected NONE or LZ4)");
+        }
+        if (!(compactBelowLiveRatio >= 0.0 && compactBelowLiveRatio < 1.0)) {
+            throw new IllegalArgumentException("compactBelowLiveRatio: " + compactBelowLiveRatio
+                    + " (expected 0 <= compactBelowLiveRatio < 1)");
+        }
+        if (lowSpaceWarnBytes < 0) {
+            throw new IllegalArgumentException("lowSpaceWarnBytes: " + lowSpaceWarnBytes + " (expected >= 0)");
+        }
+    }
+
+    /**
+     * Options with defaults: 1 GiB budget, 64 MiB segments, LZ4 with byte shuffle, not persistent,
+     * no admission filter, compaction below 0.5 live, refuse a foreign layout, warn below 1 GiB free.
+     *
+     * @param directory the tier's dedicated directory
+     * @return the validated options
+     * @throws IllegalArgumentException if {@code directory} is null
+     */
+    public static DiskOptions at(Path directory) {
+        return new DiskOptions(directory, DEFAULT_BUDGET_BYTES, DEFAULT_SEGMENT_BYTES, Compression.LZ4, true, false,
+                false, DEFAULT_COMPACT_BELOW_LIVE_RATIO, false, DEFAULT_LOW_SPACE_WARN_BYTES);
+    }
+
+    /**
+     * @param value the new directory
+     * @return a validated copy with {@code directory} replaced
+     * @throws IllegalArgumentException as the canonical constructor
+     */
+    public DiskOptions withDirectory(Path value) {
+        return new DiskOptions(value, budgetBytes, segmentBytes, compression, shuffle, persistent,
+                admitOnSecondSight, compactBelowLiveRatio, wipeOnLayoutMismatch, lowSpaceWarnBytes);
+    }
+
+    /**
+     * @param value the new budget in bytes
+     * @return a validated copy with {@code budgetBytes} replaced
+     * @throws IllegalArgumentException as the canonical constructor
+     */
+    public DiskOptions withBudgetBytes(long value) {
+        return new DiskOptions(directory, value, segmentBytes, compression, shuffle, persistent,
+                admitOnSecondSight, compactBelowLiveRatio, wipeOnLayoutMismatch, lowSpaceWarnBytes);
+    }
+
+    /**
+     * @param value the new segment size in bytes
+     * @return a validated copy with {@code segmentBytes} replaced
+     * @throws IllegalArgumentException as the canonical constructor
+     */
+    public DiskOptions withSegmentBytes(long value) {
+        return new DiskOptions(directory, budgetBytes, value, compression, shuffle, persistent,
+                admitOnSecondSight, compactBelowLiveRatio, wipeOnLayoutMismatch, lowSpaceWarnBytes);
+    }
+
+    /**
+     * @param value the new compression
+     * @return a validated copy with {@code compression} replaced
+     * @throws IllegalArgumentException as the canonical constructor
+     */
+    public DiskOptions withCompression(Compression value) {
+        return new DiskOptions(directory, budgetBytes, segmentBytes, value, shuffle, persistent,
+                admitOnSecondSight, compactBelowLiveRatio, wipeOnLayoutMismatch, lowSpaceWarnBytes);
+    }
+
+    /**
+     * @param value whether to byte-shuffle before LZ4
+     * @return a validated copy with {@code shuffle} replaced
+     */
+    public DiskOptions withShuffle(boolean value) {
+        return new DiskOptions(directory, budgetBytes, segmentBytes, compression, value, persistent,
+                admitOnSecondSight, compactBelowLiveRatio, wipeOnLayoutMismatch, lowSpaceWarnBytes);
+    }
+
+    /**
+     * @param value whether files survive close and are recovered on open
+     * @return a validated copy with {@code persistent} replaced
+     */
+    public DiskOptions withPersistent(boolean value) {
+        return new DiskOptions(directory, budgetBytes, segmentBytes, compression, shuffle, value,
+                admitOnSecondSight, compactBelowLiveRatio, wipeOnLayoutMismatch, lowSpaceWarnBytes);
+    }
+
+    /**
+     * @param value whether a block is stored only when offered the second time
+     * @return a validated copy with {@code admitOnSecondSight} replaced
+     */
+    public DiskOptions withAdmitOnSecondSight(boolean value) {
+        return new DiskOptions(directory, budgetBytes, segmentBytes, compression, shuffle, persistent,
+                value, compactBelowLiveRatio, wipeOnLayoutMismatch, lowSpaceWarnBytes);
+    }
+
+    /**
+     * @param value the new compaction threshold, a live fraction in [0, 1)
+     * @return a validated copy with {@code compactBelowLiveRatio} replaced
+     * @throws IllegalArgumentException as the canonical constructor
+     */
+    public DiskOptions withCompactBelowLiveRatio(double value) {
+        return new DiskOptions(directory, budgetBytes, segmentBytes, compression, shuffle, persistent,
+                admitOnSecondSight, value, wipeOnLayoutMismatch, lowSpaceWarnBytes);
+    }
+
+    /**
+     * @param value whether a directory written for another layout is wiped rather than refused
+     * @return a validated copy with {@code wipeOnLayoutMismatch} replaced
+     */
+    public DiskOptions withWipeOnLayoutMismatch(boolean value) {
+        return new DiskOptions(directory, budgetBytes, segmentBytes, compression, shuffle, persistent,
+                admitOnSecondSight, compactBelowLiveRatio, value, lowSpaceWarnBytes);
+    }
+
+    /**
+     * @param value the low-space warning threshold in bytes, {@code >= 0}
+     * @return a validated copy with {@code lowSpaceWarnBytes} replaced
+     * @throws IllegalArgumentException as the canonical constructor
+     */
+    public DiskOptions withLowSpaceWarnBytes(long value) {
+        return new DiskOptions(directory, budgetBytes, segmentBytes, compression, shuffle, persistent,
+                admitOnSecondSight, compactBelowLiveRatio, wipeOnLayoutMismatch, value);
+    }
+}

@@ -1,0 +1,58 @@
+package io.tierkv.tiers.disk;
+
+/**
+ * An immutable snapshot of a {@link DiskTier}'s counters, taken under its lock (so the fields are
+ * consistent with each other). Counters count since {@link DiskTier#open}; byte counts are bytes.
+ *
+ * @param puts               records written by {@code put}
+ * @param putsExisting       {@code put} calls for a key already on disk (no-ops)
+ * @param admissionRejects   {@code put} calls the admission filter declined (first sightings)
+ * @param gets               {@code get} calls: {@code hits + misses}
+ * @param hits               gets that returned verified bytes
+ * @param misses             gets that returned nothing, including {@code corruptMisses}
+ * @param corruptMisses      gets whose record failed verification (header, checksum, decode);
+ *                           each such record was quarantined (dropped from the index)
+ * @param evictions          records dropped to stay within the budget or by {@code evict}
+ * @param removals           records dropped by {@code remove}
+ * @param bytesWritten       stored payload bytes written by {@code put} (after compression)
+ * @param rawBytesWritten    raw block bytes given to {@code put} that were written
+ * @param recordBytesWritten bytes of whole records written by {@code put} (header, token ids,
+ *                           payload, padding)
+ * @param bytesRead          stored payload bytes read by hits
+ * @param rawBytesRead       raw block bytes returned by hits
+ * @param compressionRatio   {@code rawBytesWritten / bytesWritten}; 1.0 before any byte was
+ *                           written; always finite (above 1 means compression saved space)
+ * @param recoveredBlocks    records found intact and indexed by {@code open}
+ * @param recoveryFaults     damaged or torn regions dropped by {@code open} (each run of bad
+ *                           bytes between two valid records counts once)
+ * @param droppedSegments    segment files deleted by {@code open} because their header was
+ *                           damaged
+ * @param compactions        segments compacted in place
+ * @param compactedBytes     record bytes moved by compaction
+ * @param segmentsCreated    segment files created
+ * @param segmentsDeleted    segment files deleted (emptied, or dropped at open)
+ * @param diskFullFailures   puts that failed with {@link io.tierkv.core.error.DiskFullException}
+ * @param usedBytes          bytes of every file the tier keeps on disk now
+ * @param budgetBytes        the budget
+ * @param liveBytes          bytes of the records indexed now
+ * @param blockCount         records indexed now
+ * @param segmentCount       segment files now
+ */
+public record DiskStats(long puts, long putsExisting, long admissionRejects, long gets, long hits, long misses,
+                        long corruptMisses, long evictions, long removals, long bytesWritten, long rawBytesWritten,
+                        long recordBytesWritten, long bytesRead, long rawBytesRead, double compressionRatio,
+                        long recoveredBlocks, long recoveryFaults, long droppedSegments, long compactions,
+                        long compactedBytes, long segmentsCreated, long segmentsDeleted, long diskFullFailures,
+                        long usedBytes, long budgetBytes, long liveBytes, int blockCount, int segmentCount) {
+
+    /**
+     * The compression ratio of a byte count pair, finite by construction.
+     *
+     * @param rawBytes    raw bytes
+     * @param storedBytes stored bytes
+     * @return {@code rawBytes / storedBytes}, or 1.0 when {@code storedBytes} is 0
+     */
+    public static double ratio(long rawBytes, long storedBytes) {
+        return storedBytes == 0 ? 1.0 : (double) rawBytes / storedBytes;
+    }
+}
