@@ -2,10 +2,13 @@
 @SuppressWarnings("requires-automatic")
 module io.tierkv.tiers {
     requires transitive io.tierkv.core;
-    requires io.tierkv.natives;
+    requires transitive io.tierkv.natives;
+    requires HdrHistogram;
     requires jdk.jfr;
     requires org.lz4.java;
     requires chronicle.bytes;
+    requires chronicle.core;
 
+    exports io.tierkv.tiers;
     exports io.tierkv.tiers.disk;
 }

@@ -409,8 +409,9 @@ public final class PagedKvCache implements AutoCloseable {
      * @return the slot
      */
     int ensureOnDevice(int id, long deadlineNanos) {
-        while ((flags[id] & TRANSIT) != 0) {
-            long remaining = deadlineNanos - System.nanoTime();
+        long transitDeadline = Math.max(deadlineNanos, System.nanoTime() + options.promotionTimeoutNanos());
+        while ((flags[id] & TRANSIT) != 0) { // a move in flight is bounded by the move timeout, not admission
+            long remaining = transitDeadline - System.nanoTime();
             if (remaining <= 0) {
                 throw new TransferTimeoutException("wait for block " + id + " in transit", options.promotionTimeoutNanos());
             }

@@ -1,0 +1,169 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.pool.SlotMemory;
+import io.tierkv.natives.DeviceBuffer;
+import io.tierkv.natives.GpuEvent;
+import io.tierkv.natives.GpuRuntime;
+import io.tierkv.natives.GpuStream;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The device tier's slots: fixed-size slots carved from a few large device buffers of a
+ * {@link GpuRuntime}, and the stream through which blocks are copied to and from host memory.
+ *
+ * <pre>
+ * buffer c: [slot c*k][slot c*k+1] ... [slot c*k+k-1]     k = slots per buffer (at most 1 GiB each)
+ * </pre>
+ *
+ * <p>Runtimes write and read block bytes through {@link #slot(int)}, which needs host-visible
+ * device memory (the emulated device). On a real GPU the slots' device addresses
+ * ({@link #deviceAddress(int)}) are what kernels read; host-side writes into them are not offered.
+ * Copies are enqueued on one stream under this object's monitor and complete asynchronously; the
+ * returned event tells when. Thread-safe.
+ */
+public final class DeviceTier implements SlotMemory, AutoCloseable {
+
+    private static final long MAX_BUFFER_BYTES = 1L << 30;
+
+    private final GpuRuntime runtime;
+    private final int capacity;
+    private final int slotBytes;
+    private final int slotsPerBuffer;
+    private final List<DeviceBuffer> buffers = new ArrayList<>();
+    private final MemorySegment[] views;
+    private final GpuStream stream;
+
+    /**
+     * Allocates {@code capacity x slotBytes} bytes of device memory and touches it once.
+     *
+     * @param runtime   the GPU runtime (or emulated device)
+     * @param capacity  slots, >= 1
+     * @param slotBytes bytes per slot (bytesPerBlock), >= 1
+     * @throws io.tierkv.natives.GpuException if the device cannot provide the memory
+     */
+    public DeviceTier(GpuRuntime runtime, int capacity, int slotBytes) {
+        this.runtime = runtime;
+        this.capacity = capacity;
+        this.slotBytes = slotBytes;
+        this.slotsPerBuffer = (int) Math.max(1, Math.min(capacity, MAX_BUFFER_BYTES / slotBytes));
+        this.views = new MemorySegment[capacity];
+        try {
+            for (int first = 0; first < capacity; first += slotsPerBuffer) {
+                int n = Math.min(slotsPerBuffer, capacity - first);
+                DeviceBuffer b = runtime.allocateDevice((long) n * slotBytes);
+                buffers.add(b);
+                if (b.hostView().isPresent()) {
+                    MemorySegment view = b.hostView().get();
+                    view.fill((byte) 0);
+                    for (int i = 0; i < n; i++) {
+                        views[first + i] = view.asSlice((long) i * slotBytes, slotBytes);
+                    }
+                }
+            }
+            this.stream = runtime.createStream();
+        } catch (RuntimeException e) {
+            buffers.forEach(DeviceBuffer::close);
+            throw e;
+        }
+    }
+
+    @Override
+    public MemorySegment slot(int slot) {
+        MemorySegment v = views[slot];
+        if (v == null) {
+            throw new IllegalStateException(runtime.name() + " device memory is not host-visible: slot " + slot
+                    + " is read by kernels through its device address, not from Java");
+        }
+        return v;
+    }
+
+    /**
+     * @param slot a slot
+     * @return the slot's device address, for a block table handed to a kernel
+     */
+    public long deviceAddress(int slot) {
+        return buffers.get(slot / slotsPerBuffer).address() + (long) (slot % slotsPerBuffer) * slotBytes;
+    }
+
+    @Override
+    public int capacity() {
+        return capacity;
+    }
+
+    @Override
+    public int slotBytes() {
+        return slotBytes;
+    }
+
+    /** @return the runtime's name: HIP, CUDA or EMULATED */
+    public String runtimeName() {
+        return runtime.name();
+    }
+
+    /**
+     * Enqueues a device-to-host copy of a whole slot.
+     *
+     * @param slot source slot
+     * @param dst  at least slotBytes of host memory
+     * @return an event that completes with the copy; close it
+     */
+    public synchronized GpuEvent copyToHost(int slot, MemorySegment dst) {
+        stream.copyDeviceToHost(buffer(slot), offset(slot), dst, slotBytes);
+        return stream.record();
+    }
+
+    /**
+     * Enqueues a host-to-device copy of a whole slot.
+     *
+     * @param src  at least slotBytes of host memory
+     * @param slot destination slot
+     * @return an event that completes with the copy; close it
+     */
+    public synchronized GpuEvent copyFromHost(MemorySegment src, int slot) {
+        stream.copyHostToDevice(src, buffer(slot), offset(slot), slotBytes);
+        return stream.record();
+    }
+
+    private DeviceBuffer buffer(int slot) {
+        return buffers.get(slot / slotsPerBuffer);
+    }
+
+    private long offset(int slot) {
+        return (long) (slot % slotsPerBuffer) * slotBytes;
+    }
+
+    /** Waits for queued copies, then frees the stream and every buffer; idempotent. */
+    @Override
+    public synchronized void close() {
+        if (stream != null) {
+            stream.close();
+        }
+        buffers.forEach(DeviceBuffer::close);
+        buffers.clear();
+    }
+
+    /**
+     * Waits for an event until a deadline, polling with a short back-off.
+     *
+     * @param event         the event
+     * @param deadlineNanos {@link System#nanoTime()} to give up at
+     * @return whether the event completed in time
+     */
+    static boolean await(GpuEvent event, long deadlineNanos) {
+        long backoff = 1_000;
+        while (!event.isComplete()) {
+            if (System.nanoTime() >= deadlineNanos) {
+                return false;
+            }
+            if (backoff < 20_000) {
+                Thread.onSpinWait();
+                backoff += 1_000;
+            } else {
+                java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,596 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.cache.LowerTier;
+import io.tierkv.core.cache.PagedKvCache;
+import io.tierkv.core.error.TierKvException;
+import io.tierkv.core.policy.EvictionPolicies;
+import io.tierkv.core.policy.EvictionPolicy;
+import io.tierkv.core.pool.SlotAllocator;
+import io.tierkv.natives.GpuEvent;
+import io.tierkv.natives.PinnedHostBuffer;
+import io.tierkv.tiers.disk.DiskTier;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntConsumer;
+
+/**
+ * Everything below the device: pinned host slots and, optionally, the disk tier under them.
+ *
+ * <h2>Residency</h2>
+ * A block id demoted from the device gets a host slot. Host slots leave by policy order
+ * ({@code hostPolicy}): a <em>clean</em> host copy (the device also holds the block, kept after
+ * a promotion) is simply dropped; a block with a hash spills to disk, after which it is held by
+ * hash alone; a block nobody references is freed through the cache; a referenced block with no
+ * disk below stays. Disk records are keyed by block hash, so they outlive block ids and serve
+ * later prefix hits ({@link #adopt}).
+ *
+ * <pre>
+ * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, FORGOTTEN) | hash 2 longs
+ * per host slot: [bytesPerBlock bytes] in one pinned buffer; [B token ids] off-heap beside it
+ * </pre>
+ *
+ * <h2>Concurrency and lock order</h2>
+ * The cache lock comes before this tier's lock, which comes before the disk tier's. This tier
+ * never calls the cache while holding its lock: a victim to be freed through the cache, or
+ * spilled to disk, is first marked MOVING and the lock released. A block freed by the cache while
+ * it is MOVING is marked FORGOTTEN and released when the move ends, so a slot being read is never
+ * reused. Device copies run on the device tier's stream outside every lock.
+ *
+ * <h2>Failure</h2>
+ * A demotion that finds no host slot, or whose copy does not complete by its deadline, leaves the
+ * device copy as it was and returns false. A promotion that times out keeps both copies and parks
+ * the device slot until its late copy completes ({@link #releaseLateSlots}). A disk miss or a
+ * corrupt record is a counted loss ({@link LowerTier#LOST}), never bytes.
+ */
+final class HostTier implements LowerTier, AutoCloseable {
+
+    private static final byte CLEAN = 1;
+    private static final byte ON_DISK = 2;
+    private static final byte MOVING = 4;
+    private static final byte FORGOTTEN = 8;
+
+    private final KvLayout layout;
+    private final DeviceTier device;
+    private final PinnedHostBuffer pinned;
+    private final MemorySegment hostTokens;
+    private final java.lang.foreign.Arena tokenArena = java.lang.foreign.Arena.ofShared();
+    private final SlotAllocator slots;
+    private final MemorySegment[] slotViews;
+    private final EvictionPolicy policy;
+    private final int[] hostSlot;
+    private final byte[] state;
+    private final long[] hashHi;
+    private final long[] hashLo;
+    private final DiskTier disk;
+    private final MemorySegment staging;
+    private final ReentrantLock stagingLock = new ReentrantLock();
+    private final long copyTimeoutNanos;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final ArrayDeque<LateCopy> late = new ArrayDeque<>();
+    private final ConcurrentLinkedQueue<long[]> diskEvicted = new ConcurrentLinkedQueue<>();
+    private final TierCounters counters;
+    private PagedKvCache cache;
+
+    private record LateCopy(GpuEvent event, int deviceSlot, int blockId) {
+    }
+
+    HostTier(KvLayout layout, DeviceTier device, PinnedHostBuffer pinned, int hostBlocks, int maxBlocks,
+            String policyName, DiskTier disk, MemorySegment staging, long copyTimeoutNanos, TierCounters counters) {
+        this.layout = layout;
+        this.device = device;
+        this.pinned = pinned;
+        int bytes = layout.bytesPerBlock();
+        this.slots = new SlotAllocator(hostBlocks);
+        this.slotViews = new MemorySegment[hostBlocks];
+        for (int i = 0; i < hostBlocks; i++) {
+            slotViews[i] = pinned.segment().asSlice((long) i * bytes, bytes);
+        }
+        this.hostTokens = tokenArena.allocate((long) hostBlocks * layout.blockSizeTokens() * Integer.BYTES, 64);
+        this.policy = EvictionPolicies.create(policyName, maxBlocks);
+        this.hostSlot = new int[maxBlocks];
+        Arrays.fill(hostSlot, -1);
+        this.state = new byte[maxBlocks];
+        this.hashHi = new long[maxBlocks];
+        this.hashLo = new long[maxBlocks];
+        this.disk = disk;
+        this.staging = staging;
+        this.copyTimeoutNanos = copyTimeoutNanos;
+        this.counters = counters;
+        if (disk != null) {
+            disk.setEvictionListener((hi, lo) -> diskEvicted.add(new long[] {hi, lo}));
+        }
+    }
+
+    void bind(PagedKvCache owner) {
+        this.cache = owner;
+    }
+
+    // ------------------------------------------------------------------ LowerTier
+
+    @Override
+    public boolean demote(int blockId, long hi, long lo, MemorySegment tokens, int deviceSlot) {
+        int hs = reserveHostSlot();
+        if (hs < 0) {
+            counters.hostAllocationFailures.increment();
+            return false;
+        }
+        long start = System.nanoTime();
+        GpuEvent ev = device.copyToHost(deviceSlot, slotViews[hs]);
+        boolean done = DeviceTier.await(ev, start + copyTimeoutNanos);
+        lock.lock();
+        try {
+            if (!done) {
+                late.add(new LateCopy(ev, -1, -1 - hs)); // host slot parked until the copy lands
+                return false;
+            }
+            ev.close();
+            MemorySegment.copy(tokens, 0, hostTokens, tokenOffset(hs), tokens.byteSize());
+            hostSlot[blockId] = hs;
+            state[blockId] = 0;
+            hashHi[blockId] = hi;
+            hashLo[blockId] = lo;
+            policy.onAdmit(blockId, 0, lo);
+        } finally {
+            lock.unlock();
+        }
+        counters.demotions.record(layout.bytesPerBlock(), System.nanoTime() - start);
+        return true;
+    }
+
+    @Override
+    public int promote(int blockId, int deviceSlot, long deadlineNanos) {
+        long start = System.nanoTime();
+        MemorySegment src;
+        boolean fromDisk = false;
+        lock.lock();
+        try {
+            while (hostSlot[blockId] >= 0 && (state[blockId] & MOVING) != 0) { // a spill is reading it
+                lock.unlock();
+                java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+                lock.lock();
+            }
+            int hs = hostSlot[blockId];
+            if (hs >= 0) {
+                state[blockId] |= MOVING;
+                policy.onRemove(blockId);
+                src = slotViews[hs];
+            } else if ((state[blockId] & ON_DISK) != 0) {
+                fromDisk = true;
+                src = null;
+            } else {
+                return LOST;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (fromDisk) {
+            return promoteFromDisk(blockId, deviceSlot, deadlineNanos, start);
+        }
+        GpuEvent ev = device.copyFromHost(src, deviceSlot);
+        boolean done = DeviceTier.await(ev, deadlineNanos);
+        lock.lock();
+        try {
+            if (!done) {
+                late.add(new LateCopy(ev, deviceSlot, blockId)); // keep MOVING until it lands
+                return TIMED_OUT;
+            }
+            ev.close();
+            endMove(blockId, CLEAN);
+        } finally {
+            lock.unlock();
+        }
+        counters.promotions.record(layout.bytesPerBlock(), System.nanoTime() - start);
+        return PROMOTED;
+    }
+
+    /** Disk to device through the staging buffer; the block stays on disk as a clean copy. */
+    private int promoteFromDisk(int blockId, int deviceSlot, long deadlineNanos, long start) {
+        long hi;
+        long lo;
+        lock.lock();
+        try {
+            hi = hashHi[blockId];
+            lo = hashLo[blockId];
+        } finally {
+            lock.unlock();
+        }
+        stagingLock.lock();
+        try {
+            MemorySegment tok = hostTokensScratch();
+            if (!disk.get(hi, lo, tok, staging)) {
+                counters.diskMisses.increment();
+                lock.lock();
+                try {
+                    state[blockId] &= ~ON_DISK;
+                } finally {
+                    lock.unlock();
+                }
+                return LOST;
+            }
+            counters.diskLoads.record(layout.bytesPerBlock(), System.nanoTime() - start);
+            GpuEvent ev = device.copyFromHost(staging, deviceSlot);
+            if (!DeviceTier.await(ev, Long.MAX_VALUE)) {
+                return TIMED_OUT;
+            }
+            ev.close();
+        } finally {
+            stagingLock.unlock();
+        }
+        counters.promotions.record(layout.bytesPerBlock(), System.nanoTime() - start);
+        return PROMOTED;
+    }
+
+    private MemorySegment scratchTokens;
+
+    private MemorySegment hostTokensScratch() {
+        if (scratchTokens == null) {
+            scratchTokens = tokenArena.allocate((long) layout.blockSizeTokens() * Integer.BYTES, 64);
+        }
+        return scratchTokens;
+    }
+
+    @Override
+    public void releaseLateSlots(IntConsumer sink) {
+        lock.lock();
+        try {
+            for (int n = late.size(); n > 0; n--) {
+                LateCopy c = late.poll();
+                if (!c.event().isComplete()) {
+                    late.add(c);
+                    continue;
+                }
+                c.event().close();
+                if (c.deviceSlot() >= 0) {
+                    endMove(c.blockId(), CLEAN);
+                    sink.accept(c.deviceSlot());
+                } else {
+                    slots.free(-1 - c.blockId());
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public boolean takeOverCopy(int blockId) {
+        lock.lock();
+        try {
+            if (hostSlot[blockId] >= 0 && (state[blockId] & CLEAN) != 0) {
+                state[blockId] &= ~CLEAN;
+                return true;
+            }
+            return (state[blockId] & ON_DISK) != 0 && hostSlot[blockId] < 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public boolean hasCopy(int blockId) {
+        lock.lock();
+        try {
+            return hostSlot[blockId] >= 0 || (state[blockId] & ON_DISK) != 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public boolean adopt(int blockId, long hi, long lo, MemorySegment tokensOut) {
+        if (disk == null || !disk.contains(hi, lo)) {
+            return false;
+        }
+        stagingLock.lock();
+        try {
+            if (!disk.get(hi, lo, tokensOut, staging)) {
+                counters.diskMisses.increment();
+                return false;
+            }
+        } finally {
+            stagingLock.unlock();
+        }
+        lock.lock();
+        try {
+            hostSlot[blockId] = -1;
+            state[blockId] = ON_DISK;
+            hashHi[blockId] = hi;
+            hashLo[blockId] = lo;
+        } finally {
+            lock.unlock();
+        }
+        counters.diskAdoptions.increment();
+        return true;
+    }
+
+    @Override
+    public void forget(int blockId) {
+        lock.lock();
+        try {
+            if ((state[blockId] & MOVING) != 0) {
+                state[blockId] |= FORGOTTEN;
+                return;
+            }
+            dropHostCopy(blockId);
+            state[blockId] = 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ host slots
+
+    /**
+     * Finds a free host slot, making room by policy order: clean copies are dropped, hashed
+     * blocks spill to disk, unreferenced blocks are freed through the cache.
+     *
+     * @return a host slot, or -1 if nothing could leave
+     */
+    private int reserveHostSlot() {
+        lock.lock();
+        try {
+            int attempts = policy.size() + 1;
+            while (attempts-- > 0) {
+                int s = slots.allocate();
+                if (s >= 0) {
+                    return s;
+                }
+                int victim = policy.victim();
+                if (victim < 0) {
+                    return -1;
+                }
+                if ((state[victim] & CLEAN) != 0) {
+                    policy.onRemove(victim);
+                    counters.hostCleanDrops.increment();
+                    dropHostCopy(victim);
+                    continue;
+                }
+                if (!leaveHost(victim)) {
+                    policy.onRemove(victim);
+                    policy.onAdmit(victim, 0, hashLo[victim]); // cannot leave now: to the back
+                }
+            }
+            return slots.allocate();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Spills a victim to disk or frees it through the cache. Lock held on entry and exit. */
+    private boolean leaveHost(int victim) {
+        policy.onRemove(victim);
+        state[victim] |= MOVING;
+        int hs = hostSlot[victim];
+        long hi = hashHi[victim];
+        long lo = hashLo[victim];
+        boolean spilled = false;
+        lock.unlock();
+        try {
+            if (disk != null && (hi | lo) != 0) {
+                spilled = spill(hi, lo, hs);
+            }
+        } finally {
+            lock.lock();
+        }
+        state[victim] &= ~MOVING;
+        if (spilled) {
+            state[victim] |= ON_DISK;
+            dropHostCopy(victim);
+            if ((state[victim] & FORGOTTEN) != 0) {
+                state[victim] = 0;
+            }
+            return true;
+        }
+        if ((state[victim] & FORGOTTEN) != 0) {
+            dropHostCopy(victim);
+            state[victim] = 0;
+            return true;
+        }
+        lock.unlock();
+        boolean freed;
+        try {
+            freed = cache.evictIfUnreferenced(victim); // calls forget(victim), which drops the copy
+        } finally {
+            lock.lock();
+        }
+        if (freed) {
+            counters.hostEvictions.increment();
+        }
+        return freed;
+    }
+
+    private boolean spill(long hi, long lo, int hs) {
+        long start = System.nanoTime();
+        try {
+            boolean stored = disk.put(hi, lo, hostTokens.asSlice(tokenOffset(hs), (long) layout.blockSizeTokens()
+                    * Integer.BYTES), slotViews[hs]);
+            if (stored) {
+                counters.diskSpills.record(layout.bytesPerBlock(), System.nanoTime() - start);
+            }
+            return stored;
+        } catch (TierKvException e) {
+            counters.diskSpillFailures.increment();
+            return false;
+        }
+    }
+
+    private void endMove(int blockId, byte addFlag) {
+        state[blockId] &= ~MOVING;
+        if ((state[blockId] & FORGOTTEN) != 0) {
+            dropHostCopy(blockId);
+            state[blockId] = 0;
+            return;
+        }
+        state[blockId] |= addFlag;
+        if (hostSlot[blockId] >= 0) {
+            policy.onAdmit(blockId, 0, hashLo[blockId]);
+        }
+    }
+
+    private void dropHostCopy(int blockId) {
+        policy.onRemove(blockId);
+        if (hostSlot[blockId] >= 0) {
+            slots.free(hostSlot[blockId]);
+            hostSlot[blockId] = -1;
+        }
+        state[blockId] &= ~CLEAN;
+    }
+
+    private long tokenOffset(int hs) {
+        return (long) hs * layout.blockSizeTokens() * Integer.BYTES;
+    }
+
+    /**
+     * Tells the cache about disk records evicted since the last call, so ids held only on disk are
+     * freed or marked lost. Called by the mover, outside every lock.
+     *
+     * @return records processed
+     */
+    int drainDiskEvictions() {
+        int n = 0;
+        for (long[] h; (h = diskEvicted.poll()) != null; n++) {
+            int id = cache.indexedBlock(h[0], h[1]);
+            if (id < 0) {
+                continue;
+            }
+            boolean onlyOnDisk;
+            lock.lock();
+            try {
+                onlyOnDisk = hostSlot[id] < 0 && (state[id] & ON_DISK) != 0 && hashHi[id] == h[0] && hashLo[id] == h[1];
+                if (onlyOnDisk) {
+                    state[id] &= ~ON_DISK;
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (onlyOnDisk) {
+                cache.droppedBelow(id);
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Drops up to {@code count} host blocks by policy order (clean copies, spills, unreferenced).
+     *
+     * @param count most blocks to remove, >= 0
+     * @return blocks that left the host tier
+     */
+    int evict(int count) {
+        int done = 0;
+        lock.lock();
+        try {
+            int attempts = policy.size();
+            while (done < count && attempts-- > 0) {
+                int victim = policy.victim();
+                if (victim < 0) {
+                    break;
+                }
+                if ((state[victim] & CLEAN) != 0) {
+                    policy.onRemove(victim);
+                    dropHostCopy(victim);
+                    counters.hostCleanDrops.increment();
+                    done++;
+                } else if (leaveHost(victim)) {
+                    done++;
+                } else {
+                    policy.onAdmit(victim, 0, hashLo[victim]);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        return done;
+    }
+
+    /** @return host slots in use */
+    int usedBlocks() {
+        lock.lock();
+        try {
+            return slots.usedCount();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return host slots */
+    int capacityBlocks() {
+        return slots.capacity();
+    }
+
+    /** @return blocks whose only copy below the device is on disk, plus spilled clean copies */
+    DiskTier disk() {
+        return disk;
+    }
+
+    /**
+     * Host-side invariants: free + used == capacity, no slot twice, the policy holds exactly the
+     * host-resident blocks that are not moving.
+     *
+     * @return violations, empty when consistent
+     */
+    java.util.List<String> checkInvariants() {
+        lock.lock();
+        try {
+            java.util.List<String> bad = new java.util.ArrayList<>();
+            String s = slots.check();
+            if (!s.isEmpty()) {
+                bad.add("host slots: " + s);
+            }
+            int resident = 0;
+            int parked = 0;
+            for (LateCopy c : late) {
+                if (c.deviceSlot() < 0) {
+                    parked++;
+                }
+            }
+            boolean[] seen = new boolean[slots.capacity()];
+            for (int id = 0; id < hostSlot.length; id++) {
+                int hs = hostSlot[id];
+                if (hs < 0) {
+                    if (policy.contains(id)) {
+                        bad.add("block " + id + " in host policy without a host slot");
+                    }
+                    continue;
+                }
+                resident++;
+                if (seen[hs]) {
+                    bad.add("host slot " + hs + " held twice");
+                }
+                seen[hs] = true;
+                if (!slots.isAllocated(hs)) {
+                    bad.add("block " + id + " host slot " + hs + " not allocated");
+                }
+                boolean moving = (state[id] & MOVING) != 0;
+                if (moving == policy.contains(id)) {
+                    bad.add("block " + id + " moving=" + moving + " but in host policy=" + policy.contains(id));
+                }
+            }
+            if (resident + parked != slots.usedCount()) {
+                bad.add("host resident " + resident + " + parked " + parked + " != used " + slots.usedCount());
+            }
+            return bad;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            for (LateCopy c : late) {
+                c.event().synchronize();
+                c.event().close();
+            }
+            late.clear();
+            tokenArena.close();
+        } finally {
+            lock.unlock();
+        }
+    }
+}

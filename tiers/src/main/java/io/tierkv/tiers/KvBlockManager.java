@@ -1,0 +1,485 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.budget.BudgetKind;
+import io.tierkv.core.budget.BudgetLedger;
+import io.tierkv.core.budget.Budgets;
+import io.tierkv.core.cache.CacheOptions;
+import io.tierkv.core.cache.PagedKvCache;
+import io.tierkv.core.cache.Sequence;
+import io.tierkv.core.cache.SequenceOptions;
+import io.tierkv.core.policy.EvictionPolicies;
+import io.tierkv.core.pressure.PressureMonitor;
+import io.tierkv.core.pressure.PressureWatermarks;
+import io.tierkv.core.prefix.HashAlgorithm;
+import io.tierkv.natives.GpuRuntime;
+import io.tierkv.natives.PinnedHostBuffer;
+import io.tierkv.tiers.disk.DiskOptions;
+import io.tierkv.tiers.disk.DiskTier;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * The KV backend a runtime links: a {@link PagedKvCache} whose top tier is device memory, with
+ * pinned host memory (and optionally a disk tier) below it, and background movers that demote
+ * sealed blocks by pressure mode.
+ *
+ * <pre>{@code
+ * try (var kv = KvBlockManager.builder(layout)
+ *         .device(new EmulatedDevice(1L << 30), 512L << 20)
+ *         .host(1L << 30)
+ *         .disk(DiskOptions.at(dir).withBudgetBytes(8L << 30))
+ *         .recentDeviceBlocks(4)
+ *         .build();
+ *      var seq = kv.openSequence(SequenceOptions.salt("tenant-a"))) {
+ *     int cached = seq.matchPrefix(prompt);
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe: sequences may be used from different threads, one thread per sequence at a
+ * time. {@link #close()} stops the movers, waits for moves in flight and frees every tier once.
+ */
+public final class KvBlockManager implements AutoCloseable {
+
+    private final KvLayout layout;
+    private final DeviceTier device;
+    private final PinnedHostBuffer pinned;
+    private final HostTier host;
+    private final DiskTier disk;
+    private final Arena stagingArena;
+    private final PagedKvCache cache;
+    private final PressureMonitor monitor;
+    private final TierCounters counters;
+    private final List<Mover> movers = new ArrayList<>();
+    private final List<Thread> moverThreads = new ArrayList<>();
+    private final BudgetLedger pool;
+    private final long[] charged = new long[BudgetKind.values().length];
+    private volatile boolean closed;
+
+    private KvBlockManager(Builder b) {
+        this.layout = b.layout;
+        int blockBytes = layout.bytesPerBlock();
+        int deviceBlocks = (int) Math.min(Integer.MAX_VALUE / 4, b.deviceBytes / blockBytes);
+        int hostBlocks = (int) Math.min(Integer.MAX_VALUE / 4, b.hostBytes / blockBytes);
+        long diskBlocks = b.disk == null ? 0 : Math.min(1 << 22, b.disk.budgetBytes() / blockBytes + 1);
+        int maxBlocks = (int) Math.min(Integer.MAX_VALUE / 2, deviceBlocks + hostBlocks + diskBlocks);
+        this.pool = b.pool;
+        this.counters = new TierCounters();
+        DeviceTier dev = null;
+        PinnedHostBuffer pin = null;
+        DiskTier dsk = null;
+        Arena staging = Arena.ofShared();
+        try {
+            charge(BudgetKind.DEVICE, (long) deviceBlocks * blockBytes);
+            charge(BudgetKind.HOST, (long) hostBlocks * blockBytes);
+            charge(BudgetKind.TRANSFER, blockBytes);
+            if (b.disk != null) {
+                charge(BudgetKind.DISK, b.disk.budgetBytes());
+            }
+            dev = new DeviceTier(b.runtime, deviceBlocks, blockBytes);
+            pin = b.runtime.allocatePinnedHost((long) hostBlocks * blockBytes);
+            pin.segment().fill((byte) 0);
+            dsk = b.disk == null ? null : DiskTier.open(b.disk, layout);
+            MemorySegment stagingBuffer = staging.allocate(blockBytes, 4096);
+            this.host = new HostTier(layout, dev, pin, hostBlocks, maxBlocks, b.policy, dsk, stagingBuffer,
+                    b.promotionTimeoutNanos, counters);
+            CacheOptions options = new CacheOptions(layout, deviceBlocks, maxBlocks, b.policy, b.hashAlgorithm,
+                    b.recentDeviceBlocks, b.admissionTimeoutNanos, b.promotionTimeoutNanos);
+            this.cache = new PagedKvCache(options, dev, host);
+            host.bind(cache);
+        } catch (RuntimeException e) {
+            if (dsk != null) {
+                dsk.close();
+            }
+            if (pin != null) {
+                pin.close();
+            }
+            if (dev != null) {
+                dev.close();
+            }
+            staging.close();
+            releaseCharges();
+            throw e;
+        }
+        this.device = dev;
+        this.pinned = pin;
+        this.disk = dsk;
+        this.stagingArena = staging;
+        this.monitor = new PressureMonitor(b.watermarks, System.nanoTime());
+        for (int i = 0; i < b.movers; i++) {
+            Mover m = new Mover(cache, host, monitor, b.watermarks, counters, b.errorHandler, b.prefetchQueue);
+            Thread t = Thread.ofPlatform().daemon().name("tierkv-mover-" + i).start(m);
+            movers.add(m);
+            moverThreads.add(t);
+        }
+    }
+
+    /**
+     * Starts a builder.
+     *
+     * @param layout the block layout
+     * @return a builder with defaults: LRU, MurmurHash3, 2 recent blocks, one mover, DESIGN.md watermarks
+     */
+    public static Builder builder(KvLayout layout) {
+        return new Builder(layout);
+    }
+
+    /**
+     * Opens a sequence.
+     *
+     * @param options salt, keys, priority, budget
+     * @return the sequence; close it
+     * @throws IllegalStateException after close
+     */
+    public Sequence openSequence(SequenceOptions options) {
+        return cache.openSequence(options);
+    }
+
+    /**
+     * Iterates one layer of a sequence's blocks in order, leasing each and promoting the next
+     * {@code readAheadBlocks} in the background, so attention can run blockwise over more context
+     * than the device holds.
+     *
+     * @param sequence        the sequence
+     * @param layer           the layer
+     * @param readAheadBlocks blocks to request ahead, >= 0
+     * @return the reader; close it
+     */
+    public BlockStream stream(Sequence sequence, int layer, int readAheadBlocks) {
+        if (readAheadBlocks < 0) {
+            throw new IllegalArgumentException("readAheadBlocks: " + readAheadBlocks + " (expected >= 0)");
+        }
+        return new BlockStream(this, sequence, layer, readAheadBlocks);
+    }
+
+    void requestPromotion(int blockId) {
+        if (movers.isEmpty()) {
+            cache.prefetch(blockId);
+        } else {
+            movers.get(blockId % movers.size()).requestPromotion(blockId);
+        }
+    }
+
+    /** @return the block model under this manager (for leases by block id and diagnostics) */
+    public PagedKvCache cache() {
+        return cache;
+    }
+
+    /** @return the layout */
+    public KvLayout layout() {
+        return layout;
+    }
+
+    /**
+     * Demotes up to {@code count} device candidates now, by policy order.
+     *
+     * @param count most blocks, >= 0
+     * @return blocks that left the device
+     */
+    public int demote(int count) {
+        return cache.demoteCandidates(count);
+    }
+
+    /**
+     * Removes up to {@code count} blocks from the host tier by policy order (clean copies dropped,
+     * hashed blocks spilled to disk, unreferenced blocks freed).
+     *
+     * @param count most blocks, >= 0
+     * @return blocks that left the host tier
+     * @throws IllegalArgumentException if count is negative
+     */
+    public int evictHost(int count) {
+        if (count < 0) {
+            throw new IllegalArgumentException("count: " + count + " (expected >= 0)");
+        }
+        return host.evict(count);
+    }
+
+    /**
+     * Runs one mover cycle on the calling thread (for managers built with no mover threads, and
+     * tests).
+     *
+     * @return units of work done
+     */
+    public int runMoverCycle() {
+        return new Mover(cache, host, monitor, PressureWatermarks.defaults(), counters, t -> { }, 1).doWork();
+    }
+
+    /** @return an immutable snapshot; thread-safe */
+    public TierStats stats() {
+        return new TierStats(cache.stats(), host.capacityBlocks(), host.usedBlocks(),
+                TierStats.MoveStats.of(counters.demotions), TierStats.MoveStats.of(counters.promotions),
+                TierStats.MoveStats.of(counters.diskSpills), TierStats.MoveStats.of(counters.diskLoads),
+                counters.diskMisses.sum(), counters.diskAdoptions.sum(), counters.hostAllocationFailures.sum(),
+                counters.hostCleanDrops.sum(), counters.hostEvictions.sum(), counters.moverErrors.sum(),
+                counters.prefetchRejected.sum(), pinned.requestedBytes(), pinned.pinnedBytes(), monitor.mode(),
+                monitor.nanosInMode(System.nanoTime()), disk == null ? null : disk.stats());
+    }
+
+    /**
+     * Checks the block model's and the host tier's invariants.
+     *
+     * @return violations, empty when consistent
+     */
+    public List<String> checkInvariants() {
+        List<String> bad = new ArrayList<>(cache.checkInvariants());
+        bad.addAll(host.checkInvariants());
+        return bad;
+    }
+
+    /** Stops the movers, closes every sequence and frees every tier exactly once; idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        movers.forEach(Mover::stop);
+        for (Thread t : moverThreads) {
+            t.interrupt();
+            try {
+                t.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        cache.close();
+        host.close();
+        if (disk != null) {
+            disk.close();
+        }
+        device.close();
+        pinned.close();
+        stagingArena.close();
+        releaseCharges();
+    }
+
+    private void charge(BudgetKind kind, long bytes) {
+        if (pool != null) {
+            pool.charge(kind, bytes);
+            charged[kind.ordinal()] += bytes;
+        }
+    }
+
+    private void releaseCharges() {
+        if (pool != null) {
+            for (BudgetKind k : BudgetKind.values()) {
+                if (charged[k.ordinal()] > 0) {
+                    pool.release(k, charged[k.ordinal()]);
+                    charged[k.ordinal()] = 0;
+                }
+            }
+        }
+    }
+
+    /**
+     * Builds a {@link KvBlockManager}; {@link #build()} validates every option and names the
+     * field, the value and the bound of the first bad one. Not thread-safe.
+     */
+    public static final class Builder {
+        private final KvLayout layout;
+        private GpuRuntime runtime;
+        private long deviceBytes;
+        private long hostBytes;
+        private long transferBytes = -1;
+        private DiskOptions disk;
+        private String policy = "lru";
+        private HashAlgorithm hashAlgorithm = HashAlgorithm.MURMUR3_128;
+        private int recentDeviceBlocks = 2;
+        private PressureWatermarks watermarks = PressureWatermarks.defaults();
+        private BudgetLedger pool;
+        private long admissionTimeoutNanos = CacheOptions.DEFAULT_ADMISSION_TIMEOUT_NANOS;
+        private long promotionTimeoutNanos = CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS;
+        private int movers = 1;
+        private int prefetchQueue = 256;
+        private Consumer<Throwable> errorHandler = t -> System.getLogger("io.tierkv.tiers.Mover")
+                .log(System.Logger.Level.WARNING, "mover error", t);
+
+        private Builder(KvLayout layout) {
+            if (layout == null) {
+                throw new IllegalArgumentException("layout: null (expected a KvLayout)");
+            }
+            this.layout = layout;
+        }
+
+        /**
+         * @param gpu         the runtime whose memory holds the device tier (a detected GPU or an EmulatedDevice)
+         * @param budgetBytes device bytes for blocks, at least one block
+         * @return this
+         */
+        public Builder device(GpuRuntime gpu, long budgetBytes) {
+            this.runtime = gpu;
+            this.deviceBytes = budgetBytes;
+            return this;
+        }
+
+        /**
+         * @param budgetBytes pinned host bytes for blocks, at least one block
+         * @return this
+         */
+        public Builder host(long budgetBytes) {
+            this.hostBytes = budgetBytes;
+            return this;
+        }
+
+        /**
+         * @param budgetBytes transfer staging bytes, at least one block (default: one block)
+         * @return this
+         */
+        public Builder transfer(long budgetBytes) {
+            this.transferBytes = budgetBytes;
+            return this;
+        }
+
+        /**
+         * @param options the disk tier under the host tier
+         * @return this
+         */
+        public Builder disk(DiskOptions options) {
+            this.disk = options;
+            return this;
+        }
+
+        /**
+         * @param name eviction policy for device and host ordering, one of {@code EvictionPolicies.names()}
+         * @return this
+         */
+        public Builder policy(String name) {
+            this.policy = name;
+            return this;
+        }
+
+        /**
+         * @param algorithm block hash function
+         * @return this
+         */
+        public Builder hashAlgorithm(HashAlgorithm algorithm) {
+            this.hashAlgorithm = algorithm;
+            return this;
+        }
+
+        /**
+         * @param blocks sealed blocks at the end of each open sequence kept on the device, >= 0
+         * @return this
+         */
+        public Builder recentDeviceBlocks(int blocks) {
+            this.recentDeviceBlocks = blocks;
+            return this;
+        }
+
+        /**
+         * @param marks pressure watermarks
+         * @return this
+         */
+        public Builder watermarks(PressureWatermarks marks) {
+            this.watermarks = marks;
+            return this;
+        }
+
+        /**
+         * @param ledger pool budgets shared by several managers; this manager charges its tiers at
+         *               build and returns them at close
+         * @return this
+         */
+        public Builder pool(BudgetLedger ledger) {
+            this.pool = ledger;
+            return this;
+        }
+
+        /**
+         * @param nanos how long a new block waits for space before CapacityExhaustedException, >= 0
+         * @return this
+         */
+        public Builder admissionTimeoutNanos(long nanos) {
+            this.admissionTimeoutNanos = nanos;
+            return this;
+        }
+
+        /**
+         * @param nanos how long one copy between tiers may take before it is given up, > 0
+         * @return this
+         */
+        public Builder promotionTimeoutNanos(long nanos) {
+            this.promotionTimeoutNanos = nanos;
+            return this;
+        }
+
+        /**
+         * @param threads background mover threads, 0..8 (0: moves happen only on demand)
+         * @return this
+         */
+        public Builder movers(int threads) {
+            this.movers = threads;
+            return this;
+        }
+
+        /**
+         * @param handler receives every error of the movers (they go on)
+         * @return this
+         */
+        public Builder errorHandler(Consumer<Throwable> handler) {
+            this.errorHandler = handler;
+            return this;
+        }
+
+        /**
+         * Validates and builds.
+         *
+         * @return the manager; close it
+         * @throws IllegalArgumentException naming the field, value and bound of a bad option
+         * @throws io.tierkv.core.error.BudgetExceededException if the pool cannot take this manager's tiers
+         */
+        public KvBlockManager build() {
+            long block = layout.bytesPerBlock();
+            if (runtime == null) {
+                throw new IllegalArgumentException("device: not set (expected device(GpuRuntime, budgetBytes))");
+            }
+            checkAtLeast("device.budgetBytes", deviceBytes, block);
+            checkAtLeast("host.budgetBytes", hostBytes, block);
+            if (transferBytes != -1) {
+                checkAtLeast("transfer.budgetBytes", transferBytes, block);
+            }
+            long cap = Budgets.MAX_BYTES;
+            for (Object[] f : new Object[][] {{"device.budgetBytes", deviceBytes}, {"host.budgetBytes", hostBytes}}) {
+                if ((long) f[1] > cap) {
+                    throw new IllegalArgumentException(f[0] + ": " + f[1] + " (expected <= " + cap + ")");
+                }
+            }
+            if (disk != null && disk.budgetBytes() < block) {
+                throw new IllegalArgumentException("disk.budgetBytes: " + disk.budgetBytes()
+                        + " (expected >= bytesPerBlock " + block + ")");
+            }
+            if (!EvictionPolicies.names().contains(policy)) {
+                throw new IllegalArgumentException("policy: '" + policy + "' (expected one of " + EvictionPolicies.names() + ")");
+            }
+            if (recentDeviceBlocks < 0) {
+                throw new IllegalArgumentException("recentDeviceBlocks: " + recentDeviceBlocks + " (expected >= 0)");
+            }
+            if (deviceBytes / block <= recentDeviceBlocks) {
+                throw new IllegalArgumentException("recentDeviceBlocks: " + recentDeviceBlocks
+                        + " (expected < device blocks " + deviceBytes / block + ")");
+            }
+            if (movers < 0 || movers > 8) {
+                throw new IllegalArgumentException("movers: " + movers + " (expected 0 <= movers <= 8)");
+            }
+            if (admissionTimeoutNanos < 0) {
+                throw new IllegalArgumentException("admissionTimeoutNanos: " + admissionTimeoutNanos + " (expected >= 0)");
+            }
+            if (promotionTimeoutNanos <= 0) {
+                throw new IllegalArgumentException("promotionTimeoutNanos: " + promotionTimeoutNanos + " (expected > 0)");
+            }
+            return new KvBlockManager(this);
+        }
+
+        private static void checkAtLeast(String field, long value, long block) {
+            if (value < block) {
+                throw new IllegalArgumentException(field + ": " + value + " (expected >= bytesPerBlock " + block
+                        + "; a block larger than its tier cannot be stored)");
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package io.tierkv.tiers;
+
+import java.util.concurrent.atomic.LongAdder;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+/**
+ * The tier manager's counters: moves per direction with bytes and latency histograms, and event
+ * counts. Thread-safe: adders and HdrHistogram {@link Recorder}s take concurrent writers.
+ */
+final class TierCounters {
+
+    /** Blocks, bytes and latency of one kind of move. */
+    static final class Move {
+        final LongAdder blocks = new LongAdder();
+        final LongAdder bytes = new LongAdder();
+        private final Recorder latency = new Recorder(3);
+        private final Histogram total = new Histogram(3);
+
+        void record(long movedBytes, long nanos) {
+            blocks.increment();
+            bytes.add(movedBytes);
+            latency.recordValue(Math.max(0, nanos));
+        }
+
+        synchronized Histogram histogram() {
+            total.add(latency.getIntervalHistogram());
+            return total.copy();
+        }
+    }
+
+    final Move demotions = new Move();
+    final Move promotions = new Move();
+    final Move diskSpills = new Move();
+    final Move diskLoads = new Move();
+    final LongAdder diskMisses = new LongAdder();
+    final LongAdder diskSpillFailures = new LongAdder();
+    final LongAdder diskAdoptions = new LongAdder();
+    final LongAdder hostAllocationFailures = new LongAdder();
+    final LongAdder hostCleanDrops = new LongAdder();
+    final LongAdder hostEvictions = new LongAdder();
+    final LongAdder moverErrors = new LongAdder();
+    final LongAdder moverCycles = new LongAdder();
+    final LongAdder prefetchRejected = new LongAdder();
+}

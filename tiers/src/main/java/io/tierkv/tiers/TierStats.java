@@ -1,0 +1,52 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.cache.CacheStats;
+import io.tierkv.core.pressure.PressureMode;
+import io.tierkv.tiers.disk.DiskStats;
+import java.util.Map;
+
+/**
+ * An immutable snapshot of a {@link KvBlockManager}.
+ *
+ * @param cache                 the block model's counters (device tier, prefix hits and misses, evictions)
+ * @param hostCapacityBlocks    host slots
+ * @param hostUsedBlocks        host slots in use
+ * @param demotions             device to host moves
+ * @param promotions            host (or disk) to device moves
+ * @param diskSpills            host to disk moves
+ * @param diskLoads             disk to device loads (through staging)
+ * @param diskMisses            disk reads that found nothing usable (missing or corrupt)
+ * @param diskAdoptions         prefix hits served from disk records without a live block id
+ * @param hostAllocationFailures demotions refused because no host slot could be made
+ * @param hostCleanDrops        clean host copies dropped to make room
+ * @param hostEvictions         unreferenced blocks freed to make host room
+ * @param moverErrors           errors sent to the mover's handler
+ * @param prefetchRejected      read-ahead requests refused because the queue was full
+ * @param pinnedBytesRequested  host bytes asked to be pinned
+ * @param pinnedBytes           host bytes actually pinned
+ * @param pressureMode          mode in force
+ * @param nanosInMode           time spent in each mode
+ * @param disk                  the disk tier's counters, or null without a disk tier
+ */
+public record TierStats(CacheStats cache, int hostCapacityBlocks, int hostUsedBlocks, MoveStats demotions,
+        MoveStats promotions, MoveStats diskSpills, MoveStats diskLoads, long diskMisses, long diskAdoptions,
+        long hostAllocationFailures, long hostCleanDrops, long hostEvictions, long moverErrors, long prefetchRejected,
+        long pinnedBytesRequested, long pinnedBytes, PressureMode pressureMode, Map<PressureMode, Long> nanosInMode,
+        DiskStats disk) {
+
+    /**
+     * One direction of moves.
+     *
+     * @param blocks      blocks moved
+     * @param bytes       bytes moved
+     * @param p50Nanos    median latency
+     * @param p99Nanos    99th percentile latency
+     */
+    public record MoveStats(long blocks, long bytes, long p50Nanos, long p99Nanos) {
+
+        static MoveStats of(TierCounters.Move m) {
+            var h = m.histogram();
+            return new MoveStats(m.blocks.sum(), m.bytes.sum(), h.getValueAtPercentile(50), h.getValueAtPercentile(99));
+        }
+    }
+}

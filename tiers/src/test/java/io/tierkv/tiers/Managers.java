@@ -1,0 +1,34 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.testing.CacheInvariants;
+import io.tierkv.core.testing.TestCaches;
+import io.tierkv.natives.EmulatedDevice;
+import io.tierkv.tiers.disk.DiskOptions;
+import java.util.List;
+
+/** Small tier managers over the emulated device for tests: no background mover unless asked. */
+final class Managers {
+
+    static final KvLayout LAYOUT = TestCaches.smallLayout(16);
+
+    private Managers() {
+    }
+
+    static KvBlockManager build(CacheInvariants invariants, int deviceBlocks, int hostBlocks, DiskOptions disk) {
+        return build(invariants, KvBlockManager.builder(LAYOUT), deviceBlocks, hostBlocks, disk);
+    }
+
+    static KvBlockManager build(CacheInvariants invariants, KvBlockManager.Builder builder, int deviceBlocks,
+            int hostBlocks, DiskOptions disk) {
+        long bb = LAYOUT.bytesPerBlock();
+        EmulatedDevice device = invariants.track(new EmulatedDevice(deviceBlocks * bb + (1 << 20)), List::of);
+        builder.device(device, deviceBlocks * bb).host(hostBlocks * bb).recentDeviceBlocks(0).movers(0)
+                .admissionTimeoutNanos(2_000_000);
+        if (disk != null) {
+            builder.disk(disk);
+        }
+        KvBlockManager kv = builder.build();
+        return invariants.track(kv, kv::checkInvariants);
+    }
+}
