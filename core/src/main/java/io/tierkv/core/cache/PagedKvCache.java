@@ -410,21 +410,31 @@ public final class PagedKvCache implements AutoCloseable {
      */
     int ensureOnDevice(int id, long deadlineNanos) {
         long transitDeadline = Math.max(deadlineNanos, System.nanoTime() + options.promotionTimeoutNanos());
-        while ((flags[id] & TRANSIT) != 0) { // a move in flight is bounded by the move timeout, not admission
-            long remaining = transitDeadline - System.nanoTime();
-            if (remaining <= 0) {
-                throw new TransferTimeoutException("wait for block " + id + " in transit", options.promotionTimeoutNanos());
+        int s;
+        for (;;) {
+            while ((flags[id] & TRANSIT) != 0) { // a move in flight is bounded by the move timeout, not admission
+                long remaining = transitDeadline - System.nanoTime();
+                if (remaining <= 0) {
+                    throw new TransferTimeoutException("wait for block " + id + " in transit",
+                            options.promotionTimeoutNanos());
+                }
+                awaitChange(remaining);
             }
-            awaitChange(remaining);
+            if (state[id] == LOST) {
+                throw new CorruptBlockException("block " + id, "its bytes were lost below the top tier", -1, -1);
+            }
+            if (slot[id] >= 0) {
+                return slot[id];
+            }
+            reclaimLateSlots();
+            s = acquireSlot(deadlineNanos, 1);
+            // acquireSlot may have released the lock to demote: someone else may have moved this block meanwhile.
+            if ((flags[id] & TRANSIT) == 0 && slot[id] < 0 && state[id] != LOST) {
+                break;
+            }
+            slots.free(s);
+            changed.signalAll();
         }
-        if (state[id] == LOST) {
-            throw new CorruptBlockException("block " + id, "its bytes were lost below the top tier", -1, -1);
-        }
-        if (slot[id] >= 0) {
-            return slot[id];
-        }
-        reclaimLateSlots();
-        int s = acquireSlot(deadlineNanos, 1);
         reservedSlots++;
         flags[id] |= TRANSIT;
         long promotionDeadline = System.nanoTime() + options.promotionTimeoutNanos();
@@ -537,11 +547,12 @@ public final class PagedKvCache implements AutoCloseable {
                 return false;
             }
             try {
-                ensureOnDevice(blockId, admissionDeadline());
-                return true;
+                leaseLocked(blockId, admissionDeadline()); // pinned while it moves, so it cannot be freed
             } catch (io.tierkv.core.error.TierKvException e) {
                 return false;
             }
+            releaseLocked(blockId);
+            return true;
         } finally {
             lock.unlock();
         }
