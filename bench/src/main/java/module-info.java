@@ -3,5 +3,8 @@ module io.tierkv.bench {
     requires transitive io.tierkv.core;
     requires io.tierkv.tiers;
     requires info.picocli;
+    requires jmh.core;
+    requires io.netty.buffer;
     exports io.tierkv.bench.model;
+    exports io.tierkv.bench.jmh;
 }
