@@ -53,6 +53,7 @@ public final class KvBlockManager implements AutoCloseable {
     private final Arena stagingArena;
     private final PagedKvCache cache;
     private final PressureMonitor monitor;
+    private final PressureWatermarks watermarks;
     private final TierCounters counters;
     private final List<Mover> movers = new ArrayList<>();
     private final List<Thread> moverThreads = new ArrayList<>();
@@ -109,6 +110,7 @@ public final class KvBlockManager implements AutoCloseable {
         this.pinned = pin;
         this.disk = dsk;
         this.stagingArena = staging;
+        this.watermarks = b.watermarks;
         this.monitor = new PressureMonitor(b.watermarks, System.nanoTime());
         for (int i = 0; i < b.movers; i++) {
             Mover m = new Mover(cache, host, monitor, b.watermarks, counters, b.errorHandler, b.prefetchQueue);
@@ -206,7 +208,7 @@ public final class KvBlockManager implements AutoCloseable {
      * @return units of work done
      */
     public int runMoverCycle() {
-        return new Mover(cache, host, monitor, PressureWatermarks.defaults(), counters, t -> { }, 1).doWork();
+        return new Mover(cache, host, monitor, watermarks, counters, t -> { }, 1).doWork();
     }
 
     /** @return an immutable snapshot; thread-safe */

@@ -1,0 +1,124 @@
+package io.tierkv.tiers;
+
+import static io.tierkv.core.testing.TestCaches.appendWritten;
+import static io.tierkv.core.testing.TestCaches.tokens;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.budget.BudgetKind;
+import io.tierkv.core.budget.BudgetLedger;
+import io.tierkv.core.budget.Budgets;
+import io.tierkv.core.cache.Sequence;
+import io.tierkv.core.cache.SequenceOptions;
+import io.tierkv.core.error.BudgetExceededException;
+import io.tierkv.core.pressure.PressureMode;
+import io.tierkv.core.testing.CacheInvariants;
+import io.tierkv.core.testing.Payloads;
+import io.tierkv.natives.EmulatedDevice;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class KvBlockManagerTest {
+
+    @RegisterExtension
+    final CacheInvariants invariants = new CacheInvariants();
+
+    private final long bb = Managers.LAYOUT.bytesPerBlock();
+
+    @Test
+    void everyBadOptionIsRejectedWithFieldValueAndBound() {
+        EmulatedDevice dev = invariants.track(new EmulatedDevice(1 << 20), List::of);
+        KvLayout l = Managers.LAYOUT;
+        assertEquals("device.budgetBytes: 100 (expected >= bytesPerBlock 2048; a block larger than its tier cannot be stored)",
+                assertThrows(IllegalArgumentException.class,
+                        () -> KvBlockManager.builder(l).device(dev, 100).host(bb).build()).getMessage());
+        assertEquals("host.budgetBytes: 0 (expected >= bytesPerBlock 2048; a block larger than its tier cannot be stored)",
+                assertThrows(IllegalArgumentException.class,
+                        () -> KvBlockManager.builder(l).device(dev, 4 * bb).host(0).build()).getMessage());
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> KvBlockManager.builder(l).device(dev, 4 * bb).host(bb).policy("nope").build())
+                .getMessage().startsWith("policy: 'nope' (expected one of"));
+        assertEquals("recentDeviceBlocks: 4 (expected < device blocks 4)",
+                assertThrows(IllegalArgumentException.class,
+                        () -> KvBlockManager.builder(l).device(dev, 4 * bb).host(bb).recentDeviceBlocks(4).build())
+                        .getMessage());
+        assertEquals("movers: 9 (expected 0 <= movers <= 8)", assertThrows(IllegalArgumentException.class,
+                () -> KvBlockManager.builder(l).device(dev, 4 * bb).host(bb).movers(9).build()).getMessage());
+        assertThrows(IllegalArgumentException.class, () -> KvBlockManager.builder(l).host(bb).build());
+        assertEquals(0, dev.usedBytes(), "a refused build allocates nothing");
+    }
+
+    @Test
+    void poolBudgetsAreSharedAndReturnedAtClose() {
+        EmulatedDevice dev = invariants.track(new EmulatedDevice(1 << 20), List::of);
+        BudgetLedger pool = new BudgetLedger("pool", new Budgets(6 * bb, 8 * bb, 4 * bb, 1L << 30));
+        KvBlockManager first = KvBlockManager.builder(Managers.LAYOUT).device(dev, 4 * bb).host(4 * bb).pool(pool)
+                .movers(0).build();
+        BudgetExceededException e = assertThrows(BudgetExceededException.class,
+                () -> KvBlockManager.builder(Managers.LAYOUT).device(dev, 4 * bb).host(4 * bb).pool(pool).build());
+        assertEquals(4 * bb, e.requestedBytes());
+        assertEquals(4 * bb, e.usedBytes());
+        assertEquals(6 * bb, e.budgetBytes());
+        assertEquals(4 * bb, pool.usedBytes(BudgetKind.DEVICE), "the refused manager charged nothing");
+        first.close();
+        first.close();
+        assertEquals(0, pool.usedBytes(BudgetKind.DEVICE));
+        assertEquals(0, pool.usedBytes(BudgetKind.HOST));
+        assertEquals(0, dev.usedBytes(), "device memory freed exactly once");
+    }
+
+    @Test
+    void useAfterCloseIsACleanException() {
+        KvBlockManager kv = Managers.build(invariants, 4, 4, null);
+        Sequence s = kv.openSequence(SequenceOptions.defaults());
+        appendWritten(s, 1, tokens(0, 3));
+        kv.close();
+        assertThrows(IllegalStateException.class, () -> kv.openSequence(SequenceOptions.defaults()));
+        assertThrows(IllegalStateException.class, () -> s.appendToken(1));
+        assertTrue(s.isClosed());
+    }
+
+    @Test
+    void streamingReadCoversMoreContextThanTheDeviceHolds() {
+        KvBlockManager kv = Managers.build(invariants, 4, 16, null);
+        KvLayout layout = kv.layout();
+        Sequence s = kv.openSequence(SequenceOptions.defaults());
+        appendWritten(s, 9, tokens(0, 16 * 12)); // 12 blocks, device holds 4
+        assertTrue(kv.stats().demotions().blocks() >= 8);
+        for (int layer = 0; layer < layout.layers(); layer++) {
+            int blocks = 0;
+            try (BlockStream stream = kv.stream(s, layer, 2)) {
+                while (stream.hasNext()) {
+                    int bi = stream.next();
+                    for (int t = 0; t < 16; t++) {
+                        long off = (long) t * layout.tokenVectorBytes();
+                        assertTrue(Payloads.matches(stream.keys().asSlice(off), layout, 9, bi * 16 + t, layer, 0),
+                                "layer " + layer + " block " + bi + " token " + t);
+                        assertTrue(Payloads.matches(stream.values().asSlice(off), layout, 9, bi * 16 + t, layer, 1));
+                    }
+                    blocks++;
+                }
+            }
+            assertEquals(12, blocks);
+        }
+        s.close();
+    }
+
+    @Test
+    void theMoverDemotesUnderPressureAndRelaxesAfter() throws Exception {
+        KvBlockManager kv = Managers.build(invariants, KvBlockManager.builder(Managers.LAYOUT), 10, 20, null);
+        Sequence s = kv.openSequence(SequenceOptions.defaults());
+        appendWritten(s, 3, tokens(0, 16 * 10)); // device 100% used
+        assertEquals(10, kv.cache().deviceUsedBlocks());
+        kv.runMoverCycle();
+        assertEquals(PressureMode.EMERGENCY, kv.stats().pressureMode());
+        assertEquals(0, kv.cache().deviceUsedBlocks(), "critical and emergency demote every candidate");
+        kv.runMoverCycle();
+        assertEquals(PressureMode.RELAXED, kv.stats().pressureMode());
+        assertEquals(-1, io.tierkv.core.testing.TestCaches.firstMismatch(s, 3, 0, 160));
+        s.close();
+    }
+}
