@@ -3,8 +3,11 @@ module io.tierkv.bench {
     requires transitive io.tierkv.core;
     requires io.tierkv.tiers;
     requires info.picocli;
+    requires com.fasterxml.jackson.databind;
     requires jmh.core;
     requires io.netty.buffer;
     exports io.tierkv.bench.model;
+    exports io.tierkv.bench.trace;
+    exports io.tierkv.bench.sim;
     exports io.tierkv.bench.jmh;
 }
