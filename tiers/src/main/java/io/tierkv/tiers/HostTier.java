@@ -66,8 +66,8 @@ final class HostTier implements LowerTier, AutoCloseable {
     private final long[] hashHi;
     private final long[] hashLo;
     private final DiskTier disk;
-    private final MemorySegment staging;
-    private final ReentrantLock stagingLock = new ReentrantLock();
+    private final StagingPool staging;
+    private volatile IntConsumer matchedBelowListener = id -> { };
     private final long copyTimeoutNanos;
     private final ReentrantLock lock = new ReentrantLock();
     private final ArrayDeque<LateCopy> late = new ArrayDeque<>();
@@ -79,7 +79,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     HostTier(KvLayout layout, DeviceTier device, PinnedHostBuffer pinned, int hostBlocks, int maxBlocks,
-            String policyName, DiskTier disk, MemorySegment staging, long copyTimeoutNanos, TierCounters counters) {
+            String policyName, DiskTier disk, StagingPool staging, long copyTimeoutNanos, TierCounters counters) {
         this.layout = layout;
         this.device = device;
         this.pinned = pinned;
@@ -198,11 +198,11 @@ final class HostTier implements LowerTier, AutoCloseable {
         } finally {
             lock.unlock();
         }
-        stagingLock.lock();
+        int buffer = staging.acquire();
         try {
-            MemorySegment tok = hostTokensScratch();
-            if (!disk.get(hi, lo, tok, staging)) {
+            if (!disk.get(hi, lo, staging.tokens(buffer), staging.block(buffer))) {
                 counters.diskMisses.increment();
+                TierEvents.fault("disk miss for block " + blockId);
                 lock.lock();
                 try {
                     state[blockId] &= ~ON_DISK;
@@ -212,25 +212,14 @@ final class HostTier implements LowerTier, AutoCloseable {
                 return LOST;
             }
             counters.diskLoads.record(layout.bytesPerBlock(), System.nanoTime() - start);
-            GpuEvent ev = device.copyFromHost(staging, deviceSlot);
-            if (!DeviceTier.await(ev, Long.MAX_VALUE)) {
-                return TIMED_OUT;
-            }
+            GpuEvent ev = device.copyFromHost(staging.block(buffer), deviceSlot);
+            ev.synchronize(); // the staging buffer is reused next: wait for the copy whatever the deadline
             ev.close();
         } finally {
-            stagingLock.unlock();
+            staging.release(buffer);
         }
         counters.promotions.record(layout.bytesPerBlock(), System.nanoTime() - start);
         return PROMOTED;
-    }
-
-    private MemorySegment scratchTokens;
-
-    private MemorySegment hostTokensScratch() {
-        if (scratchTokens == null) {
-            scratchTokens = tokenArena.allocate((long) layout.blockSizeTokens() * Integer.BYTES, 64);
-        }
-        return scratchTokens;
     }
 
     @Override
@@ -254,6 +243,16 @@ final class HostTier implements LowerTier, AutoCloseable {
         } finally {
             lock.unlock();
         }
+    }
+
+    @Override
+    public void matchedBelow(int blockId) {
+        matchedBelowListener.accept(blockId);
+    }
+
+    /** @param listener told (under the cache lock, so it must not block) of each prefix hit below the device */
+    void onMatchedBelow(IntConsumer listener) {
+        this.matchedBelowListener = listener;
     }
 
     @Override
@@ -285,14 +284,14 @@ final class HostTier implements LowerTier, AutoCloseable {
         if (disk == null || !disk.contains(hi, lo)) {
             return false;
         }
-        stagingLock.lock();
+        int buffer = staging.acquire();
         try {
-            if (!disk.get(hi, lo, tokensOut, staging)) {
+            if (!disk.get(hi, lo, tokensOut, staging.block(buffer))) {
                 counters.diskMisses.increment();
                 return false;
             }
         } finally {
-            stagingLock.unlock();
+            staging.release(buffer);
         }
         lock.lock();
         try {
@@ -589,6 +588,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             }
             late.clear();
             tokenArena.close();
+            staging.close();
         } finally {
             lock.unlock();
         }

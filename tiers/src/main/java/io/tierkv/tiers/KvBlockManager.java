@@ -16,8 +16,6 @@ import io.tierkv.natives.GpuRuntime;
 import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.DiskTier;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -50,7 +48,6 @@ public final class KvBlockManager implements AutoCloseable {
     private final PinnedHostBuffer pinned;
     private final HostTier host;
     private final DiskTier disk;
-    private final Arena stagingArena;
     private final PagedKvCache cache;
     private final PressureMonitor monitor;
     private final PressureWatermarks watermarks;
@@ -73,11 +70,11 @@ public final class KvBlockManager implements AutoCloseable {
         DeviceTier dev = null;
         PinnedHostBuffer pin = null;
         DiskTier dsk = null;
-        Arena staging = Arena.ofShared();
         try {
             charge(BudgetKind.DEVICE, (long) deviceBlocks * blockBytes);
             charge(BudgetKind.HOST, (long) hostBlocks * blockBytes);
-            charge(BudgetKind.TRANSFER, blockBytes);
+            long transfer = b.transferBytes == -1 ? blockBytes : b.transferBytes;
+            charge(BudgetKind.TRANSFER, transfer / blockBytes * blockBytes);
             if (b.disk != null) {
                 charge(BudgetKind.DISK, b.disk.budgetBytes());
             }
@@ -85,8 +82,9 @@ public final class KvBlockManager implements AutoCloseable {
             pin = b.runtime.allocatePinnedHost((long) hostBlocks * blockBytes);
             pin.segment().fill((byte) 0);
             dsk = b.disk == null ? null : DiskTier.open(b.disk, layout);
-            MemorySegment stagingBuffer = staging.allocate(blockBytes, 4096);
-            this.host = new HostTier(layout, dev, pin, hostBlocks, maxBlocks, b.policy, dsk, stagingBuffer,
+            StagingPool stagingPool = new StagingPool((int) Math.min(64, transfer / blockBytes), blockBytes,
+                    layout.blockSizeTokens());
+            this.host = new HostTier(layout, dev, pin, hostBlocks, maxBlocks, b.policy, dsk, stagingPool,
                     b.promotionTimeoutNanos, counters);
             CacheOptions options = new CacheOptions(layout, deviceBlocks, maxBlocks, b.policy, b.hashAlgorithm,
                     b.recentDeviceBlocks, b.admissionTimeoutNanos, b.promotionTimeoutNanos);
@@ -102,14 +100,12 @@ public final class KvBlockManager implements AutoCloseable {
             if (dev != null) {
                 dev.close();
             }
-            staging.close();
             releaseCharges();
             throw e;
         }
         this.device = dev;
         this.pinned = pin;
         this.disk = dsk;
-        this.stagingArena = staging;
         this.watermarks = b.watermarks;
         this.monitor = new PressureMonitor(b.watermarks, System.nanoTime());
         for (int i = 0; i < b.movers; i++) {
@@ -117,6 +113,9 @@ public final class KvBlockManager implements AutoCloseable {
             Thread t = Thread.ofPlatform().daemon().name("tierkv-mover-" + i).start(m);
             movers.add(m);
             moverThreads.add(t);
+        }
+        if (!movers.isEmpty()) {
+            host.onMatchedBelow(this::requestPromotion); // promotion on match, in the background
         }
     }
 
@@ -256,7 +255,6 @@ public final class KvBlockManager implements AutoCloseable {
         }
         device.close();
         pinned.close();
-        stagingArena.close();
         releaseCharges();
     }
 

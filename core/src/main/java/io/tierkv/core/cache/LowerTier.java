@@ -80,6 +80,16 @@ public interface LowerTier {
     boolean adopt(int blockId, long hashHi, long hashLo, MemorySegment tokensOut);
 
     /**
+     * Told when a prefix match took a block that lies below the top tier, so it can start
+     * promoting it before the lease asks (promotion on match). Called with the cache lock held:
+     * must not block. The default does nothing.
+     *
+     * @param blockId the matched block
+     */
+    default void matchedBelow(int blockId) {
+    }
+
+    /**
      * Forgets everything held below for a block id (the block was freed or its id reused). Keyed
      * copies that can serve later prefix hits (disk) may be kept by hash.
      *

@@ -614,6 +614,7 @@ public final class PagedKvCache implements AutoCloseable {
         prefixHitBlocks++;
         if (slot[id] < 0) {
             prefixHitBlocksBelow++;
+            lower.matchedBelow(id);
         }
         policy.onAccess(id);
         return id;
