@@ -321,11 +321,43 @@ public final class EmulatedDevice implements GpuRuntime {
         }
     }
 
+    /**
+     * Holds every copy that starts from now on until {@link #resumeCopies()}: emulates a DMA
+     * engine that stops answering, so that timeouts, cancellation and late completions can be
+     * exercised. Copies already running finish; events recorded after a held copy stay incomplete.
+     */
+    public void stallCopies() {
+        stall.compareAndSet(null, new java.util.concurrent.CountDownLatch(1));
+    }
+
+    /** Lets held copies (see {@link #stallCopies()}) run; a late completion then arrives. */
+    public void resumeCopies() {
+        java.util.concurrent.CountDownLatch held = stall.getAndSet(null);
+        if (held != null) {
+            held.countDown();
+        }
+    }
+
+    private final java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CountDownLatch> stall =
+            new java.util.concurrent.atomic.AtomicReference<>();
+
     /** A copy between two segments; releases the device buffers it holds when done or skipped. */
     private record Copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes,
-            Buffer first, Buffer second) implements CopyQueue.Task {
+            Buffer first, Buffer second,
+            java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CountDownLatch> stall)
+            implements CopyQueue.Task {
         @Override
         public void run() {
+            java.util.concurrent.CountDownLatch held = stall.get();
+            while (held != null) {
+                try {
+                    held.await();
+                    held = stall.get();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("stalled copy abandoned: interrupted before it ran", e);
+                }
+            }
             MemorySegment.copy(src, srcOffset, dst, dstOffset, bytes);
         }
 
@@ -360,7 +392,7 @@ public final class EmulatedDevice implements GpuRuntime {
             CopyChecks.checkRange("dstOffset", dstOffset, bytes, "dst.byteSize()", d.byteSize());
             checkStreamOpen();
             MemorySegment to = d.acquire();
-            queue.submit(new Copy(src, 0, to, dstOffset, bytes, d, null));
+            queue.submit(new Copy(src, 0, to, dstOffset, bytes, d, null, stall));
         }
 
         @Override
@@ -371,7 +403,7 @@ public final class EmulatedDevice implements GpuRuntime {
             CopyChecks.checkHostSegment("dst", dst, bytes, true);
             checkStreamOpen();
             MemorySegment from = s.acquire();
-            queue.submit(new Copy(from, srcOffset, dst, 0, bytes, s, null));
+            queue.submit(new Copy(from, srcOffset, dst, 0, bytes, s, null, stall));
         }
 
         @Override
@@ -394,7 +426,7 @@ public final class EmulatedDevice implements GpuRuntime {
                 s.release();
                 throw e;
             }
-            queue.submit(new Copy(from, srcOffset, to, dstOffset, bytes, s, d));
+            queue.submit(new Copy(from, srcOffset, to, dstOffset, bytes, s, d, stall));
         }
 
         @Override

@@ -1,0 +1,108 @@
+package io.tierkv.tiers;
+
+import static io.tierkv.core.testing.TestCaches.appendWritten;
+import static io.tierkv.core.testing.TestCaches.firstMismatch;
+import static io.tierkv.core.testing.TestCaches.tokens;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tierkv.core.cache.PagedKvCache;
+import io.tierkv.core.cache.Sequence;
+import io.tierkv.core.cache.SequenceOptions;
+import io.tierkv.core.error.CapacityExhaustedException;
+import io.tierkv.core.error.TransferTimeoutException;
+import io.tierkv.core.testing.CacheInvariants;
+import io.tierkv.natives.EmulatedDevice;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Transfers that do not complete: the emulated device's copy engine is stalled on purpose. */
+class StalledTransferTest {
+
+    @RegisterExtension
+    final CacheInvariants invariants = new CacheInvariants();
+
+    @Test
+    void case01_noLeakAfterAbortDuringAnInFlightPromotion() throws Exception {
+        long bb = Managers.LAYOUT.bytesPerBlock();
+        EmulatedDevice device = invariants.track(new EmulatedDevice(8 * bb + (1 << 20)), List::of);
+        KvBlockManager kv = KvBlockManager.builder(Managers.LAYOUT).device(device, 8 * bb).host(8 * bb)
+                .recentDeviceBlocks(0).movers(0).admissionTimeoutNanos(2_000_000)
+                .promotionTimeoutNanos(300_000_000).build();
+        invariants.track(kv, kv::checkInvariants);
+        PagedKvCache cache = kv.cache();
+        Sequence a = kv.openSequence(SequenceOptions.defaults());
+        appendWritten(a, 1, tokens(0, 64));
+        int[] ids = new int[4];
+        for (int i = 0; i < 4; i++) {
+            ids[i] = a.blockId(i);
+            assertTrue(cache.demoteBlock(ids[i]));
+        }
+        assertEquals(0, cache.deviceUsedBlocks(), "A's 4 blocks are on the host");
+
+        device.stallCopies(); // the promotions' completions will not arrive
+        ConcurrentLinkedQueue<Throwable> outcomes = new ConcurrentLinkedQueue<>();
+        List<Thread> readers = new ArrayList<>();
+        for (int id : ids) {
+            readers.add(Thread.ofPlatform().start(() -> {
+                try {
+                    cache.acquireLease(id);
+                    outcomes.add(new AssertionError("lease granted while the copy was stalled"));
+                } catch (Throwable t) {
+                    outcomes.add(t);
+                }
+            }));
+        }
+        while (cache.deviceUsedBlocks() < 4) {
+            Thread.onSpinWait();
+        }
+        a.close(); // abort A while its promotions are in flight
+
+        Sequence c = kv.openSequence(SequenceOptions.defaults());
+        int appended = 0;
+        try {
+            for (int t = 0; t < 8 * 16; t++) {
+                c.appendToken(9000 + t);
+                appended++;
+            }
+        } catch (CapacityExhaustedException expected) {
+            // back-pressure: the 4 destination slots are not handed to C
+        }
+        assertEquals(4 * 16, appended, "C got exactly the 4 slots nobody was copying into");
+        assertEquals(List.of(), kv.checkInvariants(), "no two blocks share a slot while copies hang");
+
+        for (Thread r : readers) {
+            r.join(10_000);
+        }
+        assertEquals(4, outcomes.size());
+        for (Throwable t : outcomes) {
+            assertInstanceOf(TransferTimeoutException.class, t);
+        }
+        for (int id : ids) {
+            assertEquals(0, cache.referenceCount(id), "A owns nothing");
+        }
+        c.close();
+
+        device.resumeCopies(); // the late completions arrive now
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        assertEquals(4, cache.deviceUsedBlocks(), "C's unsealed blocks were freed; 4 slots wait for late copies");
+        while (cache.availableBlocks() < 8 && System.nanoTime() < deadline) {
+            kv.runMoverCycle(); // hands back slots whose late copies have landed
+        }
+        assertEquals(4, kv.stats().cache().failedPromotions());
+        assertEquals(8, cache.availableBlocks(), "device free count returns to 8");
+        for (int i = 0; i < 3; i++) {
+            kv.runMoverCycle(); // late signals handled once: no exception, no double free, counts unchanged
+        }
+        assertEquals(8, cache.availableBlocks());
+        assertEquals(0, kv.stats().moverErrors());
+        try (Sequence again = kv.openSequence(SequenceOptions.defaults())) {
+            assertEquals(64, again.matchPrefix(tokens(0, 64)), "A's blocks are still cached below");
+            assertEquals(-1, firstMismatch(again, 1, 0, 64));
+        }
+    }
+}
