@@ -11,7 +11,10 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
 /**
  * Turns a block's raw bytes into a record payload and back: optional byte shuffle, LZ4 block
  * compression ({@code at.yawk.lz4:lz4-java}, fastest available instance: JNI when its native
- * library loads, else pure Java), and the raw fallback when compression saves less than 1/32.
+ * library loads, else pure Java), and the raw fallback when compression saves less than 1/32. A
+ * block of 256 KiB or more is first probed: if its first 64 KiB do not compress, it is stored raw
+ * without compressing the rest (on F16 activations, which LZ4 does not shrink, this keeps a spill
+ * close to the raw path's speed).
  *
  * <p>Byte shuffle of width w over n = len / w elements: byte j of element i moves to
  * {@code j * n + i}, so the sign/exponent bytes of F16 values sit together and LZ4 finds repeats
@@ -24,6 +27,9 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
 final class BlockCodec {
 
     private static final LZ4Factory LZ4 = LZ4Factory.fastestInstance();
+
+    /** Bytes compressed first, for blocks of at least four times this, to detect incompressible data. */
+    static final int PROBE_BYTES = 64 << 10;
 
     private final boolean compress;
     private final int shuffleWidth;
@@ -75,6 +81,9 @@ final class BlockCodec {
         if (!compress || rawLength < 64) {
             return;
         }
+        if (rawLength >= 4 * PROBE_BYTES && !probeCompresses(raw)) {
+            return;
+        }
         MemorySegment input = raw;
         if (shuffleWidth != 0) {
             input = shuffleScratch.asSlice(0, rawLength);
@@ -90,6 +99,23 @@ final class BlockCodec {
             encodedShuffleWidth = shuffleWidth;
             stored = compressScratch.asSlice(0, n);
         }
+    }
+
+    /**
+     * Compresses the block's first {@link #PROBE_BYTES} (shuffled as a sub-block of their own) and
+     * answers whether that saved 1/32: a large incompressible block then costs a sixteenth or less
+     * of a full compression attempt before it is stored raw.
+     */
+    private boolean probeCompresses(MemorySegment raw) {
+        MemorySegment input = raw.asSlice(0, PROBE_BYTES);
+        if (shuffleWidth != 0) {
+            MemorySegment sub = shuffleScratch.asSlice(0, PROBE_BYTES);
+            shuffle(input, sub, PROBE_BYTES, shuffleWidth);
+            input = sub;
+        }
+        int n = compressor.compress(input.asByteBuffer(), 0, PROBE_BYTES, compressScratch.asByteBuffer(), 0,
+                (int) compressScratch.byteSize());
+        return n < PROBE_BYTES - PROBE_BYTES / 32;
     }
 
     /**

@@ -13,11 +13,24 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tierkv.core.DType;
+import io.tierkv.core.KvLayout;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -119,5 +132,307 @@ class DiskTierTest {
         try (var ds = Files.list(dir)) {
             assertEquals(List.of(foreign), ds.toList());
         }
+    }
+    @Test
+    void evictTakesExactlyWhatWasAskedLeastRecentFirst() {
+        DiskTier tier = open(options(dir, 4, 1 << 20));
+        List<Long> evicted = new ArrayList<>();
+        tier.setEvictionListener((h, l) -> evicted.add(l));
+        for (int k = 0; k < 10; k++) {
+            put(tier, arena, k);
+        }
+        getAndVerify(tier, arena, 0); // 0 becomes most recent
+        long before = tier.stats().evictions();
+        assertEquals(2, tier.evict(2));
+        assertEquals(List.of(1L, 2L), evicted);
+        assertEquals(before + 2, tier.stats().evictions());
+        assertEquals(0, tier.evict(0));
+        assertEquals(8, tier.evict(100));
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 0L), evicted);
+        assertEquals(0, tier.blockCount());
+        assertEquals(0, tier.evict(5));
+        assertThrows(IllegalArgumentException.class, () -> tier.evict(-1));
+    }
+
+    @Test
+    void putOfAnExistingKeyIsANoOpAndRemoveIsNotReported() {
+        DiskTier tier = open(options(dir, 4, 1 << 20));
+        List<Long> evicted = new ArrayList<>();
+        tier.setEvictionListener((h, l) -> evicted.add(l));
+        assertTrue(put(tier, arena, 1));
+        long used = tier.usedBytes();
+        assertTrue(tier.put(hi(1), lo(1), DiskTestSupport.tokens(arena, 2), DiskTestSupport.block(arena, 2)));
+        assertTrue(getAndVerify(tier, arena, 1), "the first content stays");
+        assertEquals(1, tier.stats().putsExisting());
+        assertEquals(used, tier.usedBytes());
+        assertTrue(tier.remove(hi(1), lo(1)));
+        assertFalse(tier.remove(hi(1), lo(1)));
+        assertFalse(tier.contains(hi(1), lo(1)));
+        assertEquals(List.of(), evicted);
+        assertEquals(1, tier.stats().removals());
+    }
+
+    @Test
+    void admissionFilterStoresABlockTheSecondTimeItIsOffered() {
+        DiskTier tier = open(options(dir, 4, 1 << 20).withAdmitOnSecondSight(true));
+        assertFalse(put(tier, arena, 7), "first sighting declined");
+        assertFalse(tier.contains(hi(7), lo(7)));
+        assertTrue(put(tier, arena, 7), "second sighting stored");
+        assertTrue(getAndVerify(tier, arena, 7));
+        assertTrue(put(tier, arena, 7), "already stored");
+        int declined = 0;
+        for (int k = 100; k < 300; k++) {
+            declined += put(tier, arena, k) ? 0 : 1;
+        }
+        assertTrue(declined >= 195, "first sightings are declined (false positives are rare): " + declined);
+        assertEquals(1 + declined, tier.stats().admissionRejects());
+    }
+
+    @Test
+    void outputsSmallerThanTheRecordAreRejectedWithoutSideEffects() {
+        DiskTier tier = open(options(dir, 4, 1 << 20));
+        put(tier, arena, 3);
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> tier.get(hi(3), lo(3), null, arena.allocate(LAYOUT.bytesPerBlock() - 1)));
+        assertTrue(e.getMessage().contains("blockOut"), e.getMessage());
+        assertThrows(IllegalArgumentException.class,
+                () -> tier.get(hi(3), lo(3), arena.allocate(4), arena.allocate(LAYOUT.bytesPerBlock())));
+        assertThrows(IllegalArgumentException.class,
+                () -> tier.put(9, 9, arena.allocate(3), DiskTestSupport.block(arena, 9)));
+        assertTrue(getAndVerify(tier, arena, 3));
+        assertEquals(0, tier.stats().corruptMisses());
+    }
+
+    @Test
+    void useAfterCloseIsAnIllegalStateAndCloseIsIdempotent() {
+        DiskTier tier = open(options(dir, 4, 1 << 20));
+        put(tier, arena, 1);
+        tier.close();
+        tier.close();
+        assertThrows(IllegalStateException.class, () -> put(tier, arena, 2));
+        assertThrows(IllegalStateException.class, () -> tier.get(1, 1, null, arena.allocate(LAYOUT.bytesPerBlock())));
+        assertThrows(IllegalStateException.class, () -> tier.contains(1, 1));
+        assertThrows(IllegalStateException.class, tier::usedBytes);
+        assertEquals(1, tier.stats().puts());
+    }
+
+    @Test
+    void aSymbolicLinkIsRefusedAsTheDirectory() throws Exception {
+        Path real = Files.createDirectory(dir.resolve("real"));
+        Path link = Files.createSymbolicLink(dir.resolve("link"), real);
+        var e = assertThrows(IllegalArgumentException.class, () -> DiskTier.open(options(link, 2, 1 << 20), LAYOUT));
+        assertTrue(e.getMessage().contains("symbolic link"), e.getMessage());
+    }
+
+    @Test
+    void theDirectoryAndFilesAreOwnerOnly() throws Exception {
+        Path d = dir.resolve("fresh");
+        DiskTier tier = open(options(d, 2, 1 << 20).withPersistent(true));
+        put(tier, arena, 1);
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(d)));
+        for (Path p : tier.segmentFiles()) {
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(p)));
+        }
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(
+                d.resolve(DiskFormat.JOURNAL_FILE))));
+    }
+
+    @Test
+    void aDirectoryWrittenForAnotherLayoutIsRefusedOrWipedWhenAsked() {
+        KvLayout other = KvLayout.of(2, 2, 64, DType.BF16, 16);
+        DiskOptions o = options(dir, 2, 1 << 20).withPersistent(true);
+        try (DiskTier tier = DiskTier.open(o, other)) {
+            tier.put(1, 1, arena.allocate(64), arena.allocate(other.bytesPerBlock()));
+        }
+        var e = assertThrows(IllegalStateException.class, () -> DiskTier.open(o, LAYOUT));
+        assertTrue(e.getMessage().contains("another layout") && e.getMessage().contains("BF16"), e.getMessage());
+        assertEquals(1, DiskTestSupport.segmentFiles(dir), "nothing deleted when refusing");
+        DiskTier wiped = open(o.withWipeOnLayoutMismatch(true));
+        assertEquals(0, wiped.blockCount());
+        assertEquals(0, DiskTestSupport.segmentFiles(dir));
+        assertTrue(put(wiped, arena, 1));
+    }
+
+    @Test
+    void removedAndEvictedBlocksStayGoneAfterRestart() {
+        DiskOptions o = options(dir, 4, 1 << 20).withPersistent(true);
+        try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
+            for (int k = 0; k < 20; k++) {
+                put(tier, arena, k);
+            }
+            assertTrue(tier.remove(hi(5), lo(5)));
+            assertTrue(tier.remove(hi(11), lo(11)));
+            assertEquals(2, tier.evict(2)); // keys 0 and 1
+        }
+        try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
+            assertEquals(16, tier.blockCount());
+            for (int k = 0; k < 20; k++) {
+                boolean gone = k == 0 || k == 1 || k == 5 || k == 11;
+                assertEquals(!gone, tier.contains(hi(k), lo(k)), "key " + k);
+                if (!gone) {
+                    assertTrue(getAndVerify(tier, arena, k));
+                }
+            }
+            tier.checkInvariants();
+        }
+    }
+
+    @Test
+    void aJournalThatFillsUpIsCompactedAndDeletionsStillHoldAfterRestart() {
+        KvLayout small = KvLayout.of(1, 1, 32, DType.F16, 16);
+        DiskOptions o = DiskOptions.at(dir).withSegmentBytes(64 << 10).withBudgetBytes(1 << 20)
+                .withCompression(Compression.NONE).withPersistent(true).withLowSpaceWarnBytes(0);
+        assertEquals(1024, DiskTier.journalCapacityFor(o, small));
+        Set<Long> live = new HashSet<>();
+        MemorySegment tokens = arena.allocate(64);
+        MemorySegment block = arena.allocate(small.bytesPerBlock());
+        try (DiskTier tier = DiskTier.open(o, small)) {
+            tier.setEvictionListener((h, l) -> live.remove(l));
+            for (int round = 0; round < 11; round++) {
+                for (long k = round * 300L; k < round * 300L + 300; k++) {
+                    block.set(ValueLayout.JAVA_LONG, 0, k);
+                    assertTrue(tier.put(k, k, tokens, block));
+                    live.add(k);
+                }
+                for (long k = round * 300L; k < round * 300L + 300; k++) {
+                    if (k % 3 != 2 && live.contains(k)) {
+                        assertTrue(tier.remove(k, k));
+                        live.remove(k);
+                    }
+                }
+                tier.checkInvariants();
+            }
+            assertTrue(tier.stats().removals() > 1024, "more deletions than the journal holds");
+            assertEquals(live.size(), tier.blockCount());
+        }
+        try (DiskTier tier = DiskTier.open(o, small)) {
+            for (long k = 0; k < 3300; k++) {
+                assertEquals(live.contains(k), tier.contains(k, k), "key " + k);
+            }
+            MemorySegment out = arena.allocate(small.bytesPerBlock());
+            for (long k : live) {
+                assertTrue(tier.get(k, k, null, out));
+                assertEquals(k, out.get(ValueLayout.JAVA_LONG, 0));
+            }
+            tier.checkInvariants();
+        }
+    }
+
+    @Test
+    void compactionReclaimsDeadBytesInPlaceAndKeepsEveryLiveByte() {
+        long budget = 4 * segmentBytes(8) + 4096;
+        DiskTier tier = open(options(dir, 8, budget).withCompactBelowLiveRatio(0.6).withCompression(Compression.NONE));
+        Set<Long> live = new HashSet<>();
+        tier.setEvictionListener((h, l) -> live.remove(l));
+        for (int k = 0; k < 32; k++) {
+            assertTrue(put(tier, arena, k));
+            live.add((long) k);
+        }
+        for (int k = 0; k < 32; k += 2) {
+            assertTrue(tier.remove(hi(k), lo(k)));
+            live.remove((long) k);
+        }
+        for (int k = 100; k < 116; k++) {
+            assertTrue(put(tier, arena, k));
+            live.add((long) k);
+            tier.checkInvariants();
+        }
+        DiskStats s = tier.stats();
+        assertTrue(s.compactions() > 0, s.toString());
+        assertEquals(0, s.evictions(), "half-dead segments were compacted, nothing evicted: " + s);
+        assertEquals(32, live.size());
+        for (long k : live) {
+            assertTrue(getAndVerify(tier, arena, k), "key " + k);
+        }
+    }
+
+    @Test
+    void explicitCompactionDropsDeadBytesBelowTheRatio() {
+        DiskTier tier = open(options(dir, 8, 1 << 20).withCompactBelowLiveRatio(0.5));
+        for (int k = 0; k < 16; k++) {
+            put(tier, arena, k);
+        }
+        for (int k = 0; k < 8; k++) {
+            if (k != 3) {
+                tier.remove(hi(k), lo(k));
+            }
+        }
+        assertEquals(1, tier.compact());
+        assertEquals(0, tier.compact(), "nothing left to compact");
+        for (int k = 3; k < 16; k++) {
+            assertEquals(k != 4 && k != 5 && k != 6 && k != 7, getAndVerify(tier, arena, k), "key " + k);
+        }
+    }
+
+    @Test
+    void aDirectoryHeldByAnotherProcessIsRefused() throws Exception {
+        DiskOptions o = options(dir, 2, 1 << 20).withPersistent(true);
+        try (DiskChild.Running child = DiskChild.start("spill", dir.toString(), Long.toString(o.segmentBytes()),
+                Long.toString(o.budgetBytes()), "0", "1", "hang")) {
+            child.awaitLine("HANG");
+            var e = assertThrows(IllegalStateException.class, () -> DiskTier.open(o, LAYOUT));
+            assertTrue(e.getMessage().contains("held by another manager"), e.getMessage());
+            child.kill();
+        }
+        DiskTier tier = open(o);
+        assertTrue(getAndVerify(tier, arena, 0), "the lock dies with its process");
+    }
+
+    @Test
+    void concurrentSpillsLoadsAndRemovesServeOnlyExactBytes() throws Exception {
+        long seed = 4242;
+        KvLayout small = KvLayout.of(1, 1, 32, DType.F16, 16);
+        DiskTier t = DiskTier.open(DiskOptions.at(dir).withSegmentBytes(16 << 10).withBudgetBytes(256 << 10)
+                .withCompression(Compression.LZ4).withLowSpaceWarnBytes(0), small);
+        open.add(t);
+        AtomicLong hits = new AtomicLong();
+        Set<Long> evicted = ConcurrentHashMap.newKeySet();
+        t.setEvictionListener((h, l) -> evicted.add(l));
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int w = 0; w < 4; w++) {
+                long s = seed + w;
+                done.add(pool.submit(() -> {
+                    SplittableRandom r = new SplittableRandom(s);
+                    try (Arena a = Arena.ofConfined()) {
+                        MemorySegment tok = a.allocate(64);
+                        MemorySegment b = a.allocate(small.bytesPerBlock());
+                        MemorySegment out = a.allocate(small.bytesPerBlock());
+                        for (int i = 0; i < 3000; i++) {
+                            long k = r.nextInt(300);
+                            int op = r.nextInt(10);
+                            if (op < 4) {
+                                for (long x = 0; x < b.byteSize(); x += 8) {
+                                    b.set(ValueLayout.JAVA_LONG_UNALIGNED, x,
+                                            (k * 0x9E3779B97F4A7C15L + x) * 0xBF58476D1CE4E5B9L);
+                                }
+                                t.put(k, k, tok, b);
+                            } else if (op < 9) {
+                                if (t.get(k, k, null, out)) {
+                                    for (long x = 0; x < out.byteSize(); x += 8) {
+                                        assertEquals((k * 0x9E3779B97F4A7C15L + x) * 0xBF58476D1CE4E5B9L,
+                                                out.get(ValueLayout.JAVA_LONG_UNALIGNED, x), "seed " + s + " key " + k);
+                                    }
+                                    hits.incrementAndGet();
+                                }
+                            } else {
+                                t.remove(k, k);
+                            }
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertTrue(hits.get() > 0);
+        assertEquals(0, t.stats().corruptMisses());
+        assertTrue(t.stats().evictions() > 0, "the budget forced evictions: " + t.stats());
+        t.checkInvariants();
     }
 }
