@@ -1,7 +1,8 @@
 package io.tierkv.natives.emulated;
 
 import io.tierkv.natives.GpuException;
-import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -15,8 +16,9 @@ import java.util.concurrent.TimeUnit;
  * skipped (their {@link Task#release()} still runs) and every wait at or after that number throws
  * the failure, like a sticky CUDA error. Markers ({@link Task#isMarker()}) always run.
  *
- * <p>Back-pressure: the queue holds {@value #DEFAULT_CAPACITY} tasks by default; a submit to a
- * full queue blocks until the worker makes room, as a full hardware queue does.
+ * <p>Back-pressure: at most {@code capacity} tasks ({@value #DEFAULT_CAPACITY} by default) wait
+ * behind the one running; a submit to a full queue blocks until the worker takes the next task, as
+ * a full hardware queue does.
  *
  * <p>Thread-safety: {@link #submit(Task)}, the waits and {@link #close()} are thread-safe.
  */
@@ -48,7 +50,8 @@ public final class CopyQueue implements AutoCloseable {
 
     private static final Task STOP = () -> {};
 
-    private final ArrayBlockingQueue<Task> queue;
+    private final LinkedBlockingQueue<Task> queue = new LinkedBlockingQueue<>();
+    private final Semaphore waitingSlots;
     private final Thread worker;
     private final Object submitLock = new Object();
     private final Object progress = new Object();
@@ -68,7 +71,7 @@ public final class CopyQueue implements AutoCloseable {
         if (capacity <= 0) {
             throw new IllegalArgumentException("capacity: " + capacity + " (expected > 0)");
         }
-        this.queue = new ArrayBlockingQueue<>(capacity + 1); // + 1: room for the stop task
+        this.waitingSlots = new Semaphore(capacity);
         this.worker = Thread.ofPlatform().name(threadName).daemon(true).unstarted(this::workLoop);
         this.worker.start();
     }
@@ -86,7 +89,8 @@ public final class CopyQueue implements AutoCloseable {
                 task.release();
                 throw new IllegalStateException("stream is closed");
             }
-            putUninterruptibly(task);
+            acquireSlotUninterruptibly();
+            queue.add(task);
             return ++submittedSeq;
         }
     }
@@ -168,7 +172,7 @@ public final class CopyQueue implements AutoCloseable {
                 return;
             }
             stopped = true;
-            putUninterruptibly(STOP);
+            queue.add(STOP); // needs no slot: close never waits for room
         }
         boolean interrupted = false;
         while (worker.isAlive()) {
@@ -190,12 +194,12 @@ public final class CopyQueue implements AutoCloseable {
         }
     }
 
-    private void putUninterruptibly(Task task) {
+    private void acquireSlotUninterruptibly() {
         boolean interrupted = false;
         try {
             while (true) {
                 try {
-                    if (queue.offer(task, 1, TimeUnit.SECONDS)) {
+                    if (waitingSlots.tryAcquire(1, TimeUnit.SECONDS)) {
                         return;
                     }
                 } catch (InterruptedException e) {
@@ -224,6 +228,7 @@ public final class CopyQueue implements AutoCloseable {
                 }
                 return;
             }
+            waitingSlots.release();
             seq++;
             try {
                 if (failure == null || task.isMarker()) {

@@ -1,0 +1,156 @@
+package io.tierkv.natives;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tierkv.natives.emulated.CopyQueue;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class CopyQueueTest {
+
+    private static CopyQueue.Task blockingOn(CountDownLatch latch) {
+        return () -> {
+            try {
+                latch.await();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        };
+    }
+
+    @Test
+    void tasksRunInSubmissionOrderOnTheWorkerThread() {
+        List<String> ran = new CopyOnWriteArrayList<>();
+        try (CopyQueue q = new CopyQueue("test-worker", 4)) {
+            long last = 0;
+            for (int i = 0; i < 50; i++) {
+                int n = i;
+                last = q.submit(() -> ran.add(Thread.currentThread().getName() + ":" + n));
+            }
+            assertEquals(50, last);
+            q.await(last);
+            assertEquals(50, q.completedSeq());
+        }
+        for (int i = 0; i < 50; i++) {
+            assertEquals("test-worker:" + i, ran.get(i));
+        }
+    }
+
+    @Test
+    void aFailedTaskFailsWaitsAtOrAfterItSkipsLaterCopiesAndStillReleasesThem() throws Exception {
+        CountDownLatch gate = new CountDownLatch(1);
+        AtomicInteger laterCopyRan = new AtomicInteger();
+        AtomicInteger released = new AtomicInteger();
+        AtomicInteger markerRan = new AtomicInteger();
+        try (CopyQueue q = new CopyQueue("test-worker", 8)) {
+            long first = q.submit(blockingOn(gate));
+            long failing = q.submit(() -> {
+                throw new IllegalStateException("Already closed");
+            });
+            long marker = q.submit(new CopyQueue.Task() {
+                @Override
+                public void run() {
+                    markerRan.incrementAndGet();
+                }
+
+                @Override
+                public boolean isMarker() {
+                    return true;
+                }
+            });
+            long later = q.submit(new CopyQueue.Task() {
+                @Override
+                public void run() {
+                    laterCopyRan.incrementAndGet();
+                }
+
+                @Override
+                public void release() {
+                    released.incrementAndGet();
+                }
+            });
+            try {
+                assertFalse(q.isDone(first));
+            } finally {
+                gate.countDown();
+            }
+            q.await(first);
+            var e = assertThrows(GpuException.class, () -> q.await(failing));
+            assertEquals(700, e.code());
+            assertEquals("emulatedErrorIllegalAddress", e.name());
+            assertEquals("EMULATED emulatedErrorIllegalAddress (700): queued task #2 failed:"
+                    + " java.lang.IllegalStateException: Already closed", e.getMessage());
+            assertThrows(GpuException.class, () -> q.await(marker));
+            assertThrows(GpuException.class, () -> q.await(later));
+            assertEquals(1, markerRan.get());
+            assertEquals(0, laterCopyRan.get());
+            assertEquals(1, released.get());
+            assertTrue(q.isDone(first));
+        }
+    }
+
+    @Test
+    void otherExceptionsMapToUnknown() {
+        try (CopyQueue q = new CopyQueue("test-worker", 2)) {
+            long seq = q.submit(() -> {
+                throw new ArithmeticException("boom");
+            });
+            var e = assertThrows(GpuException.class, () -> q.await(seq));
+            assertEquals(999, e.code());
+        }
+    }
+
+    @Test
+    void aFullQueueBlocksTheSubmitterUntilTheWorkerMakesRoom() throws Exception {
+        CountDownLatch gate = new CountDownLatch(1);
+        try (CopyQueue q = new CopyQueue("test-worker", 2)) {
+            q.submit(blockingOn(gate)); // taken by the worker, which blocks
+            q.submit(() -> {});
+            q.submit(() -> {}); // the queue now holds 2 (its capacity)
+            CountDownLatch submitted = new CountDownLatch(1);
+            Thread t = Thread.ofPlatform().start(() -> {
+                q.submit(() -> {});
+                submitted.countDown();
+            });
+            try {
+                assertFalse(submitted.await(200, TimeUnit.MILLISECONDS), "submit to a full queue returned");
+            } finally {
+                gate.countDown();
+            }
+            assertTrue(submitted.await(10, TimeUnit.SECONDS));
+            t.join();
+            q.awaitAll();
+            assertEquals(4, q.completedSeq());
+        }
+    }
+
+    @Test
+    void closeDrainsQueuedTasksAndLaterSubmitsAreRefusedButReleased() {
+        AtomicInteger ran = new AtomicInteger();
+        AtomicInteger released = new AtomicInteger();
+        CopyQueue q = new CopyQueue("test-worker", 100);
+        for (int i = 0; i < 100; i++) {
+            q.submit(ran::incrementAndGet);
+        }
+        q.close();
+        q.close();
+        assertEquals(100, ran.get());
+        assertThrows(IllegalStateException.class, () -> q.submit(new CopyQueue.Task() {
+            @Override
+            public void run() {}
+
+            @Override
+            public void release() {
+                released.incrementAndGet();
+            }
+        }));
+        assertEquals(1, released.get());
+    }
+}

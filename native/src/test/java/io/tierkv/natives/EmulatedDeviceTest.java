@@ -1,0 +1,151 @@
+package io.tierkv.natives;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.abort;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import org.junit.jupiter.api.Test;
+
+class EmulatedDeviceTest extends GpuRuntimeContract {
+
+    @Override
+    GpuRuntime openRuntime() {
+        return new EmulatedDevice(64 * MIB);
+    }
+
+    @Override
+    void assertNothingLeaked() {
+        EmulatedDevice device = (EmulatedDevice) runtime;
+        assertEquals(0, device.usedBytes(), "device bytes still allocated");
+        assertEquals(0, device.openResources(), "resources still registered");
+    }
+
+    @Override
+    String expectedName() {
+        return "EMULATED";
+    }
+
+    @Override
+    boolean hasHostView() {
+        return true;
+    }
+
+    @Override
+    boolean exactMemoryAccounting() {
+        return true;
+    }
+
+    @Test
+    void allocationBeyondCapacityIsOutOfMemoryAndFreeingMakesRoom() {
+        try (EmulatedDevice small = new EmulatedDevice(8 * MIB)) {
+            DeviceBuffer six = small.allocateDevice(6 * MIB);
+            var e = assertThrows(GpuException.class, () -> small.allocateDevice(3 * MIB));
+            assertTrue(e.isOutOfMemory());
+            assertEquals("EMULATED", e.api());
+            assertEquals(2, e.code());
+            assertEquals("emulatedErrorOutOfMemory", e.name());
+            assertEquals("EMULATED emulatedErrorOutOfMemory (2): allocateDevice(3145728 bytes): capacity 8388608"
+                    + " bytes, used 6291456 bytes, free 2097152 bytes", e.getMessage());
+            assertEquals(new MemoryInfo(2 * MIB, 8 * MIB), small.memoryInfo());
+            six.close();
+            try (DeviceBuffer three = small.allocateDevice(3 * MIB)) {
+                assertEquals(3 * MIB, small.usedBytes());
+                assertEquals(3 * MIB, three.byteSize());
+            }
+            assertEquals(0, small.usedBytes());
+        }
+    }
+
+    @Test
+    void capacityMustBePositive() {
+        var e = assertThrows(IllegalArgumentException.class, () -> new EmulatedDevice(0));
+        assertEquals("capacityBytes: 0 (expected > 0)", e.getMessage());
+    }
+
+    @Test
+    void defaultCapacityIsHalfOfPhysicalMemory() {
+        try (EmulatedDevice d = new EmulatedDevice()) {
+            assertEquals(EmulatedDevice.defaultCapacityBytes(), d.capacityBytes());
+            assertTrue(d.capacityBytes() >= 256 * MIB, "capacity " + d.capacityBytes());
+        }
+    }
+
+    @Test
+    void deviceMemoryStartsZeroedAndTheHostViewIsTheDeviceBytes() {
+        try (DeviceBuffer d = runtime.allocateDevice(MIB); GpuStream stream = runtime.createStream()) {
+            MemorySegment view = d.hostView().orElseThrow();
+            assertEquals(d.address(), view.address());
+            assertEquals(-1L, view.mismatch(arena.allocate(MIB)), "not zero-filled");
+            view.set(ValueLayout.JAVA_INT, 4096, 0xCAFE);
+            MemorySegment out = arena.allocate(4);
+            stream.copyDeviceToHost(d, 4096, out, 4);
+            stream.synchronize();
+            assertEquals(0xCAFE, out.get(ValueLayout.JAVA_INT, 0));
+        }
+    }
+
+    @Test
+    void freeingABufferWaitsForTheCopiesQueuedOnIt() {
+        MemorySegment src = arena.allocate(16 * MIB);
+        MemorySegment back = arena.allocate(16 * MIB);
+        src.fill((byte) 3);
+        GpuStream stream = runtime.createStream();
+        DeviceBuffer d = runtime.allocateDevice(16 * MIB);
+        for (int i = 0; i < 8; i++) {
+            stream.copyHostToDevice(src, d, 0, 16 * MIB);
+        }
+        stream.copyDeviceToHost(d, 0, back, 16 * MIB);
+        d.close(); // must wait: the worker still reads and writes d
+        assertTrue(d.isClosed());
+        stream.synchronize(); // no failure: every copy ran on live memory
+        assertEquals(3, back.get(ValueLayout.JAVA_BYTE, 16 * MIB - 1));
+        assertEquals(0, ((EmulatedDevice) runtime).usedBytes());
+        stream.close();
+    }
+
+    @Test
+    void closingTheDeviceDrainsQueuedCopiesBeforeFreeing() {
+        MemorySegment back = arena.allocate(4 * MIB);
+        DeviceBuffer d = runtime.allocateDevice(4 * MIB);
+        d.hostView().orElseThrow().fill((byte) 9);
+        GpuStream stream = runtime.createStream();
+        for (int i = 0; i < 10; i++) {
+            stream.copyDeviceToHost(d, 0, back, 4 * MIB);
+        }
+        runtime.close();
+        assertEquals(9, back.get(ValueLayout.JAVA_BYTE, 4 * MIB - 1));
+    }
+
+    @Test
+    void aCopyFromAHostSegmentClosedBeforeItRanFailsTheStreamWithIllegalAddress() {
+        DeviceBuffer big = runtime.allocateDevice(24 * MIB);
+        DeviceBuffer big2 = runtime.allocateDevice(24 * MIB);
+        DeviceBuffer small = runtime.allocateDevice(4096);
+        GpuStream stream = runtime.createStream();
+        GpuEvent before;
+        Arena shortLived = Arena.ofShared();
+        MemorySegment src = shortLived.allocate(4096);
+        for (int i = 0; i < 60; i++) { // about 1.5 GB of copies ahead of the doomed one
+            stream.copyDeviceToDevice(big, 0, big2, 0, 24 * MIB);
+        }
+        before = stream.record();
+        stream.copyHostToDevice(src, small, 0, 4096);
+        GpuEvent after = stream.record();
+        boolean ranAlready = after.isComplete();
+        shortLived.close();
+        if (ranAlready) {
+            abort("the worker finished 1.5 GB of copies before the arena closed; cannot order the race");
+        }
+        before.synchronize(); // work before the failure is fine
+        var e = assertThrows(GpuException.class, after::synchronize);
+        assertEquals(700, e.code());
+        assertEquals("emulatedErrorIllegalAddress", e.name());
+        assertTrue(e.getCause() instanceof IllegalStateException, String.valueOf(e.getCause()));
+        assertThrows(GpuException.class, stream::synchronize);
+        assertThrows(GpuException.class, after::isComplete);
+    }
+}
