@@ -4,10 +4,15 @@ module io.tierkv.bench {
     requires io.tierkv.tiers;
     requires info.picocli;
     requires com.fasterxml.jackson.databind;
+    requires HdrHistogram;
+    requires org.knowm.xchart;
+    requires java.desktop;
     requires jmh.core;
     requires io.netty.buffer;
     exports io.tierkv.bench.model;
     exports io.tierkv.bench.trace;
     exports io.tierkv.bench.sim;
     exports io.tierkv.bench.jmh;
+    exports io.tierkv.bench.cli;
+    opens io.tierkv.bench.cli to info.picocli, com.fasterxml.jackson.databind;
 }

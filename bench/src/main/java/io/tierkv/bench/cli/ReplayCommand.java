@@ -1,0 +1,234 @@
+package io.tierkv.bench.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.tierkv.core.DType;
+import io.tierkv.core.KvLayout;
+import io.tierkv.tiers.disk.Compression;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code tierkv replay}: replays a serving trace (or the built-in generator) through a real KV
+ * block manager and reports hit rates by tier, bytes moved, latency and throughput. See
+ * {@link Replayer} for what one request does and {@link ReplayReport} for the definitions.
+ */
+@Command(name = "replay", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Replay a serving trace through a real KV block manager (device, host and disk tiers).",
+            "With no --trace, replays the built-in seeded multi-turn generator (1,000 requests).",
+            "Exit status: 0, or 1 when a block read back differed from what was written or an invariant broke."})
+public final class ReplayCommand implements Callable<Integer> {
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--trace", paramLabel = "FILE",
+            description = "Mooncake .jsonl or Azure .csv trace; absent: the built-in generator")
+    private Path trace;
+
+    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "auto",
+            description = "auto (by extension), mooncake, azure or generator (default: ${DEFAULT-VALUE})")
+    private TraceInput.Format format;
+
+    @Option(names = "--requests", paramLabel = "N", defaultValue = "-1",
+            description = "replay only the first N requests (the generator makes N; default: 1000 for it, all of a file)")
+    private int requests;
+
+    @Option(names = "--seed", paramLabel = "SEED", defaultValue = "42", description = "generator seed (default: 42)")
+    private long seed;
+
+    @Option(names = "--layout", paramLabel = "PRESET", defaultValue = "tiny",
+            description = "tiny (1x1x8 F16, 32 B/token), llama3-8b (32x8x128 F16), qwen2.5-7b (28x4x128 BF16); "
+                    + "default: ${DEFAULT-VALUE}")
+    private String layoutPreset;
+
+    @Option(names = "--layers", paramLabel = "L", defaultValue = "0", description = "override the preset's layers")
+    private int layers;
+
+    @Option(names = "--kv-heads", paramLabel = "H", defaultValue = "0", description = "override the preset's KV heads")
+    private int kvHeads;
+
+    @Option(names = "--head-dim", paramLabel = "D", defaultValue = "0", description = "override the preset's head dim")
+    private int headDim;
+
+    @Option(names = "--dtype", paramLabel = "DTYPE", description = "override the preset's dtype: F16, BF16, F32, "
+            + "FP8_E4M3, INT8")
+    private DType dtype;
+
+    @Option(names = "--block-tokens", paramLabel = "B", defaultValue = "0",
+            description = "tokens per block (default: 512 for Mooncake, a divisor of 512 allowed; 16 for the "
+                    + "generator and Azure, whose ids are cut at it)")
+    private int blockTokens;
+
+    @Option(names = "--device-tokens", paramLabel = "TOKENS", defaultValue = "65536",
+            description = "device tier capacity in tokens, e.g. 1e6 (default: ${DEFAULT-VALUE}); see --device-bytes")
+    private String deviceTokens;
+
+    @Option(names = "--device-bytes", paramLabel = "SIZE", description = "device tier budget in bytes (e.g. 512m); "
+            + "overrides --device-tokens")
+    private String deviceBytes;
+
+    @Option(names = "--host-tokens", paramLabel = "TOKENS", defaultValue = "131072",
+            description = "host tier capacity in tokens; 0 and no disk = single tier (default: ${DEFAULT-VALUE})")
+    private String hostTokens;
+
+    @Option(names = "--host-bytes", paramLabel = "SIZE", description = "host tier budget in bytes; overrides "
+            + "--host-tokens; 0 and no disk = single-tier LRU store")
+    private String hostBytes;
+
+    @Option(names = "--disk-dir", paramLabel = "DIR", description = "disk tier directory, dedicated to this run "
+            + "(default: a temporary directory, deleted afterwards)")
+    private Path diskDir;
+
+    @Option(names = "--disk-bytes", paramLabel = "SIZE", defaultValue = "64m",
+            description = "disk tier budget; 0 = no disk tier (default: ${DEFAULT-VALUE})")
+    private String diskBytes;
+
+    @Option(names = "--single-tier", description = "device only: no host, no disk (--host-tokens 0 --disk-bytes 0);"
+            + " the manager's block model with an LRU (or --policy) store, as in the Mooncake paper's Figure 9")
+    private boolean singleTier;
+
+    @Option(names = "--compression", paramLabel = "CODEC", defaultValue = "lz4",
+            description = "disk records: lz4 or none (default: ${DEFAULT-VALUE})")
+    private Compression compression;
+
+    @Option(names = "--policy", paramLabel = "NAME", defaultValue = "lru",
+            description = "eviction policy: lru, lfu, fifo, s3fifo, sieve, priority-lru (default: ${DEFAULT-VALUE})")
+    private String policy;
+
+    @Option(names = "--recent-blocks", paramLabel = "N", defaultValue = "2",
+            description = "sealed blocks at the end of the open sequence pinned on the device (default: "
+                    + "${DEFAULT-VALUE})")
+    private int recentBlocks;
+
+    @Option(names = "--movers", paramLabel = "N", defaultValue = "1",
+            description = "background mover threads; 0 = moves only on demand, deterministic (default: ${DEFAULT-VALUE})")
+    private int movers;
+
+    @Option(names = "--payload", paramLabel = "MODE", defaultValue = "full",
+            description = "full: write every block's bytes (derived from its id) and verify every matched block "
+                    + "byte for byte; none: zero bytes, no verification, for fast sweeps (default: ${DEFAULT-VALUE})")
+    private ReplayConfig.Payload payload;
+
+    @Option(names = "--max-decode-tokens", paramLabel = "N", defaultValue = "-1",
+            description = "cap on answer tokens appended per request; -1 = output_length as traced (default)")
+    private int maxDecodeTokens;
+
+    @Option(names = "--speed", paramLabel = "X", defaultValue = "0",
+            description = "honour timestamps, X times faster than real time; 0 = as fast as possible (default)")
+    private double speed;
+
+    @Option(names = "--admission-timeout-ms", paramLabel = "MS", defaultValue = "100",
+            description = "how long a block allocation waits for space before its request is rejected "
+                    + "(default: ${DEFAULT-VALUE})")
+    private double admissionTimeoutMs;
+
+    @Option(names = "--report", paramLabel = "FILE", description = "write the report (or the sweep's reports) as JSON")
+    private Path report;
+
+    @Option(names = "--sweep", paramLabel = "TOKENS", split = ",",
+            description = "replay once per device capacity in tokens, e.g. 1e4,1e5,1e6,1e7; writes --sweep-csv and "
+                    + "--plot")
+    private List<String> sweep;
+
+    @Option(names = "--sweep-csv", paramLabel = "FILE", defaultValue = "replay-sweep.csv",
+            description = "CSV of the sweep (default: ${DEFAULT-VALUE})")
+    private Path sweepCsv;
+
+    @Option(names = "--plot", paramLabel = "FILE", defaultValue = "replay-sweep.png",
+            description = "PNG plot of the sweep (default: ${DEFAULT-VALUE})")
+    private Path plot;
+
+    @Option(names = "--progress", negatable = true, description = "progress bar on stderr (default: when stderr is "
+            + "a terminal)")
+    private Boolean progress;
+
+    /** Creates the command (picocli instantiates it). */
+    public ReplayCommand() {
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        PrintWriter out = spec.commandLine().getOut();
+        TraceInput.Format f = TraceInput.resolve(trace, format);
+        int b = blockTokens > 0 ? blockTokens : TraceInput.defaultBlockTokens(f);
+        KvLayout layout = LayoutPreset.byName(layoutPreset).layout(b, layers, kvHeads, headDim, dtype);
+        ReplayConfig config = config(layout);
+        TraceInput input = TraceInput.load(trace, f, b, requests, seed);
+        boolean bar = progress != null ? progress : System.console() != null && System.console().isTerminal();
+        List<ReplayReport> reports = new ArrayList<>();
+        if (sweep == null || sweep.isEmpty()) {
+            ReplayReport r = replay(config, input, bar, "");
+            reports.add(r);
+            out.print(r.summary());
+        } else {
+            for (String cap : sweep) {
+                long tokens = Sizes.parseCount(cap);
+                long blocks = Math.max(config.recentBlocks() + 1L, (tokens + b - 1) / b);
+                ReplayConfig point = config.withDeviceBytes(blocks * layout.bytesPerBlock());
+                ReplayReport r = replay(point, input, bar, String.format(Locale.ROOT, "%.3g tokens ", (double) tokens));
+                reports.add(r);
+                out.printf(Locale.ROOT, "device %10d tokens: hit rate %.4f (ceiling %.4f), %d rejected, %.1f s%n",
+                        r.setup().deviceTokens(), r.hitRate(), r.ceilingHitRate(), r.rejectedRequests(),
+                        r.wallSeconds());
+                out.flush();
+            }
+            Sweep.writeCsv(sweepCsv, reports);
+            Sweep.writePlot(plot, reports);
+            out.println("wrote " + sweepCsv + " and " + plot);
+        }
+        if (report != null) {
+            ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+            Object value = reports.size() == 1 && (sweep == null || sweep.isEmpty()) ? reports.get(0)
+                    : Map.of("sweep", reports);
+            json.writeValue(report.toFile(), value);
+            out.println("wrote " + report);
+        }
+        out.flush();
+        boolean bad = reports.stream().anyMatch(r -> r.events().verifyFailures() > 0 || r.hits().lost() > 0
+                || !r.invariantViolations().isEmpty());
+        return bad ? 1 : 0;
+    }
+
+    private ReplayReport replay(ReplayConfig config, TraceInput input, boolean bar, String label) {
+        try (Progress p = new Progress(System.err, input.requests().size(), bar, label)) {
+            return new Replayer(config).run(input.requests(), input.traceBlockTokens(), input.source(),
+                    input.format(), p);
+        }
+    }
+
+    /**
+     * Builds the configuration from the options.
+     *
+     * @param layout the layout
+     * @return the configuration
+     */
+    ReplayConfig config(KvLayout layout) {
+        long perToken = layout.bytesPerToken();
+        long block = layout.bytesPerBlock();
+        long dev = deviceBytes != null ? Sizes.parseBytes(deviceBytes)
+                : roundUp(Sizes.parseCount(deviceTokens) * perToken, block);
+        long host = hostBytes != null ? Sizes.parseBytes(hostBytes)
+                : roundUp(Sizes.parseCount(hostTokens) * perToken, block);
+        long disk = Sizes.parseBytes(diskBytes);
+        if (singleTier) {
+            host = 0;
+            disk = 0;
+        }
+        return new ReplayConfig(layout, dev, host, diskDir, disk, compression, policy.toLowerCase(Locale.ROOT),
+                recentBlocks, movers, payload, maxDecodeTokens, speed, Math.round(admissionTimeoutMs * 1e6));
+    }
+
+    private static long roundUp(long v, long unit) {
+        return (v + unit - 1) / unit * unit;
+    }
+}

@@ -1,0 +1,495 @@
+package io.tierkv.bench.cli;
+
+import io.tierkv.bench.trace.TraceRequest;
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.cache.BlockLease;
+import io.tierkv.core.cache.CacheOptions;
+import io.tierkv.core.cache.CacheStats;
+import io.tierkv.core.cache.PagedKvCache;
+import io.tierkv.core.cache.Sequence;
+import io.tierkv.core.cache.SequenceOptions;
+import io.tierkv.core.error.CapacityExhaustedException;
+import io.tierkv.core.error.CorruptBlockException;
+import io.tierkv.core.error.TransferTimeoutException;
+import io.tierkv.core.pool.SlabMemory;
+import io.tierkv.core.prefix.HashAlgorithm;
+import io.tierkv.natives.EmulatedDevice;
+import io.tierkv.tiers.KvBlockManager;
+import io.tierkv.tiers.TierStats;
+import io.tierkv.tiers.disk.DiskFormat;
+import io.tierkv.tiers.disk.DiskOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Replays trace requests, in arrival order, through a real KV block manager (see
+ * {@link ReplayConfig} for the tiers), one request at a time:
+ *
+ * <ol>
+ *   <li>The prompt's token ids are synthesized from the trace's block ids ({@link BlockContent}):
+ *       every trace block, the last partial one included, becomes a full block of tokens.
+ *   <li>{@code Sequence.matchPrefix} finds the cached leading blocks; each is then leased (and so
+ *       promoted to the device if it was below) and, with payload {@code full}, every byte checked.
+ *   <li>Prefill appends and writes every remaining prompt token (all layers), sealing the blocks.
+ *   <li>Decode appends {@code output_length} answer tokens (capped by {@code maxDecodeTokens}).
+ *   <li>The sequence closes; its sealed blocks stay cached until the policy evicts them.
+ * </ol>
+ * Not thread-safe; a replay runs on the calling thread (the manager's movers run beside it).
+ */
+public final class Replayer {
+
+    private final ReplayConfig config;
+    private final KvLayout layout;
+
+    /**
+     * Creates a replayer.
+     *
+     * @param config the configuration
+     */
+    public Replayer(ReplayConfig config) {
+        this.config = config;
+        this.layout = config.layout();
+    }
+
+    /**
+     * Replays requests through a fresh manager, closed before returning.
+     *
+     * @param requests         the requests in arrival order
+     * @param traceBlockTokens the block size the requests' ids were cut at; a multiple of the layout's block size
+     * @param source           where the requests came from (for the report)
+     * @param format           the trace format (for the report)
+     * @param progress         a progress bar, or {@link Progress#none()}
+     * @return the report
+     * @throws IllegalArgumentException if the trace block size is not a multiple of the layout's
+     */
+    public ReplayReport run(List<TraceRequest> requests, int traceBlockTokens, String source, String format,
+            Progress progress) {
+        int bm = layout.blockSizeTokens();
+        if (traceBlockTokens % bm != 0) {
+            throw new IllegalArgumentException("block-tokens: " + bm + " (expected a divisor of the trace's block size "
+                    + traceBlockTokens + ")");
+        }
+        try (Backend backend = config.tiered() ? new ManagerBackend(config) : new SingleTierBackend(config)) {
+            return new Run(backend, traceBlockTokens).replay(requests, source, format, progress);
+        }
+    }
+
+    /** One replay's state. */
+    private final class Run {
+        private final Backend backend;
+        private final int bt;
+        private final int bm;
+        private final int tvb;
+        private final boolean full;
+        private final Arena arena = Arena.ofConfined();
+        private final MemorySegment image;
+        private final MemorySegment zero;
+        private final Histogram latency = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+        private final Set<Long> seen = new HashSet<>();
+        private int[] buf = new int[4096];
+        private long promptTokens;
+        private long hitTokens;
+        private long ceilingTokens;
+        private long prefillTokens;
+        private long decodeTokens;
+        private long rejected;
+        private long matchedBlocks;
+        private long lost;
+        private long verified;
+        private long verifyFailures;
+        private long written;
+
+        Run(Backend backend, int traceBlockTokens) {
+            this.backend = backend;
+            this.bt = traceBlockTokens;
+            this.bm = layout.blockSizeTokens();
+            this.tvb = layout.tokenVectorBytes();
+            this.full = config.payload() == ReplayConfig.Payload.FULL;
+            this.image = arena.allocate(layout.bytesPerBlock(), 64);
+            this.zero = arena.allocate(tvb, 64);
+        }
+
+        ReplayReport replay(List<TraceRequest> requests, String source, String format, Progress progress) {
+            long start = System.nanoTime();
+            long firstTimestamp = requests.isEmpty() ? 0 : requests.get(0).timestampMillis();
+            try (arena) {
+                for (int n = 0; n < requests.size(); n++) {
+                    TraceRequest r = requests.get(n);
+                    if (config.speed() > 0) {
+                        pace(start, (r.timestampMillis() - firstTimestamp) / config.speed());
+                    }
+                    request(n, r);
+                    progress.update(n + 1, promptTokens == 0 ? 0 : (double) hitTokens / promptTokens);
+                }
+            }
+            double wall = (System.nanoTime() - start) / 1e9;
+            return report(requests.size(), source, format, wall);
+        }
+
+        private void pace(long start, double millis) {
+            long target = start + (long) (millis * 1e6);
+            long wait = target - System.nanoTime();
+            if (wait > 0) {
+                try {
+                    TimeUnit.NANOSECONDS.sleep(wait);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while pacing the replay", e);
+                }
+            }
+        }
+
+        private void request(long n, TraceRequest r) {
+            int k = r.blockCount();
+            int input = r.inputLength();
+            promptTokens += input;
+            int tokens = k * bt;
+            if (buf.length < tokens) {
+                buf = new int[Math.max(tokens, buf.length * 2)];
+            }
+            int run = 0;
+            boolean leading = true;
+            for (int i = 0; i < k; i++) {
+                long id = r.blockHash(i);
+                BlockContent.tokens(id, buf, i * bt, bt);
+                if (leading && seen.contains(id)) {
+                    run++;
+                } else {
+                    leading = false;
+                }
+            }
+            ceilingTokens += Math.min((long) run * bt, input);
+            for (int i = 0; i < k; i++) {
+                seen.add(r.blockHash(i));
+            }
+            Sequence seq = backend.open();
+            try {
+                long t0 = System.nanoTime();
+                int matched = tokens == 0 ? 0 : seq.matchPrefix(buf, tokens);
+                long excluded = leaseMatched(seq, r, matched / bm);
+                latency.recordValue(Math.min(latency.getHighestTrackableValue(), System.nanoTime() - t0 - excluded));
+                hitTokens += Math.min(matched, input);
+                for (int p = matched; p < tokens; p++) {
+                    int pos = seq.appendToken(buf[p]);
+                    if (full && p % bm == 0) {
+                        BlockContent.fill(payloadKey(r, p), image);
+                    }
+                    writeLayers(seq, pos);
+                    prefillTokens++;
+                }
+                int answer = config.maxDecodeTokens() < 0 ? r.outputLength()
+                        : Math.min(r.outputLength(), config.maxDecodeTokens());
+                for (int j = 0; j < answer; j++) {
+                    int pos = seq.appendToken(BlockContent.decodeToken(n, j));
+                    if (full && pos % bm == 0) {
+                        BlockContent.fill(BlockContent.payloadKey(~n, pos / bm), image);
+                    }
+                    writeLayers(seq, pos);
+                    decodeTokens++;
+                }
+            } catch (CapacityExhaustedException | TransferTimeoutException e) {
+                rejected++;
+            } finally {
+                seq.close();
+            }
+        }
+
+        private long payloadKey(TraceRequest r, int position) {
+            return BlockContent.payloadKey(r.blockHash(position / bt), (position % bt) / bm);
+        }
+
+        /** Leases each matched block in turn (promoting it) and verifies it; returns the verify time. */
+        private long leaseMatched(Sequence seq, TraceRequest r, int blocks) {
+            long verifyNanos = 0;
+            matchedBlocks += blocks;
+            for (int i = 0; i < blocks; i++) {
+                try (BlockLease lease = seq.lease(i * bm, (i + 1) * bm)) {
+                    if (full) {
+                        long v0 = System.nanoTime();
+                        if (BlockContent.verify(payloadKey(r, i * bm), lease.block(0)) >= 0) {
+                            verifyFailures++;
+                        }
+                        verified += layout.bytesPerBlock();
+                        verifyNanos += System.nanoTime() - v0;
+                    }
+                } catch (CorruptBlockException e) {
+                    lost++;
+                }
+            }
+            return verifyNanos;
+        }
+
+        private void writeLayers(Sequence seq, int pos) {
+            int t = pos % bm;
+            for (int l = 0; l < layout.layers(); l++) {
+                if (full) {
+                    seq.write(l, pos, image.asSlice(layout.offsetOf(l, KvLayout.K, t), tvb),
+                            image.asSlice(layout.offsetOf(l, KvLayout.V, t), tvb));
+                } else {
+                    seq.write(l, pos, zero, zero);
+                }
+            }
+            written += 2L * tvb * layout.layers();
+        }
+
+        /**
+         * The manager's invariant check; with mover threads a check can catch a move half done,
+         * so a violation is confirmed by two more checks 50 ms apart before it is reported.
+         */
+        private List<String> invariants() {
+            List<String> bad = backend.invariants();
+            for (int i = 0; i < 2 && !bad.isEmpty() && config.tiered() && config.movers() > 0; i++) {
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+                bad = backend.invariants();
+            }
+            return bad;
+        }
+
+        private ReplayReport report(long requests, String source, String format, double wall) {
+            CacheStats cs = backend.cache().stats();
+            TierStats ts = backend.tierStats();
+            ReplayReport.Move none = new ReplayReport.Move(0, 0);
+            ReplayReport.Move down = ts == null ? none : move(ts.demotions());
+            ReplayReport.Move spill = ts == null ? none : move(ts.diskSpills());
+            ReplayReport.Move load = ts == null ? none : move(ts.diskLoads());
+            ReplayReport.Move promoted = ts == null ? none : move(ts.promotions());
+            ReplayReport.Move up = new ReplayReport.Move(Math.max(0, promoted.blocks() - load.blocks()),
+                    Math.max(0, promoted.bytes() - load.bytes()));
+            long belowHits = cs.prefixHitBlocksBelow();
+            long deviceHits = cs.prefixHitBlocks() - belowHits;
+            long diskHits = Math.min(belowHits, load.blocks());
+            ReplayReport.Setup setup = new ReplayReport.Setup(layoutText(layout), bm, layout.bytesPerBlock(),
+                    config.tiered(), config.deviceBlocks(), config.deviceBlocks() * bm,
+                    ts == null ? 0 : ts.hostCapacityBlocks(), config.diskBytes(), config.compression().name(),
+                    config.policy(), config.payload().name().toLowerCase(java.util.Locale.ROOT), config.recentBlocks(),
+                    config.tiered() ? config.movers() : 0, config.maxDecodeTokens(), config.speed());
+            ReplayReport.Events events = new ReplayReport.Events(cs.demotions(), cs.promotions(), cs.failedDemotions(),
+                    cs.failedPromotions(), cs.evictions(), ts == null ? 0 : ts.hostEvictions(),
+                    ts == null || ts.disk() == null ? 0 : ts.disk().evictions(), cs.cleanDrops(),
+                    ts == null ? 0 : ts.hostCleanDrops(), spill.blocks(), cs.copiesOnWrite(), cs.admissionFailures(),
+                    verifyFailures, ts == null || ts.disk() == null ? 1.0 : ts.disk().compressionRatio());
+            ReplayReport.Latency lat = new ReplayReport.Latency(latency.getTotalCount(), latency.getMean() / 1e3,
+                    latency.getValueAtPercentile(50) / 1e3, latency.getValueAtPercentile(90) / 1e3,
+                    latency.getValueAtPercentile(99) / 1e3, latency.getValueAtPercentile(99.9) / 1e3,
+                    latency.getMaxValue() / 1e3);
+            return new ReplayReport(source, format, bt, setup, requests, rejected, promptTokens, hitTokens,
+                    promptTokens == 0 ? 0 : (double) hitTokens / promptTokens,
+                    promptTokens == 0 ? 0 : (double) ceilingTokens / promptTokens, prefillTokens, decodeTokens,
+                    new ReplayReport.Hits(matchedBlocks, deviceHits, belowHits - diskHits, diskHits, lost),
+                    new ReplayReport.Moves(down, up, spill, load, written, verified), events, lat, wall,
+                    wall > 0 ? requests / wall : 0, wall > 0 ? (promptTokens + decodeTokens) / wall : 0,
+                    invariants());
+        }
+    }
+
+    private static ReplayReport.Move move(TierStats.MoveStats m) {
+        return new ReplayReport.Move(m.blocks(), m.bytes());
+    }
+
+    /**
+     * A layout as text, for example {@code L=1 H=1 D=8 F16}.
+     *
+     * @param l the layout
+     * @return the text
+     */
+    static String layoutText(KvLayout l) {
+        return "L=" + l.layers() + " H=" + l.kvHeads() + " D=" + l.headDim() + " " + l.dtype();
+    }
+
+    // ------------------------------------------------------------------------------------ backends
+
+    /** What a replay runs against. */
+    private abstract static class Backend implements AutoCloseable {
+        abstract Sequence open();
+
+        abstract PagedKvCache cache();
+
+        abstract TierStats tierStats();
+
+        abstract List<String> invariants();
+
+        @Override
+        public abstract void close();
+    }
+
+    /** The manager's block model alone: a single-tier prefix cache (no lower tier). */
+    private static final class SingleTierBackend extends Backend {
+        private final SlabMemory memory;
+        private final PagedKvCache cache;
+
+        SingleTierBackend(ReplayConfig c) {
+            int blocks = (int) Math.min(Integer.MAX_VALUE / 4, c.deviceBlocks());
+            CacheOptions options = new CacheOptions(c.layout(), blocks, blocks, c.policy(), HashAlgorithm.MURMUR3_128,
+                    c.recentBlocks(), c.admissionTimeoutNanos(), CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS);
+            this.memory = new SlabMemory(blocks, c.layout().bytesPerBlock());
+            try {
+                this.cache = new PagedKvCache(options, memory, null);
+            } catch (RuntimeException e) {
+                memory.close();
+                throw e;
+            }
+        }
+
+        @Override
+        Sequence open() {
+            return cache.openSequence(SequenceOptions.defaults());
+        }
+
+        @Override
+        PagedKvCache cache() {
+            return cache;
+        }
+
+        @Override
+        TierStats tierStats() {
+            return null;
+        }
+
+        @Override
+        List<String> invariants() {
+            return cache.checkInvariants();
+        }
+
+        @Override
+        public void close() {
+            cache.close();
+            memory.close();
+        }
+    }
+
+    /** A {@link KvBlockManager} over an emulated device, a host tier and an optional disk tier. */
+    private static final class ManagerBackend extends Backend {
+        private final EmulatedDevice device;
+        private final KvBlockManager kv;
+        private final Path tempDir;
+
+        ManagerBackend(ReplayConfig c) {
+            KvLayout layout = c.layout();
+            long block = layout.bytesPerBlock();
+            long host = c.hostBytes() > 0 ? c.hostBytes() : block;
+            Path temp = null;
+            EmulatedDevice dev = new EmulatedDevice(c.deviceBytes() + block);
+            try {
+                KvBlockManager.Builder b = KvBlockManager.builder(layout)
+                        .device(dev, c.deviceBytes())
+                        .host(host)
+                        .policy(c.policy())
+                        .recentDeviceBlocks(c.recentBlocks())
+                        .movers(c.movers())
+                        .admissionTimeoutNanos(c.admissionTimeoutNanos());
+                if (c.diskBytes() > 0) {
+                    Path dir = c.diskDir();
+                    if (dir == null) {
+                        temp = Files.createTempDirectory("tierkv-replay-");
+                        dir = temp.resolve("disk");
+                    }
+                    b.disk(diskOptions(dir, c));
+                }
+                this.kv = b.build();
+            } catch (IOException e) {
+                dev.close();
+                deleteTree(temp);
+                throw new UncheckedIOException("cannot create a temporary disk directory", e);
+            } catch (RuntimeException e) {
+                dev.close();
+                deleteTree(temp);
+                throw e;
+            }
+            this.device = dev;
+            this.tempDir = temp;
+        }
+
+        @Override
+        Sequence open() {
+            return kv.openSequence(SequenceOptions.defaults());
+        }
+
+        @Override
+        PagedKvCache cache() {
+            return kv.cache();
+        }
+
+        @Override
+        TierStats tierStats() {
+            return kv.stats();
+        }
+
+        @Override
+        List<String> invariants() {
+            return kv.checkInvariants();
+        }
+
+        @Override
+        public void close() {
+            try {
+                kv.close();
+            } finally {
+                device.close();
+                deleteTree(tempDir);
+            }
+        }
+    }
+
+    /**
+     * Disk options for a budget: segments of at most 64 MiB, at most a quarter of the budget, and
+     * at least one record.
+     *
+     * @param dir the directory
+     * @param c   the configuration (budget, compression, layout)
+     * @return the options
+     * @throws IllegalArgumentException if the budget cannot hold one segment
+     */
+    static DiskOptions diskOptions(Path dir, ReplayConfig c) {
+        long need = alignUp(64 + DiskFormat.maxRecordBytes(c.layout()), 4096);
+        long quarter = (c.diskBytes() - DiskFormat.META_BYTES) / 4 / 4096 * 4096;
+        long segment = Math.max(need, Math.min(DiskOptions.DEFAULT_SEGMENT_BYTES, quarter));
+        if (c.diskBytes() < segment + DiskFormat.META_BYTES) {
+            throw new IllegalArgumentException("disk-bytes: " + c.diskBytes() + " (expected >= "
+                    + (segment + DiskFormat.META_BYTES) + ": one segment holding a record of this layout, plus metadata)");
+        }
+        return DiskOptions.at(dir).withSegmentBytes(segment).withBudgetBytes(c.diskBytes())
+                .withCompression(c.compression());
+    }
+
+    private static long alignUp(long v, long a) {
+        return (v + a - 1) / a * a;
+    }
+
+    /**
+     * Deletes a directory tree; null and absent paths are ignored.
+     *
+     * @param root the tree
+     */
+    static void deleteTree(Path root) {
+        if (root == null || !Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(root)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (IOException e) {
+                    // best effort: a temporary directory
+                }
+            });
+        } catch (IOException e) {
+            // best effort
+        }
+    }
+}

@@ -1,0 +1,79 @@
+package io.tierkv.bench.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * {@code tierkv}: the command line of TierKV. Subcommands: {@code replay}, {@code decode},
+ * {@code simulate}; {@code tierkv help <command>} or {@code tierkv <command> --help} lists the
+ * options. The entry point of {@code bench/target/tierkv.jar}.
+ */
+@Command(name = "tierkv", mixinStandardHelpOptions = true, versionProvider = TierKvCli.Version.class,
+        description = "TierKV: an off-heap, paged, tiered KV-cache block manager for JVM LLM runtimes.",
+        subcommands = {ReplayCommand.class, DecodeCommand.class, SimulateCommand.class,
+            CommandLine.HelpCommand.class},
+        synopsisSubcommandLabel = "COMMAND")
+public final class TierKvCli implements Runnable {
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    /** Creates the top command (picocli instantiates it). */
+    public TierKvCli() {
+    }
+
+    /**
+     * Runs the command line and exits with its status.
+     *
+     * @param args the arguments
+     */
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /**
+     * Runs the command line without exiting (for tests and embedding).
+     *
+     * @param args the arguments
+     * @return the exit status: 0 success, 1 a failed check, 2 bad usage
+     */
+    public static int execute(String... args) {
+        return commandLine().execute(args);
+    }
+
+    /**
+     * The configured picocli command line.
+     *
+     * @return a new command line
+     */
+    public static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new TierKvCli());
+        cl.setCaseInsensitiveEnumValuesAllowed(true);
+        cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            if (e instanceof IllegalArgumentException) {
+                cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + e.getMessage());
+                return 2;
+            }
+            throw e;
+        });
+        return cl;
+    }
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    /** The version from the jar's manifest, or "dev" when run from classes. */
+    static final class Version implements CommandLine.IVersionProvider {
+        /** Creates the provider (picocli instantiates it). */
+        Version() {
+        }
+
+        @Override
+        public String[] getVersion() {
+            String v = TierKvCli.class.getPackage().getImplementationVersion();
+            return new String[] {"tierkv " + (v == null ? "dev" : v) + " (Java " + Runtime.version() + ")"};
+        }
+    }
+}

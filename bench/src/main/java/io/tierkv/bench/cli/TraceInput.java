@@ -1,0 +1,133 @@
+package io.tierkv.bench.cli;
+
+import io.tierkv.bench.trace.AzureTraceReader;
+import io.tierkv.bench.trace.GeneratorOptions;
+import io.tierkv.bench.trace.MooncakeTraceReader;
+import io.tierkv.bench.trace.SyntheticTraceGenerator;
+import io.tierkv.bench.trace.TraceReader;
+import io.tierkv.bench.trace.TraceRequest;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The requests of a replay, loaded into memory (the published traces hold at most a few hundred
+ * thousand block ids), with the block size their ids were cut at.
+ *
+ * @param requests         the requests in arrival order
+ * @param traceBlockTokens tokens per trace block id
+ * @param source           file path or generator description
+ * @param format           {@code mooncake}, {@code azure} or {@code generator}
+ */
+public record TraceInput(List<TraceRequest> requests, int traceBlockTokens, String source, String format) {
+
+    /** Trace formats. */
+    public enum Format {
+        /** Decide by the file's extension ({@code .jsonl} Mooncake, {@code .csv} Azure); no file: generator. */
+        AUTO,
+        /** Mooncake FAST'25 JSONL: ids per 512-token block. */
+        MOONCAKE,
+        /** Azure LLM inference CSV: lengths only; every block gets a new id. */
+        AZURE,
+        /** The built-in seeded multi-turn generator. */
+        GENERATOR
+    }
+
+    /** Block size of the built-in generator and of Azure traces unless {@code --block-tokens} says otherwise. */
+    public static final int DEFAULT_SMALL_BLOCK_TOKENS = 64;
+
+    /**
+     * Copies the list.
+     */
+    public TraceInput {
+        requests = List.copyOf(requests);
+    }
+
+    /**
+     * Resolves the format: AUTO becomes MOONCAKE, AZURE (by extension) or GENERATOR (no file).
+     *
+     * @param trace  the file, or null
+     * @param format the requested format
+     * @return a concrete format
+     * @throws IllegalArgumentException for an unknown extension or a file-less file format
+     */
+    public static Format resolve(Path trace, Format format) {
+        if (format != Format.AUTO) {
+            if (trace == null && format != Format.GENERATOR) {
+                throw new IllegalArgumentException("format: " + format + " needs --trace FILE");
+            }
+            return format;
+        }
+        if (trace == null) {
+            return Format.GENERATOR;
+        }
+        String name = trace.getFileName().toString().toLowerCase(Locale.ROOT);
+        if (name.endsWith(".jsonl") || name.endsWith(".json")) {
+            return Format.MOONCAKE;
+        }
+        if (name.endsWith(".csv")) {
+            return Format.AZURE;
+        }
+        throw new IllegalArgumentException("trace: " + trace + " (expected a Mooncake .jsonl or an Azure .csv file,"
+                + " or --format)");
+    }
+
+    /**
+     * The default manager block size for a format: 512 for Mooncake (its ids' block size), 64
+     * for the generator and Azure (their ids are cut at it). 64 rather than vLLM's 16: with the
+     * tiny layout a move costs a copy-queue round trip whatever the block's size, so 16-token
+     * blocks quadruple the moves of a replay for the same traffic; use {@code --block-tokens 16}
+     * for vLLM's granularity.
+     *
+     * @param format a concrete format
+     * @return tokens per block
+     */
+    public static int defaultBlockTokens(Format format) {
+        return format == Format.MOONCAKE ? TraceReader.MOONCAKE_BLOCK_SIZE_TOKENS : DEFAULT_SMALL_BLOCK_TOKENS;
+    }
+
+    /**
+     * Loads requests.
+     *
+     * @param trace       the file, or null for the generator
+     * @param format      a concrete format
+     * @param blockTokens the manager's block size: Azure and generator ids are cut at it; a
+     *                    Mooncake trace keeps 512 (the manager's block size must divide it)
+     * @param limit       most requests to take (the first ones), or -1 for all; for the generator
+     *                    the number generated
+     * @param seed        the generator's seed
+     * @return the input
+     */
+    public static TraceInput load(Path trace, Format format, int blockTokens, int limit, long seed) {
+        TraceReader reader = switch (format) {
+            case MOONCAKE -> new MooncakeTraceReader(trace, TraceReader.MOONCAKE_BLOCK_SIZE_TOKENS);
+            case AZURE -> new AzureTraceReader(trace, blockTokens);
+            case GENERATOR -> {
+                GeneratorOptions o = generatorOptions(blockTokens, seed);
+                yield new SyntheticTraceGenerator(limit > 0 ? o.withRequests(limit) : o);
+            }
+            case AUTO -> throw new IllegalArgumentException("format: AUTO (resolve it first)");
+        };
+        try (reader) {
+            List<TraceRequest> out = new ArrayList<>();
+            while (reader.hasNext() && (limit < 0 || out.size() < limit)) {
+                out.add(reader.next());
+            }
+            return new TraceInput(out, reader.blockSizeTokens(), reader.source(),
+                    format.name().toLowerCase(Locale.ROOT));
+        }
+    }
+
+    /**
+     * The built-in workload of {@code tierkv replay} with no trace: the generator's defaults
+     * ({@link GeneratorOptions#defaults()}) with 1,000 requests and ids cut at the block size.
+     *
+     * @param blockTokens tokens per block
+     * @param seed        the seed
+     * @return the options
+     */
+    public static GeneratorOptions generatorOptions(int blockTokens, long seed) {
+        return GeneratorOptions.defaults().withBlockSizeTokens(blockTokens).withSeed(seed).withRequests(1_000);
+    }
+}
