@@ -18,6 +18,8 @@ final class AdmissionFilter {
     private int recorded;
 
     /**
+     * Creates an empty filter.
+     *
      * @param expectedKeys distinct keys to remember between resets, {@code >= 1}
      */
     AdmissionFilter(long expectedKeys) {
@@ -31,6 +33,8 @@ final class AdmissionFilter {
     /**
      * Offers a key.
      *
+     * @param hi block hash, high 64 bits
+     * @param lo block hash, low 64 bits
      * @return true if it was (probably) seen before and may be stored; false on a first sighting,
      *     which is now remembered
      */

@@ -46,6 +46,8 @@ final class BlockCodec {
     MemorySegment stored = MemorySegment.NULL;
 
     /**
+     * Creates a codec with its scratch memory.
+     *
      * @param compression  NONE or LZ4
      * @param shuffle      shuffle before LZ4
      * @param elementBytes the layout's dtype size; shuffling applies to 2 and 4
@@ -62,7 +64,11 @@ final class BlockCodec {
                 : MemorySegment.NULL;
     }
 
-    /** @return the LZ4 implementation in use, for reports */
+    /**
+     * Names the LZ4 implementation in use, for reports.
+     *
+     * @return for example {@code LZ4Factory:JNI}
+     */
     static String lz4Implementation() {
         return LZ4.toString();
     }

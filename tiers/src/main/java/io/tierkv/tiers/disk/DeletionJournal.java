@@ -7,7 +7,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.Arrays;
 import java.util.function.LongPredicate;
 import net.openhft.chronicle.bytes.MappedBytes;
 
@@ -157,15 +156,29 @@ final class DeletionJournal implements AutoCloseable {
         return new DeletionJournal(file, out, capacity, fileBytes, n);
     }
 
-    /** @return bytes of the journal file */
+    /**
+     * Size of the journal file.
+     *
+     * @return bytes
+     */
     long fileBytes() {
         return fileBytes;
     }
 
+    /**
+     * Entries written (including obsolete ones not yet compacted away).
+     *
+     * @return entries
+     */
     long count() {
         return count;
     }
 
+    /**
+     * Entries the file holds.
+     *
+     * @return entries
+     */
     long capacity() {
         return capacity;
     }
@@ -173,6 +186,10 @@ final class DeletionJournal implements AutoCloseable {
     /**
      * Records that the record at {@code offset} of the segment with {@code nonce} is deleted.
      *
+     * @param nonce  the segment's nonce
+     * @param offset the record's offset in the segment
+     * @param hashHi the record's block hash, high 64 bits
+     * @param hashLo the record's block hash, low 64 bits
      * @return false when the journal is full (nothing written)
      */
     boolean append(long nonce, long offset, long hashHi, long hashLo) {
@@ -241,11 +258,5 @@ final class DeletionJournal implements AutoCloseable {
     @Override
     public String toString() {
         return "DeletionJournal[" + file + ", " + count + "/" + capacity + " entries]";
-    }
-
-    static long[] concat(long[] a, long[] b) {
-        long[] r = Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, r, a.length, b.length);
-        return r;
     }
 }

@@ -18,16 +18,29 @@ import jdk.jfr.StackTrace;
 @StackTrace(false)
 final class DiskFaultEvent extends jdk.jfr.Event {
 
+    /** The damaged file. */
     @Label("File")
     String file;
 
+    /** Byte offset of the damage in the file, or -1 for the whole file. */
     @Label("Offset")
     @Description("Byte offset in the file, or -1 for the whole file")
     long offset;
 
+    /** What did not verify. */
     @Label("Reason")
     String reason;
 
+    /** An event to fill in; {@link #emit} is the way to raise one. */
+    DiskFaultEvent() {}
+
+    /**
+     * Commits an event if JFR records this event type.
+     *
+     * @param file   the damaged file
+     * @param offset the offset, or -1
+     * @param reason what did not verify
+     */
     static void emit(String file, long offset, String reason) {
         DiskFaultEvent e = new DiskFaultEvent();
         if (e.isEnabled()) {

@@ -94,6 +94,8 @@ final class DiskFiles {
     }
 
     /**
+     * Usable space of a directory's file system.
+     *
      * @param dir a directory
      * @return usable bytes of its file system, or -1 if unknown
      */

@@ -111,35 +111,60 @@ public final class DiskFormat {
     public static final int SEGMENT_MAGIC = 0x53564B54;
     /** Bytes of a segment header; the first record starts here. */
     public static final int SEGMENT_HEADER_BYTES = 64;
+    /** Offset of the segment header: magic. */
     static final long SEG_MAGIC = 0;
+    /** Offset of the segment header: format version (short). */
     static final long SEG_VERSION = 4;
+    /** Offset of the segment header: header bytes (short). */
     static final long SEG_HEADER_BYTES = 6;
+    /** Offset of the segment header: layout fingerprint. */
     static final long SEG_FINGERPRINT = 8;
+    /** Offset of the segment header: nonce. */
     static final long SEG_NONCE = 16;
+    /** Offset of the segment header: segment id. */
     static final long SEG_ID = 24;
+    /** Offset of the segment header: segment bytes at creation. */
     static final long SEG_BYTES = 32;
+    /** Offset of the segment header: CRC32C of bytes [0, 40). */
     static final long SEG_HEADER_CRC = 40;
+    /** Offset of the segment header: high-water mark. */
     static final long SEG_HWM = 48;
+    /** Offset of the segment header: CRC32C of the high-water mark. */
     static final long SEG_HWM_CRC = 56;
 
     /** Record magic, the bytes {@code TKVR}. */
     public static final int RECORD_MAGIC = 0x52564B54;
     /** Bytes of a record header; token ids follow. */
     public static final int RECORD_HEADER_BYTES = 64;
+    /** Offset of the record header: magic. */
     static final long REC_MAGIC = 0;
+    /** Offset of the record header: format version (byte). */
     static final long REC_VERSION = 4;
+    /** Offset of the record header: codec (byte). */
     static final long REC_CODEC = 5;
+    /** Offset of the record header: reserved byte, 0. */
     static final long REC_RESERVED_BYTE = 6;
+    /** Offset of the record header: shuffle width (byte). */
     static final long REC_SHUFFLE = 7;
+    /** Offset of the record header: layout fingerprint. */
     static final long REC_FINGERPRINT = 8;
+    /** Offset of the record header: block hash, high 64 bits. */
     static final long REC_HASH_HI = 16;
+    /** Offset of the record header: block hash, low 64 bits. */
     static final long REC_HASH_LO = 24;
+    /** Offset of the record header: segment nonce at write time. */
     static final long REC_NONCE = 32;
+    /** Offset of the record header: token count. */
     static final long REC_TOKENS = 40;
+    /** Offset of the record header: raw length. */
     static final long REC_RAW = 44;
+    /** Offset of the record header: stored length. */
     static final long REC_STORED = 48;
+    /** Offset of the record header: CRC32C of token ids and payload. */
     static final long REC_PAYLOAD_CRC = 52;
+    /** Offset of the record header: reserved int, 0. */
     static final long REC_RESERVED_INT = 56;
+    /** Offset of the record header: CRC32C of bytes [0, 60). */
     static final long REC_HEADER_CRC = 60;
 
     /** Codec byte: payload is the raw block. */
@@ -153,19 +178,28 @@ public final class DiskFormat {
     public static final int JOURNAL_HEADER_BYTES = 64;
     /** Bytes of one journal entry. */
     public static final int JOURNAL_ENTRY_BYTES = 32;
+    /** Offset of the journal header: magic. */
     static final long JRN_MAGIC = 0;
+    /** Offset of the journal header: format version. */
     static final long JRN_VERSION = 8;
+    /** Offset of the journal header: entry bytes. */
     static final long JRN_ENTRY_BYTES = 12;
+    /** Offset of the journal header: layout fingerprint. */
     static final long JRN_FINGERPRINT = 16;
+    /** Offset of the journal header: capacity in entries. */
     static final long JRN_CAPACITY = 24;
+    /** Offset of the journal header: entries written. */
     static final long JRN_COUNT = 32;
 
     /** Metadata magic, the bytes {@code TKVMETA1}. */
     public static final long META_MAGIC = 0x314154454D564B54L;
     /** Bytes of the metadata file. */
     public static final int META_BYTES = 64;
+    /** Offset of the metadata: layout fingerprint. */
     static final long META_FINGERPRINT = 16;
+    /** Offset of the metadata: the five layout ints. */
     static final long META_LAYOUT = 24;
+    /** Offset of the metadata: CRC32C of bytes [0, 44). */
     static final long META_CRC = 44;
 
     /** File name of the directory lock. */
@@ -270,6 +304,13 @@ public final class DiskFormat {
         }
     }
 
+    /**
+     * Rounds up.
+     *
+     * @param value     a non-negative value
+     * @param alignment a positive alignment
+     * @return the smallest multiple of {@code alignment} not below {@code value}
+     */
     static long alignUp(long value, long alignment) {
         return (value + alignment - 1) / alignment * alignment;
     }
@@ -289,6 +330,14 @@ public final class DiskFormat {
         return (int) crc.getValue();
     }
 
+    /**
+     * Adds a region to a running CRC32C.
+     *
+     * @param crc    the checksum in progress
+     * @param memory the memory
+     * @param offset first byte
+     * @param length bytes, {@code >= 0}
+     */
     static void update(CRC32C crc, MemorySegment memory, long offset, long length) {
         if (length > 0) {
             crc.update(memory.asSlice(offset, length).asByteBuffer());
@@ -297,6 +346,16 @@ public final class DiskFormat {
 
     // ---------------------------------------------------------------- segment header
 
+    /**
+     * Writes a fresh segment header with its checksum and a high-water mark at the first record.
+     *
+     * @param seg          the mapped segment
+     * @param crc          a checksum object
+     * @param fingerprint  the layout fingerprint
+     * @param nonce        the segment's nonce
+     * @param id           the segment id
+     * @param segmentBytes the segment's size
+     */
     static void writeSegmentHeader(MemorySegment seg, CRC32C crc, long fingerprint, long nonce, int id,
                                    long segmentBytes) {
         seg.asSlice(0, SEGMENT_HEADER_BYTES).fill((byte) 0);
@@ -311,12 +370,25 @@ public final class DiskFormat {
         writeHighWaterMark(seg, crc, SEGMENT_HEADER_BYTES);
     }
 
-    /** Replaces the nonce (in-place compaction) and re-seals the header checksum. */
+    /**
+     * Replaces the nonce (in-place compaction) and re-seals the header checksum.
+     *
+     * @param seg   the mapped segment
+     * @param crc   a checksum object
+     * @param nonce the new nonce
+     */
     static void writeSegmentNonce(MemorySegment seg, CRC32C crc, long nonce) {
         seg.set(LONG, SEG_NONCE, nonce);
         seg.set(INT, SEG_HEADER_CRC, crc32c(crc, seg, 0, SEG_HEADER_CRC));
     }
 
+    /**
+     * Writes the high-water mark and its checksum.
+     *
+     * @param seg the mapped segment
+     * @param crc a checksum object
+     * @param hwm the end of the last record
+     */
     static void writeHighWaterMark(MemorySegment seg, CRC32C crc, long hwm) {
         seg.set(LONG, SEG_HWM, hwm);
         seg.set(INT, SEG_HWM_CRC, crc32c(crc, seg, SEG_HWM, 8));
@@ -369,6 +441,23 @@ public final class DiskFormat {
 
     // ---------------------------------------------------------------- record header
 
+    /**
+     * Writes a record header and its checksum.
+     *
+     * @param dst          where the header goes
+     * @param off          its offset in {@code dst}
+     * @param crc          a checksum object
+     * @param codec        {@link #CODEC_RAW} or {@link #CODEC_LZ4}
+     * @param shuffleWidth 0, 2 or 4
+     * @param fingerprint  the layout fingerprint
+     * @param hashHi       block hash, high 64 bits
+     * @param hashLo       block hash, low 64 bits
+     * @param nonce        the segment's nonce
+     * @param tokenCount   token ids that follow
+     * @param rawLength    the block's length
+     * @param storedLength the payload's length
+     * @param payloadCrc   CRC32C of the token ids followed by the payload
+     */
     static void writeRecordHeader(MemorySegment dst, long off, CRC32C crc, int codec, int shuffleWidth,
                                   long fingerprint, long hashHi, long hashLo, long nonce, int tokenCount,
                                   int rawLength, int storedLength, int payloadCrc) {
@@ -389,7 +478,14 @@ public final class DiskFormat {
         sealRecordHeader(dst, off, crc);
     }
 
-    /** Rewrites a record's nonce (compaction moved it) and its header checksum. */
+    /**
+     * Rewrites a record's nonce (compaction moved it) and its header checksum.
+     *
+     * @param dst   the mapped segment
+     * @param off   the record's offset
+     * @param crc   a checksum object
+     * @param nonce the segment's new nonce
+     */
     static void rewriteRecordNonce(MemorySegment dst, long off, CRC32C crc, long nonce) {
         dst.set(LONG, off + REC_NONCE, nonce);
         sealRecordHeader(dst, off, crc);
@@ -453,45 +549,114 @@ public final class DiskFormat {
         return VALID;
     }
 
+    /**
+     * Reads a field of a record header (validate the header first).
+     *
+     * @param seg the mapped segment
+     * @param off the record's offset
+     * @return the block hash, high 64 bits
+     */
     static long recordHashHi(MemorySegment seg, long off) {
         return seg.get(LONG, off + REC_HASH_HI);
     }
 
+    /**
+     * Reads a field of a record header (validate the header first).
+     *
+     * @param seg the mapped segment
+     * @param off the record's offset
+     * @return the block hash, low 64 bits
+     */
     static long recordHashLo(MemorySegment seg, long off) {
         return seg.get(LONG, off + REC_HASH_LO);
     }
 
+    /**
+     * Reads a field of a record header (validate the header first).
+     *
+     * @param seg the mapped segment
+     * @param off the record's offset
+     * @return the token count
+     */
     static int recordTokenCount(MemorySegment seg, long off) {
         return seg.get(INT, off + REC_TOKENS);
     }
 
+    /**
+     * Reads a field of a record header (validate the header first).
+     *
+     * @param seg the mapped segment
+     * @param off the record's offset
+     * @return the raw length
+     */
     static int recordRawLength(MemorySegment seg, long off) {
         return seg.get(INT, off + REC_RAW);
     }
 
+    /**
+     * Reads a field of a record header (validate the header first).
+     *
+     * @param seg the mapped segment
+     * @param off the record's offset
+     * @return the stored length
+     */
     static int recordStoredLength(MemorySegment seg, long off) {
         return seg.get(INT, off + REC_STORED);
     }
 
+    /**
+     * Reads a field of a record header (validate the header first).
+     *
+     * @param seg the mapped segment
+     * @param off the record's offset
+     * @return the codec byte
+     */
     static int recordCodec(MemorySegment seg, long off) {
         return seg.get(ValueLayout.JAVA_BYTE, off + REC_CODEC);
     }
 
+    /**
+     * Reads a field of a record header (validate the header first).
+     *
+     * @param seg the mapped segment
+     * @param off the record's offset
+     * @return the shuffle width
+     */
     static int recordShuffleWidth(MemorySegment seg, long off) {
         return seg.get(ValueLayout.JAVA_BYTE, off + REC_SHUFFLE);
     }
 
+    /**
+     * Reads a field of a record header (validate the header first).
+     *
+     * @param seg the mapped segment
+     * @param off the record's offset
+     * @return the payload checksum
+     */
     static int recordPayloadCrc(MemorySegment seg, long off) {
         return seg.get(INT, off + REC_PAYLOAD_CRC);
     }
 
-    /** Length of a validated record (header + tokens + payload + padding). */
+    /**
+     * Length of a validated record (header + tokens + payload + padding).
+     *
+     * @param seg the mapped segment
+     * @param off the record's offset
+     * @return bytes
+     */
     static long recordBytesAt(MemorySegment seg, long off) {
         return recordBytes(recordTokenCount(seg, off), recordStoredLength(seg, off));
     }
 
     // ---------------------------------------------------------------- metadata file
 
+    /**
+     * Writes the metadata file's bytes.
+     *
+     * @param meta   {@link #META_BYTES} bytes
+     * @param crc    a checksum object
+     * @param layout the layout to record
+     */
     static void writeMeta(MemorySegment meta, CRC32C crc, KvLayout layout) {
         meta.asSlice(0, META_BYTES).fill((byte) 0);
         meta.set(LONG, 0, META_MAGIC);
@@ -529,10 +694,22 @@ public final class DiskFormat {
         return VALID;
     }
 
+    /**
+     * Reads the fingerprint from metadata bytes.
+     *
+     * @param meta valid metadata bytes
+     * @return the layout fingerprint they record
+     */
     static long metaFingerprint(MemorySegment meta) {
         return meta.get(LONG, META_FINGERPRINT);
     }
 
+    /**
+     * Describes the layout in metadata bytes, for messages.
+     *
+     * @param meta valid metadata bytes
+     * @return for example {@code layers=2, kvHeads=2, headDim=64, dtype=F16, blockSizeTokens=16}
+     */
     static String metaLayoutText(MemorySegment meta) {
         int dtype = meta.get(INT, META_LAYOUT + 12);
         io.tierkv.core.DType[] types = io.tierkv.core.DType.values();

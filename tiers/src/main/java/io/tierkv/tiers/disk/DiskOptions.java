@@ -95,6 +95,8 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     }
 
     /**
+     * Copies with another {@code directory}.
+     *
      * @param value the new directory
      * @return a validated copy with {@code directory} replaced
      * @throws IllegalArgumentException as the canonical constructor
@@ -105,6 +107,8 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     }
 
     /**
+     * Copies with another {@code budgetBytes}.
+     *
      * @param value the new budget in bytes
      * @return a validated copy with {@code budgetBytes} replaced
      * @throws IllegalArgumentException as the canonical constructor
@@ -115,6 +119,8 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     }
 
     /**
+     * Copies with another {@code segmentBytes}.
+     *
      * @param value the new segment size in bytes
      * @return a validated copy with {@code segmentBytes} replaced
      * @throws IllegalArgumentException as the canonical constructor
@@ -125,6 +131,8 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     }
 
     /**
+     * Copies with another {@code compression}.
+     *
      * @param value the new compression
      * @return a validated copy with {@code compression} replaced
      * @throws IllegalArgumentException as the canonical constructor
@@ -135,6 +143,8 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     }
 
     /**
+     * Copies with another {@code shuffle}.
+     *
      * @param value whether to byte-shuffle before LZ4
      * @return a validated copy with {@code shuffle} replaced
      */
@@ -144,6 +154,8 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     }
 
     /**
+     * Copies with another {@code persistent}.
+     *
      * @param value whether files survive close and are recovered on open
      * @return a validated copy with {@code persistent} replaced
      */
@@ -153,6 +165,8 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     }
 
     /**
+     * Copies with another {@code admitOnSecondSight}.
+     *
      * @param value whether a block is stored only when offered the second time
      * @return a validated copy with {@code admitOnSecondSight} replaced
      */
@@ -162,6 +176,8 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     }
 
     /**
+     * Copies with another {@code compactBelowLiveRatio}.
+     *
      * @param value the new compaction threshold, a live fraction in [0, 1)
      * @return a validated copy with {@code compactBelowLiveRatio} replaced
      * @throws IllegalArgumentException as the canonical constructor
@@ -172,6 +188,8 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     }
 
     /**
+     * Copies with another {@code wipeOnLayoutMismatch}.
+     *
      * @param value whether a directory written for another layout is wiped rather than refused
      * @return a validated copy with {@code wipeOnLayoutMismatch} replaced
      */
@@ -181,6 +199,8 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     }
 
     /**
+     * Copies with another {@code lowSpaceWarnBytes}.
+     *
      * @param value the low-space warning threshold in bytes, {@code >= 0}
      * @return a validated copy with {@code lowSpaceWarnBytes} replaced
      * @throws IllegalArgumentException as the canonical constructor

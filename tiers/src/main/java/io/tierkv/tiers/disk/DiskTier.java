@@ -125,6 +125,8 @@ public final class DiskTier implements AutoCloseable {
     @FunctionalInterface
     public interface KeyVisitor {
         /**
+         * Called once per key.
+         *
          * @param hashHi block hash, high 64 bits
          * @param hashLo block hash, low 64 bits
          */
@@ -276,7 +278,13 @@ public final class DiskTier implements AutoCloseable {
         }
     }
 
-    /** Journal entries: twice the records a full budget holds, within [1024, 2^20]. */
+    /**
+     * Journal capacity: twice the full records the budget holds, within [1024, 2^20] entries.
+     *
+     * @param options the options
+     * @param layout  the block layout
+     * @return entries
+     */
     static long journalCapacityFor(DiskOptions options, KvLayout layout) {
         long records = options.budgetBytes() / DiskFormat.maxRecordBytes(layout);
         return Math.max(1024, Math.min(1L << 20, 2 * records));
@@ -826,6 +834,8 @@ public final class DiskTier implements AutoCloseable {
     }
 
     /**
+     * Whether a key is on disk, without reading it.
+     *
      * @param hashHi block hash, high 64 bits
      * @param hashLo block hash, low 64 bits
      * @return whether a record for the key is indexed (it may still fail verification on load)
@@ -986,6 +996,8 @@ public final class DiskTier implements AutoCloseable {
     }
 
     /**
+     * Bytes on disk now, counted as the budget counts them.
+     *
      * @return bytes of every file the tier keeps on disk now (segments whole, journal, metadata)
      * @throws IllegalStateException if the tier is closed
      */
@@ -999,12 +1011,18 @@ public final class DiskTier implements AutoCloseable {
         }
     }
 
-    /** @return the budget in bytes */
+    /**
+     * The budget this tier keeps within.
+     *
+     * @return bytes
+     */
     public long budgetBytes() {
         return options.budgetBytes();
     }
 
     /**
+     * Blocks on disk now.
+     *
      * @return records indexed now
      * @throws IllegalStateException if the tier is closed
      */
@@ -1018,18 +1036,28 @@ public final class DiskTier implements AutoCloseable {
         }
     }
 
-    /** @return the options this tier was opened with */
+    /**
+     * The options this tier was opened with.
+     *
+     * @return the options
+     */
     public DiskOptions options() {
         return options;
     }
 
-    /** @return the block layout */
+    /**
+     * The block layout this tier stores.
+     *
+     * @return the layout
+     */
     public KvLayout layout() {
         return layout;
     }
 
     /**
-     * @return a consistent snapshot of the counters (also after close)
+     * The counters, taken under the lock.
+     *
+     * @return a consistent snapshot (also after close)
      */
     public DiskStats stats() {
         lock.lock();
@@ -1521,10 +1549,22 @@ public final class DiskTier implements AutoCloseable {
         }
     }
 
-    /** Where a record lies, for tests that damage files on purpose. */
+    /**
+     * Where a record lies, for tests that damage files on purpose.
+     *
+     * @param hashHi    block hash, high 64 bits
+     * @param hashLo    block hash, low 64 bits
+     * @param file      its segment file
+     * @param offset    its offset in the file
+     * @param usedBytes header, token ids and payload (padding excluded)
+     */
     record RecordLocation(long hashHi, long hashLo, Path file, long offset, long usedBytes) {}
 
-    /** Every indexed record's file, offset and length without padding. */
+    /**
+     * Every indexed record's file, offset and length without padding, least recent first.
+     *
+     * @return the locations
+     */
     List<RecordLocation> recordLocations() {
         lock.lock();
         try {
@@ -1543,7 +1583,11 @@ public final class DiskTier implements AutoCloseable {
         }
     }
 
-    /** Paths of the segment files now, for tests. */
+    /**
+     * Paths of the segment files now, for tests.
+     *
+     * @return the paths
+     */
     List<Path> segmentFiles() {
         lock.lock();
         try {

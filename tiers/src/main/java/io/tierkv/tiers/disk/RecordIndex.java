@@ -13,9 +13,12 @@ import java.util.Arrays;
  */
 final class RecordIndex {
 
+    /** No slot. */
     static final int NONE = -1;
 
+    /** Block hash, high 64 bits, per slot. */
     long[] hashHi;
+    /** Block hash, low 64 bits, per slot. */
     long[] hashLo;
     /** Segment slot (index into the tier's segment table). */
     int[] segment;
@@ -36,6 +39,11 @@ final class RecordIndex {
     /** Most recently used end. */
     private int lruTail = NONE;
 
+    /**
+     * Creates an empty index.
+     *
+     * @param initialCapacity records before the first growth
+     */
     RecordIndex(int initialCapacity) {
         int capacity = Math.max(16, initialCapacity);
         hashHi = new long[capacity];
@@ -50,16 +58,30 @@ final class RecordIndex {
         tableMask = tableSize - 1;
     }
 
+    /**
+     * Records indexed.
+     *
+     * @return the count
+     */
     int size() {
         return size;
     }
 
-    /** Number of slots ever handed out; valid slots are below this. */
+    /**
+     * Number of slots ever handed out; valid slots are below this.
+     *
+     * @return the limit
+     */
     int slotLimit() {
         return highWater;
     }
 
-    /** Whether {@code slot} holds a record (and is not on the free list). */
+    /**
+     * Whether {@code slot} holds a record (and is not on the free list).
+     *
+     * @param slot any int
+     * @return true for a live slot
+     */
     boolean isLive(int slot) {
         return slot >= 0 && slot < highWater && segment[slot] >= 0;
     }
@@ -72,6 +94,10 @@ final class RecordIndex {
     }
 
     /**
+     * Looks a key up.
+     *
+     * @param hi block hash, high 64 bits
+     * @param lo block hash, low 64 bits
      * @return the slot holding the key, or {@link #NONE}
      */
     int find(long hi, long lo) {
@@ -92,6 +118,11 @@ final class RecordIndex {
     /**
      * Adds a key that is not present, as most recently used.
      *
+     * @param hi           block hash, high 64 bits
+     * @param lo           block hash, low 64 bits
+     * @param segmentSlot  the segment's index in the tier's table
+     * @param recordOffset the record's offset in the segment
+     * @param recordLength the record's length
      * @return its slot
      */
     int insert(long hi, long lo, int segmentSlot, long recordOffset, long recordLength) {
@@ -122,7 +153,11 @@ final class RecordIndex {
         return slot;
     }
 
-    /** Removes a live slot from the table and the LRU list and frees it. */
+    /**
+     * Removes a live slot from the table and the LRU list and frees it.
+     *
+     * @param slot a live slot
+     */
     void remove(int slot) {
         int i = mix(hashHi[slot], hashLo[slot]) & tableMask;
         while (table[i] != slot + 1) {
@@ -149,7 +184,11 @@ final class RecordIndex {
         size--;
     }
 
-    /** Marks a slot most recently used. */
+    /**
+     * Marks a slot most recently used.
+     *
+     * @param slot a live slot
+     */
     void touch(int slot) {
         if (lruTail != slot) {
             unlink(slot);
@@ -157,12 +196,21 @@ final class RecordIndex {
         }
     }
 
-    /** @return the least recently used slot, or {@link #NONE} when empty */
+    /**
+     * The least recently used record.
+     *
+     * @return its slot, or {@link #NONE} when empty
+     */
     int leastRecent() {
         return lruHead;
     }
 
-    /** @return the slot used after {@code slot} (towards most recent), or {@link #NONE} */
+    /**
+     * The next record towards the most recently used.
+     *
+     * @param slot a live slot
+     * @return the slot used after {@code slot}, or {@link #NONE}
+     */
     int newerThan(int slot) {
         return next[slot];
     }

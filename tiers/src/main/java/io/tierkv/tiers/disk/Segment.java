@@ -13,9 +13,13 @@ import java.nio.file.Path;
  */
 final class Segment {
 
+    /** Segment id, as in the file name. */
     final int id;
+    /** The segment file. */
     final Path file;
+    /** The shared arena that owns the mapping. */
     final Arena arena;
+    /** Read-write channel of the file (positional writes of the spill path). */
     final FileChannel channel;
     /** The mapping: {@code capacity} bytes starting at the file's first byte. */
     final MemorySegment map;
@@ -23,14 +27,27 @@ final class Segment {
     final long capacity;
     /** Index in the tier's segment table. */
     int slot = -1;
+    /** The segment's current nonce. */
     long nonce;
     /** End of the last record written; the next record goes here. */
     long highWaterMark;
+    /** Bytes of live records. */
     long liveBytes;
+    /** Live records. */
     int liveRecords;
-    /** No more appends (full, or recovered shorter than its header says). */
+    /** No more appends (it was full when a record did not fit). */
     boolean sealed;
 
+    /**
+     * Wraps an open, mapped segment file.
+     *
+     * @param id      the segment id
+     * @param file    the file
+     * @param arena   the arena owning {@code map}
+     * @param channel the file's channel
+     * @param map     the whole file, mapped
+     * @param nonce   the nonce in its header
+     */
     Segment(int id, Path file, Arena arena, FileChannel channel, MemorySegment map, long nonce) {
         this.id = id;
         this.file = file;
@@ -41,11 +58,20 @@ final class Segment {
         this.nonce = nonce;
     }
 
+    /**
+     * Bytes free after the high-water mark.
+     *
+     * @return bytes
+     */
     long freeTailBytes() {
         return capacity - highWaterMark;
     }
 
-    /** Live fraction of the bytes available for records. */
+    /**
+     * Live fraction of the bytes available for records.
+     *
+     * @return a fraction in [0, 1]
+     */
     double liveRatio() {
         return (double) liveBytes / (capacity - DiskFormat.SEGMENT_HEADER_BYTES);
     }
