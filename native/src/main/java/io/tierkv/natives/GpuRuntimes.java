@@ -107,7 +107,12 @@ public final class GpuRuntimes {
             case "none" -> List.of();
             case "hip" -> List.of(Candidate.hip());
             case "cuda" -> List.of(Candidate.cuda());
-            default -> List.of(Candidate.hip(), Candidate.cuda());
+            case "auto" -> List.of(Candidate.hip(), Candidate.cuda());
+            default -> {
+                LOG.log(Level.WARNING, "unknown -Dtierkv.gpu=" + mode + " (expected auto, hip, cuda or none);"
+                        + " using auto");
+                yield List.of(Candidate.hip(), Candidate.cuda());
+            }
         };
         if (candidates.isEmpty()) {
             LOG.log(Level.INFO, "GPU detection disabled by -Dtierkv.gpu=none");

@@ -26,12 +26,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * events are opaque handles. All are registered in {@link OwnedResources} until closed.
  *
  * <p>Out-parameters are allocated in a confined arena per call (these calls run per buffer or per
- * transfer, not per token). The runtime is bound to the current device of the opening thread
- * (device 0 unless changed with {@code *_VISIBLE_DEVICES}).
+ * transfer, not per token). Calls use the calling thread's current device, which is device 0 unless
+ * the application changes it; choose the GPU with {@code HIP_VISIBLE_DEVICES} or
+ * {@code CUDA_VISIBLE_DEVICES}. Streams are created non-blocking.
  *
  * <p>Thread-safety: thread-safe, as the runtimes are.
  */
 public final class NativeGpuRuntime implements GpuRuntime {
+
+    /** {@code hipStreamNonBlocking} and {@code cudaStreamNonBlocking}. */
+    private static final int STREAM_NON_BLOCKING = 1;
 
     private final RuntimeApi api;
     private final int deviceCount;
@@ -174,7 +178,10 @@ public final class NativeGpuRuntime implements GpuRuntime {
         MemorySegment handle;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            check(api.streamCreateWithFlags(out, 0), "streamCreateWithFlags", "(&stream, 0)");
+            // Non-blocking: no implicit synchronisation with the legacy default stream that other
+            // libraries in the process (a model runtime, PyTorch) may use.
+            check(api.streamCreateWithFlags(out, STREAM_NON_BLOCKING), "streamCreateWithFlags",
+                    "(&stream, NonBlocking)");
             handle = out.get(ValueLayout.ADDRESS, 0);
         }
         Stream stream = new Stream(handle);
