@@ -1,17 +1,251 @@
 package io.tierkv.bench.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tierkv.bench.model.LlamaConfig;
+import io.tierkv.bench.model.LlamaModel;
+import io.tierkv.bench.model.Tokenizer;
+import io.tierkv.tiers.TierStats;
+import io.tierkv.tiers.disk.Compression;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Locale;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
-/** {@code tierkv decode}: placeholder. */
-@Command(name = "decode", mixinStandardHelpOptions = true)
+/**
+ * {@code tierkv decode}: greedy decoding of a llama2.c checkpoint (stories260K by default) whose
+ * K/V live only in TierKV ({@link TierKvStore}), beside the same forward pass over plain Java
+ * arrays in the same process; checks that every branch's tokens equal the arrays' and, with
+ * {@code --check}, the oracle's.
+ */
+@Command(name = "decode", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Run a llama2.c model (stories260K) with its K/V in TierKV and compare with plain arrays.",
+            "Exit status: 0, or 1 when TierKV's tokens differ from the arrays' or from --check."})
 public final class DecodeCommand implements Callable<Integer> {
-    /** Creates the command. */
+
+    /** The model directory used when {@code --model-dir} is not given, relative to the working directory. */
+    public static final String DEFAULT_MODEL_DIR = "../shared/data/models/stories260K";
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--model-dir", paramLabel = "DIR", description = "holds stories260K.bin, tok512.bin and "
+            + "oracle_greedy.json (default: " + DEFAULT_MODEL_DIR + ", else the same path next to the jar's checkout)")
+    private Path modelDir;
+
+    @Option(names = "--checkpoint", paramLabel = "FILE", description = "llama2.c checkpoint (default: "
+            + "MODEL_DIR/stories260K.bin)")
+    private Path checkpoint;
+
+    @Option(names = "--tokenizer", paramLabel = "FILE", description = "llama2.c tokenizer (default: MODEL_DIR/tok512.bin)")
+    private Path tokenizer;
+
+    @Option(names = "--prompt", paramLabel = "TEXT", description = "prompt text (default: none, start from BOS)")
+    private String prompt;
+
+    @Option(names = "--steps", paramLabel = "N", defaultValue = "256", description = "tokens to generate per "
+            + "sequence (default: ${DEFAULT-VALUE})")
+    private int steps;
+
+    @Option(names = "--parallel", paramLabel = "N", defaultValue = "1", description = "sequences sharing the "
+            + "prompt; sequence i starts from the i-th most likely token, then greedy (default: ${DEFAULT-VALUE})")
+    private int parallel;
+
+    @Option(names = "--share", paramLabel = "HOW", defaultValue = "fork", description = "how sequences 2.. share "
+            + "the prompt: fork (Sequence.fork after the prompt) or prefix (matchPrefix of its full blocks) "
+            + "(default: ${DEFAULT-VALUE})")
+    private TierDecoding.Share share;
+
+    @Option(names = "--check", paramLabel = "FILE", arity = "0..1", fallbackValue = "",
+            description = "compare with an oracle json (oracle_greedy.json: greedy_from_bos, prompt_case); "
+                    + "without FILE: MODEL_DIR/oracle_greedy.json")
+    private String check;
+
+    @Option(names = "--block-tokens", paramLabel = "B", defaultValue = "16", description = "tokens per block "
+            + "(default: ${DEFAULT-VALUE}: 20 KiB F32 blocks for stories260K)")
+    private int blockTokens;
+
+    @Option(names = "--device-blocks", paramLabel = "N", defaultValue = "0", description = "device budget in blocks "
+            + "(default: enough for every sequence; > --recent-blocks + 1)")
+    private int deviceBlocks;
+
+    @Option(names = "--host-blocks", paramLabel = "N", defaultValue = "0", description = "host budget in blocks "
+            + "(default: as many as the device)")
+    private int hostBlocks;
+
+    @Option(names = "--disk-bytes", paramLabel = "SIZE", defaultValue = "0", description = "disk tier budget, e.g. "
+            + "16m; 0 = none (default)")
+    private String diskBytes;
+
+    @Option(names = "--disk-dir", paramLabel = "DIR", description = "disk tier directory (default: temporary)")
+    private Path diskDir;
+
+    @Option(names = "--compression", paramLabel = "CODEC", defaultValue = "lz4", description = "disk records: lz4 "
+            + "or none (default: ${DEFAULT-VALUE})")
+    private Compression compression;
+
+    @Option(names = "--recent-blocks", paramLabel = "N", defaultValue = "1", description = "recent sealed blocks "
+            + "pinned on the device per sequence (default: ${DEFAULT-VALUE})")
+    private int recentBlocks;
+
+    @Option(names = "--movers", paramLabel = "N", defaultValue = "1", description = "mover threads (default: "
+            + "${DEFAULT-VALUE})")
+    private int movers;
+
+    @Option(names = "--read", paramLabel = "HOW", defaultValue = "stream", description = "attention reads blocks by "
+            + "stream (KvBlockManager.stream, read-ahead) or lease (Sequence.lease per block) (default: "
+            + "${DEFAULT-VALUE})")
+    private TierKvStore.Read read;
+
+    @Option(names = "--read-ahead", paramLabel = "N", defaultValue = "1", description = "blocks promoted ahead of "
+            + "the stream (default: ${DEFAULT-VALUE})")
+    private int readAhead;
+
+    @Option(names = "--warmup", paramLabel = "N", defaultValue = "1", description = "untimed runs of both stores "
+            + "first, for the JIT (default: ${DEFAULT-VALUE})")
+    private int warmup;
+
+    /** Creates the command (picocli instantiates it). */
     public DecodeCommand() {
     }
 
     @Override
-    public Integer call() {
-        return 0;
+    public Integer call() throws IOException {
+        PrintWriter out = spec.commandLine().getOut();
+        Path dir = modelDir != null ? modelDir : defaultModelDir();
+        LlamaModel model = LlamaModel.load(checkpoint != null ? checkpoint : dir.resolve("stories260K.bin"));
+        LlamaConfig cfg = model.config();
+        Tokenizer tok = Tokenizer.load(tokenizer != null ? tokenizer : dir.resolve("tok512.bin"), cfg.vocabSize());
+        int[] promptIds = prompt == null ? new int[] {Tokenizer.BOS} : tok.encode(prompt, true, false);
+        if (steps < 1 || parallel < 1 || promptIds.length + steps > cfg.seqLen()) {
+            throw new IllegalArgumentException("steps, parallel: " + steps + ", " + parallel + " (expected >= 1, >= 1 and"
+                    + " prompt " + promptIds.length + " + steps <= seq_len " + cfg.seqLen() + ")");
+        }
+        int perSeq = (promptIds.length + steps + blockTokens - 1) / blockTokens;
+        int dev = deviceBlocks > 0 ? deviceBlocks : 2 * perSeq * parallel + recentBlocks + 2; // under 50%: no proactive demotion
+        TierDecoding.Setup setup = new TierDecoding.Setup(blockTokens, dev, hostBlocks > 0 ? hostBlocks : dev, diskDir,
+                Sizes.parseBytes(diskBytes), compression, recentBlocks, movers, read, readAhead);
+
+        for (int w = 0; w < warmup; w++) {
+            TierDecoding.arrays(model, promptIds, steps, parallel);
+            TierDecoding.tierkv(model, setup, promptIds, steps, parallel, share);
+        }
+        TierDecoding.Result arrays = TierDecoding.arrays(model, promptIds, steps, parallel);
+        TierDecoding.Result tier = TierDecoding.tierkv(model, setup, promptIds, steps, parallel, share);
+
+        out.printf(Locale.ROOT, "model:    %s (dim %d, %d layers, %d heads, %d KV heads, vocab %d)%n", dir, cfg.dim(),
+                cfg.layers(), cfg.heads(), cfg.kvHeads(), cfg.vocabSize());
+        out.printf(Locale.ROOT, "layout:   %s, B=%d, %s per block; device %d, host %d blocks%s; read %s%n",
+                Replayer.layoutText(cfg.kvLayout(blockTokens)), blockTokens,
+                Sizes.bytes(cfg.kvLayout(blockTokens).bytesPerBlock()), dev, setup.hostBlocks(),
+                setup.diskBytes() > 0 ? ", disk " + Sizes.bytes(setup.diskBytes()) + " " + compression : "",
+                read.name().toLowerCase(Locale.ROOT));
+        out.printf(Locale.ROOT, "prompt:   %s (%d tokens)%n", prompt == null ? "(BOS)" : '"' + prompt + '"',
+                promptIds.length);
+        boolean ok = true;
+        for (int i = 0; i < parallel; i++) {
+            int[] t = tier.branches().get(i);
+            boolean same = Arrays.equals(t, arrays.branches().get(i));
+            ok &= same;
+            String text = tok.decode(concat(promptIds, t)).replace("\n", "\\n");
+            out.printf(Locale.ROOT, "seq %d:    %s [%d tokens, %s arrays]%n", i, text, t.length,
+                    same ? "equal to" : "DIFFERENT FROM");
+        }
+        TierStats s = tier.stats();
+        out.printf(Locale.ROOT, "tiers:    demotions %d, promotions %d (from disk %d), disk spills %d, copies on write "
+                + "%d, prefix hits %d blocks (%d below the device)%s%n", s.cache().demotions(),
+                s.cache().promotions(), s.diskLoads().blocks(), s.diskSpills().blocks(), s.cache().copiesOnWrite(),
+                s.cache().prefixHitBlocks(), s.cache().prefixHitBlocksBelow(),
+                share == TierDecoding.Share.PREFIX && parallel > 1 ? ", " + tier.matched() + " prompt tokens matched" : "");
+        out.printf(Locale.ROOT, "speed:    TierKV %.0f tokens/s (%d forward passes), arrays %.0f tokens/s (%d), "
+                + "ratio %.2f%n", tier.tokensPerSecond(), tier.forwards(), arrays.tokensPerSecond(), arrays.forwards(),
+                tier.tokensPerSecond() / arrays.tokensPerSecond());
+        if (check != null) {
+            Path file = check.isEmpty() ? dir.resolve("oracle_greedy.json") : Path.of(check);
+            String verdict = checkOracle(file, promptIds, tier.branches().get(0));
+            out.println("check:    " + verdict);
+            ok &= !verdict.startsWith("MISMATCH");
+        }
+        out.flush();
+        return ok ? 0 : 1;
+    }
+
+    /**
+     * Compares greedy ids with an oracle file: {@code greedy_from_bos.ids} when the prompt is BOS
+     * alone, {@code prompt_case.greedy_next_64} when the prompt ids equal
+     * {@code prompt_case.prompt_ids_with_bos}; the first {@code min(generated, oracle)} ids.
+     *
+     * @param file      the oracle json
+     * @param promptIds the prompt ids
+     * @param ids       the greedy ids generated
+     * @return "OK ...", "SKIPPED ..." when the oracle has no case for the prompt, or "MISMATCH ..." at the
+     *         first difference
+     * @throws IOException if the file cannot be read
+     */
+    static String checkOracle(Path file, int[] promptIds, int[] ids) throws IOException {
+        JsonNode root = new ObjectMapper().readTree(file.toFile());
+        int[] expected;
+        String which;
+        if (promptIds.length == 1 && promptIds[0] == root.path("greedy_from_bos").path("start_token").asInt(-1)) {
+            expected = ints(root.path("greedy_from_bos").path("ids"));
+            which = "greedy_from_bos";
+        } else if (Arrays.equals(promptIds, ints(root.path("prompt_case").path("prompt_ids_with_bos")))) {
+            expected = ints(root.path("prompt_case").path("greedy_next_64"));
+            which = "prompt_case";
+        } else {
+            return "SKIPPED: " + file + " has no case for this prompt (BOS alone, or prompt_case's prompt)";
+        }
+        int n = Math.min(expected.length, ids.length);
+        for (int i = 0; i < n; i++) {
+            if (expected[i] != ids[i]) {
+                return "MISMATCH with " + which + " at step " + i + ": " + ids[i] + " (expected " + expected[i] + ")";
+            }
+        }
+        return "OK: " + n + " tokens equal " + which + " in " + file.getFileName();
+    }
+
+    private static int[] ints(JsonNode array) {
+        int[] out = new int[array.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = array.get(i).asInt();
+        }
+        return out;
+    }
+
+    private static int[] concat(int[] a, int[] b) {
+        int[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    /**
+     * {@value #DEFAULT_MODEL_DIR} if it exists, else the same relative path from the checkout the
+     * running jar was built in ({@code bench/target/tierkv.jar}).
+     *
+     * @return the directory
+     */
+    static Path defaultModelDir() {
+        Path p = Path.of(DEFAULT_MODEL_DIR);
+        if (Files.isDirectory(p)) {
+            return p;
+        }
+        try {
+            Path jar = Path.of(DecodeCommand.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            for (Path up = jar.getParent(); up != null; up = up.getParent()) {
+                Path candidate = up.resolve(DEFAULT_MODEL_DIR).normalize();
+                if (Files.isDirectory(candidate)) {
+                    return candidate;
+                }
+            }
+        } catch (java.net.URISyntaxException | SecurityException | NullPointerException e) {
+            // fall through
+        }
+        return p;
     }
 }

@@ -16,6 +16,7 @@ import io.tierkv.core.prefix.HashAlgorithm;
 import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.tiers.KvBlockManager;
 import io.tierkv.tiers.TierStats;
+import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskFormat;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.io.IOException;
@@ -399,7 +400,7 @@ public final class Replayer {
                         temp = Files.createTempDirectory("tierkv-replay-");
                         dir = temp.resolve("disk");
                     }
-                    b.disk(diskOptions(dir, c));
+                    b.disk(diskOptions(dir, layout, c.diskBytes(), c.compression()));
                 }
                 this.kv = b.build();
             } catch (IOException e) {
@@ -450,21 +451,22 @@ public final class Replayer {
      * Disk options for a budget: segments of at most 64 MiB, at most a quarter of the budget, and
      * at least one record.
      *
-     * @param dir the directory
-     * @param c   the configuration (budget, compression, layout)
+     * @param dir         the directory
+     * @param layout      the block layout
+     * @param budget      the disk budget in bytes
+     * @param compression record compression
      * @return the options
      * @throws IllegalArgumentException if the budget cannot hold one segment
      */
-    static DiskOptions diskOptions(Path dir, ReplayConfig c) {
-        long need = alignUp(64 + DiskFormat.maxRecordBytes(c.layout()), 4096);
-        long quarter = (c.diskBytes() - DiskFormat.META_BYTES) / 4 / 4096 * 4096;
+    static DiskOptions diskOptions(Path dir, KvLayout layout, long budget, Compression compression) {
+        long need = alignUp(64 + DiskFormat.maxRecordBytes(layout), 4096);
+        long quarter = (budget - DiskFormat.META_BYTES) / 4 / 4096 * 4096;
         long segment = Math.max(need, Math.min(DiskOptions.DEFAULT_SEGMENT_BYTES, quarter));
-        if (c.diskBytes() < segment + DiskFormat.META_BYTES) {
-            throw new IllegalArgumentException("disk-bytes: " + c.diskBytes() + " (expected >= "
+        if (budget < segment + DiskFormat.META_BYTES) {
+            throw new IllegalArgumentException("disk-bytes: " + budget + " (expected >= "
                     + (segment + DiskFormat.META_BYTES) + ": one segment holding a record of this layout, plus metadata)");
         }
-        return DiskOptions.at(dir).withSegmentBytes(segment).withBudgetBytes(c.diskBytes())
-                .withCompression(c.compression());
+        return DiskOptions.at(dir).withSegmentBytes(segment).withBudgetBytes(budget).withCompression(compression);
     }
 
     private static long alignUp(long v, long a) {
