@@ -54,6 +54,10 @@ import org.openjdk.jmh.annotations.Threads;
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xms1g", "-Xmx1g"})
 public class AppendTokenBenchmark {
 
+    /** Creates the state; JMH sets the parameters and calls {@link #setUp()}. */
+    public AppendTokenBenchmark() {
+    }
+
     /** Bytes of blocks in the cache (and in the flat region of the limit). */
     static final long CACHE_BYTES = 128L << 20;
 

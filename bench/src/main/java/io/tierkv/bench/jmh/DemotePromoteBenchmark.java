@@ -63,6 +63,10 @@ import org.openjdk.jmh.annotations.Threads;
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xms1g", "-Xmx1g"})
 public class DemotePromoteBenchmark {
 
+    /** Creates the benchmark; its state lives in the nested state classes. */
+    public DemotePromoteBenchmark() {
+    }
+
     /** Bytes of sealed blocks per tier in the working set. */
     static final long WORKING_SET_BYTES = 64L << 20;
 
@@ -70,15 +74,19 @@ public class DemotePromoteBenchmark {
     @State(Scope.Thread)
     public static class Tiered {
 
+        /** Creates the state; JMH sets the parameters and runs the fixtures. */
+        public Tiered() {
+        }
+
         /** Tokens per block: 16, 64, 128 = 256 KiB, 1 MiB, 2 MiB blocks. */
         @Param({"16", "64", "128"})
         public int blockSizeTokens;
 
-        KvBlockManager kv;
-        PagedKvCache cache;
-        Sequence seq;
-        int[] ids;
-        int next;
+        private KvBlockManager kv;
+        private PagedKvCache cache;
+        private Sequence seq;
+        private int[] ids;
+        private int next;
 
         /** Builds the manager and writes every block once; checks that nothing was demoted yet. */
         @Setup(Level.Trial)
@@ -115,29 +123,51 @@ public class DemotePromoteBenchmark {
             }
         }
 
+        /**
+         * The next block of the ring.
+         * 
+         * @return its id
+         */
         int nextId() {
             int id = ids[next];
             next = next + 1 == ids.length ? 0 : next + 1;
             return id;
         }
 
+        /**
+         * Demotes a block; throws if it did not leave the device.
+         * 
+         * @param id the block
+         */
         void demoteOrFail(int id) {
             if (!cache.demoteBlock(id)) {
                 throw new IllegalStateException("block " + id + " was not demoted");
             }
         }
 
+        /**
+         * Brings a block to the device by leasing it, and releases the lease.
+         * 
+         * @param id the block
+         */
         void promote(int id) {
             cache.acquireLease(id);
             cache.releaseLease(id);
         }
 
+        /** Drops the host's one clean copy; throws if there was none. */
         void dropHostCopy() {
             if (kv.evictHost(1) != 1) {
                 throw new IllegalStateException("the host held no clean copy to drop");
             }
         }
 
+        /**
+         * Demote, promote, drop the host copy.
+         * 
+         * @param id the block
+         * @return the id
+         */
         long roundTrip(int id) {
             demoteOrFail(id);
             promote(id);
@@ -164,7 +194,11 @@ public class DemotePromoteBenchmark {
      */
     @State(Scope.Thread)
     public static class DemoteStep extends Tiered {
-        int id;
+
+        /** Creates the state; JMH sets the parameters and runs the fixtures. */
+        public DemoteStep() {
+        }
+        private int id;
 
         /** Picks the block. */
         @Setup(Level.Invocation)
@@ -183,7 +217,11 @@ public class DemotePromoteBenchmark {
     /** For {@link #promote}: the manager; each block is demoted first and its host copy dropped after. */
     @State(Scope.Thread)
     public static class PromoteStep extends Tiered {
-        int id;
+
+        /** Creates the state; JMH sets the parameters and runs the fixtures. */
+        public PromoteStep() {
+        }
+        private int id;
 
         /** Picks the block and demotes it. */
         @Setup(Level.Invocation)
@@ -203,16 +241,20 @@ public class DemotePromoteBenchmark {
     @State(Scope.Thread)
     public static class Flat {
 
+        /** Creates the state; JMH sets the parameters and runs the fixtures. */
+        public Flat() {
+        }
+
         /** Tokens per block, as {@link Tiered#blockSizeTokens}. */
         @Param({"16", "64", "128"})
         public int blockSizeTokens;
 
-        Arena arena;
-        MemorySegment device;
-        MemorySegment host;
-        int blockBytes;
-        int slots;
-        int next;
+        private Arena arena;
+        private MemorySegment device;
+        private MemorySegment host;
+        private int blockBytes;
+        private int slots;
+        private int next;
 
         /** Allocates and writes both regions. */
         @Setup(Level.Trial)
@@ -226,16 +268,31 @@ public class DemotePromoteBenchmark {
             host.fill((byte) 2);
         }
 
+        /**
+         * The next slot of the ring.
+         * 
+         * @return the slot
+         */
         int nextSlot() {
             int s = next;
             next = next + 1 == slots ? 0 : next + 1;
             return s;
         }
 
+        /**
+         * Copies a slot "device" to "host".
+         * 
+         * @param s the slot
+         */
         void down(int s) {
             MemorySegment.copy(device, (long) s * blockBytes, host, (long) s * blockBytes, blockBytes);
         }
 
+        /**
+         * Copies a slot "host" to "device".
+         * 
+         * @param s the slot
+         */
         void up(int s) {
             MemorySegment.copy(host, (long) s * blockBytes, device, (long) s * blockBytes, blockBytes);
         }
@@ -250,7 +307,11 @@ public class DemotePromoteBenchmark {
     /** For {@link #copyDown}: the regions; each slot is copied back up afterwards, as the tiered run. */
     @State(Scope.Thread)
     public static class DownStep extends Flat {
-        int slot;
+
+        /** Creates the state; JMH sets the parameters and runs the fixtures. */
+        public DownStep() {
+        }
+        private int slot;
 
         /** Picks the slot. */
         @Setup(Level.Invocation)
@@ -268,7 +329,11 @@ public class DemotePromoteBenchmark {
     /** For {@link #copyUp}: the regions; each slot is copied down first, as the tiered run. */
     @State(Scope.Thread)
     public static class UpStep extends Flat {
-        int slot;
+
+        /** Creates the state; JMH sets the parameters and runs the fixtures. */
+        public UpStep() {
+        }
+        private int slot;
 
         /** Picks the slot and copies it down. */
         @Setup(Level.Invocation)

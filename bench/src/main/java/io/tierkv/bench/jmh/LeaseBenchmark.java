@@ -55,6 +55,10 @@ import org.openjdk.jmh.annotations.Threads;
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xms1g", "-Xmx1g"})
 public class LeaseBenchmark {
 
+    /** Creates the state; JMH sets the parameters and calls {@link #setUp()}. */
+    public LeaseBenchmark() {
+    }
+
     /** Sealed blocks leased in turn. */
     static final int BLOCKS = 64;
 

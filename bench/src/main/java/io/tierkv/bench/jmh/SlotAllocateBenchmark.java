@@ -52,6 +52,10 @@ import org.openjdk.jmh.annotations.Threads;
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xms1g", "-Xmx1g"})
 public class SlotAllocateBenchmark {
 
+    /** Creates the state; JMH sets the parameters and calls {@link #setUp()}. */
+    public SlotAllocateBenchmark() {
+    }
+
     /** Slots in the TierKV pool. */
     static final int POOL_SLOTS = 16;
 
