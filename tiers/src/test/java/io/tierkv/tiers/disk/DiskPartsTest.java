@@ -30,7 +30,8 @@ class DiskPartsTest {
         DiskOptions o = DiskOptions.at(DIR);
         assertEquals(DiskOptions.DEFAULT_BUDGET_BYTES, o.budgetBytes());
         assertEquals(DiskOptions.DEFAULT_SEGMENT_BYTES, o.segmentBytes());
-        assertEquals(Compression.LZ4, o.compression());
+        assertEquals(Compression.NONE, o.compression(), "LZ4 gains nothing on F16 KV: opt in");
+        assertTrue(o.shuffle());
         assertFalse(o.persistent());
         assertEquals(8L << 30, o.withBudgetBytes(8L << 30).budgetBytes());
         assertTrue(o.withPersistent(true).persistent());

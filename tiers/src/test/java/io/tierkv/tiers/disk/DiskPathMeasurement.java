@@ -12,8 +12,13 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
 import net.jpountz.lz4.LZ4Compressor;
@@ -22,239 +27,274 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
 
 /**
  * A measurement, not a test: which way should the disk tier write (spill) and read (load) blocks,
- * and what do LZ4 and the byte shuffle gain? Run by hand:
+ * and what do LZ4 and the byte shuffle gain? Run by hand (root for {@code cold}):
  * <pre>
  * java --enable-native-access=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
- *      --add-opens=java.base/java.lang.reflect=ALL-UNNAMED -cp ... \
- *      io.tierkv.tiers.disk.DiskPathMeasurement DIR [totalMiB] [cold]
+ *      --add-opens=java.base/java.lang.reflect=ALL-UNNAMED \
+ *      --add-exports=java.base/jdk.internal.ref=ALL-UNNAMED -cp ... \
+ *      io.tierkv.tiers.disk.DiskPathMeasurement DIR [MiB per pass, 128] [warm|cold] [reps, 3]
  * </pre>
- * For each block size (256 KiB, 1 MiB, 2 MiB) it writes {@code totalMiB} (default 256) of F16
- * normal-distributed blocks and reads them back in a seeded random order:
+ * Scenario, per block size (256 KiB, 1 MiB, 2 MiB): write a pass of distinct F16 normal blocks
+ * (rotating through 32 MiB of sources, so the source is not cache-hot), then read them back in a
+ * seeded random order into rotating destinations. One untimed repetition warms the JIT up; in
+ * each timed repetition, interleaved so that machine noise hits all alike:
  * <ul>
- *   <li>baselines: positional {@code FileChannel} write/read with a direct buffer; copies into and
- *       out of a fresh {@code posix_fallocate}d mapping (plain, with {@code MADV_POPULATE_WRITE},
- *       with {@code MADV_WILLNEED});</li>
- *   <li>the tier: {@link DiskTier#put} through each {@link DiskTier.SpillPath}, {@link DiskTier#get}
- *       with and without {@code MADV_WILLNEED}, all with {@link Compression#NONE};</li>
- *   <li>LZ4: lz4-java's compressor and decompressor alone versus the tier with LZ4, and the ratio
- *       on random, F16 normal, zero blocks, each plain and shuffled.</li>
+ *   <li>baselines: positional {@code FileChannel} write/read with direct buffers; copies into a
+ *       freshly {@code posix_fallocate}d mapping and out of a fresh mapping (plain and with
+ *       {@code MADV_WILLNEED});</li>
+ *   <li>the tier ({@link Compression#NONE}, persistent, reopened before each read pass so its
+ *       mapping is fresh): {@link DiskTier#put} through each {@link DiskTier.SpillPath},
+ *       {@link DiskTier#get} with and without {@code MADV_WILLNEED};</li>
+ *   <li>LZ4 (BF16 normal blocks, which the shuffle makes compressible): lz4-java's compressor and
+ *       decompressor alone against the tier's LZ4 put and get; and the ratio on random, F16 normal,
+ *       BF16 normal and zero blocks, plain and shuffled.</li>
  * </ul>
- * Reads are warm (page cache) unless {@code cold} is given, which drops the page cache before each
- * read pass ({@code echo 3 > /proc/sys/vm/drop_caches}, root only) and reports bytes the process
- * read from the device ({@code /proc/self/io read_bytes}) per byte asked. Figures are best of three
- * passes, in GB/s (10^9 bytes per second); worst case for the mapped write is a fresh file (every
- * page faults once). Single-threaded; the machine is shared, so read the figures as ratios.
+ * Worst cases: the mapped write into a fresh file (every page faults once) and, in {@code cold}
+ * mode, random reads from the device after {@code echo 3 > /proc/sys/vm/drop_caches} (then the
+ * bytes read from the device per byte asked, from {@code /proc/self/io}, are printed as
+ * {@code dev/asked}; read-ahead shows as a value above 1). Figures are GB/s (10^9 B/s), medians
+ * over the repetitions, single-threaded; ratios are tier / best baseline of the same repetition.
+ * The machines this was written on are shared 2-core VMs: read the ratios, not the absolutes.
  */
 public final class DiskPathMeasurement {
 
     private DiskPathMeasurement() {}
 
-    private static final int MADV_POPULATE_WRITE = 23;
+    private static final int SOURCE_BYTES = 32 << 20;
 
     /**
      * Runs the measurement.
      *
-     * @param args directory, optional total MiB per pass, optional {@code cold}
+     * @param args directory, MiB per pass, {@code warm} or {@code cold}, repetitions
      * @throws Exception on I/O failure
      */
     public static void main(String[] args) throws Exception {
-        Path dir = Path.of(args.length > 0 ? args[0] : "/tmp/tierkv-measure");
-        long total = (args.length > 1 ? Long.parseLong(args[1]) : 256) << 20;
+        Path dir = Path.of(args.length > 0 ? args[0] : "/var/tmp/tierkv-measure");
+        long total = (args.length > 1 ? Long.parseLong(args[1]) : 128) << 20;
         boolean cold = args.length > 2 && args[2].equals("cold");
+        int reps = args.length > 3 ? Integer.parseInt(args[3]) : 3;
         Files.createDirectories(dir);
-        System.out.printf(Locale.ROOT, "LZ4 implementation: %s; %d MiB per pass; reads %s%n",
-                BlockCodec.lz4Implementation(), total >> 20, cold ? "cold (page cache dropped)" : "warm");
+        System.out.printf(Locale.ROOT, "LZ4 implementation: %s; %d MiB per pass; reads %s; %d repetitions%n",
+                BlockCodec.lz4Implementation(), total >> 20, cold ? "cold (page cache dropped)" : "warm", reps);
         for (int blockKiB : new int[] {256, 1024, 2048}) {
-            runSize(dir, blockKiB << 10, total, cold);
+            runSize(dir, blockKiB << 10, total, cold, reps);
         }
         ratios();
         cleanup(dir);
     }
 
-    private static void runSize(Path dir, int block, long total, boolean cold) throws Exception {
-        int n = (int) (total / block);
-        try (Arena arena = Arena.ofShared()) {
-            MemorySegment src = arena.allocate(block, 4096);
-            DiskTestSupport.fillNormalF16(src, new SplittableRandom(42));
-            MemorySegment dst = arena.allocate(block, 4096);
-            int[] order = shuffledOrder(n, 7);
-            System.out.printf(Locale.ROOT, "%n== block %d KiB, %d blocks%n", block >> 10, n);
+    /** Median-of-repetitions table. */
+    private static final class Figures {
+        final Map<String, List<Double>> values = new LinkedHashMap<>();
 
-            double chW = 0;
-            double chR = 0;
-            double mapW = 0;
-            double mapPopW = 0;
-            double mapR = 0;
-            double mapWillR = 0;
-            double[] amp = new double[3];
-            for (int pass = 0; pass < 3; pass++) {
-                cleanup(dir);
-                Path f = fresh(dir.resolve("baseline.bin"), (long) n * block);
-                try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-                    ByteBuffer buf = src.asByteBuffer();
-                    long t0 = System.nanoTime();
-                    for (int i = 0; i < n; i++) {
-                        buf.clear();
-                        long pos = (long) i * block;
-                        while (buf.hasRemaining()) {
-                            pos += ch.write(buf, pos);
-                        }
-                    }
-                    chW = Math.max(chW, gbps((long) n * block, System.nanoTime() - t0));
-                    dropCaches(cold);
-                    long io0 = readBytes();
-                    ByteBuffer in = dst.asByteBuffer();
-                    t0 = System.nanoTime();
-                    for (int i : order) {
-                        in.clear();
-                        long pos = (long) i * block;
-                        while (in.hasRemaining()) {
-                            pos += ch.read(in, pos);
-                        }
-                    }
-                    chR = Math.max(chR, gbps((long) n * block, System.nanoTime() - t0));
-                    amp[0] = (double) (readBytes() - io0) / ((long) n * block);
-                }
-                cleanup(dir);
-                Path g = fresh(dir.resolve("mapped.bin"), (long) n * block);
-                Path h = fresh(dir.resolve("mapped-populate.bin"), (long) n * block);
-                try (FileChannel ch = FileChannel.open(g, StandardOpenOption.READ, StandardOpenOption.WRITE);
-                     FileChannel ch2 = FileChannel.open(h, StandardOpenOption.READ, StandardOpenOption.WRITE);
-                     Arena maps = Arena.ofShared()) {
-                    MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, (long) n * block, maps);
-                    MemorySegment map2 = ch2.map(FileChannel.MapMode.READ_WRITE, 0, (long) n * block, maps);
-                    long t0 = System.nanoTime();
-                    for (int i = 0; i < n; i++) {
-                        MemorySegment.copy(src, 0, map, (long) i * block, block);
-                    }
-                    mapW = Math.max(mapW, gbps((long) n * block, System.nanoTime() - t0));
-                    t0 = System.nanoTime();
-                    for (int i = 0; i < n; i++) {
-                        Libc.madvise(map2.asSlice((long) i * block, block), MADV_POPULATE_WRITE);
-                        MemorySegment.copy(src, 0, map2, (long) i * block, block);
-                    }
-                    mapPopW = Math.max(mapPopW, gbps((long) n * block, System.nanoTime() - t0));
-                    dropCaches(cold);
-                    long io0 = readBytes();
-                    t0 = System.nanoTime();
-                    for (int i : order) {
-                        MemorySegment.copy(map, (long) i * block, dst, 0, block);
-                    }
-                    mapR = Math.max(mapR, gbps((long) n * block, System.nanoTime() - t0));
-                    amp[1] = (double) (readBytes() - io0) / ((long) n * block);
-                    dropCaches(cold);
-                    io0 = readBytes();
-                    t0 = System.nanoTime();
-                    for (int i : order) {
-                        MemorySegment s = map2.asSlice((long) i * block, block);
-                        Libc.madvise(s, Libc.MADV_WILLNEED);
-                        MemorySegment.copy(s, 0, dst, 0, block);
-                    }
-                    mapWillR = Math.max(mapWillR, gbps((long) n * block, System.nanoTime() - t0));
-                    amp[2] = (double) (readBytes() - io0) / ((long) n * block);
-                }
-            }
-            cleanup(dir);
-            System.out.printf(Locale.ROOT, "baseline write: FileChannel %.2f, mapped %.2f, mapped+POPULATE_WRITE %.2f%n",
-                    chW, mapW, mapPopW);
-            System.out.printf(Locale.ROOT, "baseline read : FileChannel %.2f (dev/asked %.2f), mapped %.2f (%.2f), "
-                    + "mapped+WILLNEED %.2f (%.2f)%n", chR, amp[0], mapR, amp[1], mapWillR, amp[2]);
+        void add(String name, double value) {
+            values.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
+        }
 
-            KvLayout layout = KvLayout.of(1, 1, block / (2 * 16 * 2), DType.F16, 16);
-            MemorySegment tokens = arena.allocate(4L * 16, 4);
-            for (Compression c : new Compression[] {Compression.NONE, Compression.LZ4}) {
-                for (DiskTier.SpillPath path : DiskTier.SpillPath.values()) {
-                    if (c == Compression.LZ4 && path == DiskTier.SpillPath.MAPPED) {
-                        continue;
-                    }
-                    double put = 0;
-                    double getWill = 0;
-                    double getPlain = 0;
-                    double[] tierAmp = new double[2];
-                    for (int pass = 0; pass < 3; pass++) {
-                        cleanup(dir);
-                        DiskTier.SpillPath saved = DiskTier.SPILL_PATH;
-                        boolean savedWill = DiskTier.LOAD_WILLNEED;
-                        DiskTier.SPILL_PATH = path;
-                        long seg = 64L << 20;
-                        DiskOptions o = DiskOptions.at(dir.resolve("tier")).withCompression(c).withShuffle(true)
-                                .withSegmentBytes(seg).withBudgetBytes(total + 16 * seg).withLowSpaceWarnBytes(0);
-                        try (DiskTier tier = DiskTier.open(o, layout)) {
-                            long t0 = System.nanoTime();
-                            for (int i = 0; i < n; i++) {
-                                src.set(ValueLayout.JAVA_INT, 0, i); // distinct blocks
-                                tier.put(i, i, tokens, src);
-                            }
-                            put = Math.max(put, gbps((long) n * block, System.nanoTime() - t0));
-                            for (int will = 0; will < 2; will++) {
-                                DiskTier.LOAD_WILLNEED = will == 1;
-                                dropCaches(cold);
-                                long io0 = readBytes();
-                                t0 = System.nanoTime();
-                                for (int i : order) {
-                                    if (!tier.get(i, i, null, dst)) {
-                                        throw new IllegalStateException("miss " + i);
-                                    }
-                                }
-                                double g = gbps((long) n * block, System.nanoTime() - t0);
-                                tierAmp[will] = (double) (readBytes() - io0) / ((long) n * block);
-                                if (will == 1) {
-                                    getWill = Math.max(getWill, g);
-                                } else {
-                                    getPlain = Math.max(getPlain, g);
-                                }
-                            }
-                            if (pass == 0) {
-                                System.out.printf(Locale.ROOT, "tier %s: stored ratio %.3f%n", c,
-                                        tier.stats().compressionRatio());
-                            }
-                        } finally {
-                            DiskTier.SPILL_PATH = saved;
-                            DiskTier.LOAD_WILLNEED = savedWill;
-                        }
-                    }
-                    System.out.printf(Locale.ROOT, "tier %-4s put via %-7s %.2f (%.2f of best baseline write); "
-                            + "get plain %.2f (%.2f), get+WILLNEED %.2f (%.2f) -> %.2f of best baseline read%n",
-                            c, path, put, put / Math.max(chW, mapW), getPlain, tierAmp[0], getWill, tierAmp[1],
-                            Math.max(getPlain, getWill) / Math.max(chR, Math.max(mapR, mapWillR)));
-                }
+        double median(String name) {
+            List<Double> l = new ArrayList<>(values.get(name));
+            Collections.sort(l);
+            return l.get(l.size() / 2);
+        }
+
+        void print() {
+            for (String name : values.keySet()) {
+                System.out.printf(Locale.ROOT, "  %-44s %6.2f%n", name, median(name));
             }
-            lz4Alone(arena, src, block, n);
         }
     }
 
-    /** lz4-java alone on the same block (shuffled, as the tier does by default) for the 0.8 ratio. */
-    private static void lz4Alone(Arena arena, MemorySegment src, int block, int n) {
+    private static void runSize(Path dir, int block, long total, boolean cold, int reps) throws Exception {
+        int n = (int) (total / block);
+        int sources = Math.max(4, SOURCE_BYTES / block);
+        KvLayout layout = KvLayout.of(1, 1, block / (2 * 16 * 2), DType.F16, 16);
+        Figures f = new Figures();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment[] src = new MemorySegment[sources];
+            MemorySegment[] dst = new MemorySegment[sources];
+            MemorySegment[] bf16 = new MemorySegment[sources];
+            for (int i = 0; i < sources; i++) {
+                src[i] = arena.allocate(block, 4096);
+                DiskTestSupport.fillNormalF16(src[i], new SplittableRandom(i));
+                dst[i] = arena.allocate(block, 4096);
+                dst[i].fill((byte) 1);
+                bf16[i] = arena.allocate(block, 4096);
+                fillNormalBf16(bf16[i], new SplittableRandom(1000 + i));
+            }
+            MemorySegment tokens = arena.allocate(4L * 16, 4);
+            int[] order = shuffledOrder(n, 7);
+            long bytes = (long) n * block;
+            System.out.printf(Locale.ROOT, "%n== block %d KiB, %d blocks per pass (GB/s, median of %d)%n",
+                    block >> 10, n, reps);
+            for (int rep = -1; rep < reps; rep++) {
+                if (rep == 0) {
+                    f.values.clear(); // repetition -1 warmed the JIT up
+                }
+                cleanup(dir);
+                // ---- writes
+                Path fcFile = fresh(dir.resolve("baseline-channel.bin"), bytes);
+                try (FileChannel ch = FileChannel.open(fcFile, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                    long t0 = System.nanoTime();
+                    for (int i = 0; i < n; i++) {
+                        writeFully(ch, src[i % sources], (long) i * block);
+                    }
+                    f.add("write baseline FileChannel", gbps(bytes, System.nanoTime() - t0));
+                }
+                Path mapFile = fresh(dir.resolve("baseline-mapped.bin"), bytes);
+                try (FileChannel ch = FileChannel.open(mapFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                     Arena maps = Arena.ofShared()) {
+                    MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, maps);
+                    long t0 = System.nanoTime();
+                    for (int i = 0; i < n; i++) {
+                        MemorySegment.copy(src[i % sources], 0, map, (long) i * block, block);
+                    }
+                    f.add("write baseline mapped (fresh file)", gbps(bytes, System.nanoTime() - t0));
+                }
+                double bestWrite = Math.max(last(f, "write baseline FileChannel"),
+                        last(f, "write baseline mapped (fresh file)"));
+                for (DiskTier.SpillPath path : DiskTier.SpillPath.values()) {
+                    double w = tierPut(dir.resolve("tier-" + path), layout, Compression.NONE, path, src, tokens, n);
+                    f.add("write tier NONE via " + path, w);
+                    f.add("  " + path + " ratio to best baseline write", w / bestWrite);
+                }
+                // ---- reads
+                dropCaches(cold);
+                long io0 = readBytes();
+                try (FileChannel ch = FileChannel.open(fcFile, StandardOpenOption.READ)) {
+                    long t0 = System.nanoTime();
+                    for (int q = 0; q < n; q++) {
+                        readFully(ch, dst[q % sources], (long) order[q] * block);
+                    }
+                    f.add("read baseline FileChannel", gbps(bytes, System.nanoTime() - t0));
+                }
+                f.add("  dev/asked", (double) (readBytes() - io0) / bytes);
+                for (int will = 0; will < 2; will++) {
+                    dropCaches(cold);
+                    io0 = readBytes();
+                    try (FileChannel ch = FileChannel.open(mapFile, StandardOpenOption.READ);
+                         Arena maps = Arena.ofShared()) {
+                        MemorySegment map = ch.map(FileChannel.MapMode.READ_ONLY, 0, bytes, maps);
+                        long t0 = System.nanoTime();
+                        for (int q = 0; q < n; q++) {
+                            MemorySegment rec = map.asSlice((long) order[q] * block, block);
+                            if (will == 1) {
+                                Libc.madvise(rec, Libc.MADV_WILLNEED);
+                            }
+                            MemorySegment.copy(rec, 0, dst[q % sources], 0, block);
+                        }
+                        f.add(will == 1 ? "read baseline mapped + WILLNEED" : "read baseline mapped",
+                                gbps(bytes, System.nanoTime() - t0));
+                    }
+                    f.add(will == 1 ? "  dev/asked " : "  dev/asked  ", (double) (readBytes() - io0) / bytes);
+                }
+                double bestRead = Math.max(last(f, "read baseline FileChannel"),
+                        Math.max(last(f, "read baseline mapped"), last(f, "read baseline mapped + WILLNEED")));
+                for (int will = 0; will < 2; will++) {
+                    double[] amp = new double[1];
+                    double r = tierGet(dir.resolve("tier-" + DiskTier.SPILL_PATH), layout, Compression.NONE, will == 1,
+                            cold, order, dst, amp);
+                    String name = "read tier NONE" + (will == 1 ? " + WILLNEED" : "");
+                    f.add(name, r);
+                    f.add("  dev/asked" + (will == 1 ? "   " : "    "), amp[0]);
+                    f.add("  " + (will == 1 ? "WILLNEED " : "") + "ratio to best baseline read", r / bestRead);
+                }
+                // ---- LZ4 on compressible (BF16 normal) blocks
+                double lz4w = tierPut(dir.resolve("tier-lz4"), KvLayout.of(1, 1, block / (2 * 16 * 2), DType.BF16, 16),
+                        Compression.LZ4, DiskTier.SPILL_PATH, bf16, tokens, n);
+                f.add("write tier LZ4+shuffle (BF16 normal)", lz4w);
+                double lz4r = tierGet(dir.resolve("tier-lz4"), KvLayout.of(1, 1, block / (2 * 16 * 2), DType.BF16, 16),
+                        Compression.LZ4, true, cold, order, dst, new double[1]);
+                f.add("read tier LZ4+shuffle (BF16 normal)", lz4r);
+                double[] alone = lz4Alone(arena, bf16, block, n);
+                f.add("lz4-java alone: shuffle+compress", alone[0]);
+                f.add("lz4-java alone: decompress+unshuffle", alone[1]);
+                f.add("  tier write / lz4 alone", lz4w / alone[0]);
+                f.add("  tier read / lz4 alone", lz4r / alone[1]);
+            }
+        }
+        cleanup(dir);
+        f.print();
+    }
+
+    private static double last(Figures f, String name) {
+        List<Double> l = f.values.get(name);
+        return l.get(l.size() - 1);
+    }
+
+    private static double tierPut(Path dir, KvLayout layout, Compression c, DiskTier.SpillPath path,
+                                  MemorySegment[] src, MemorySegment tokens, int n) {
+        DiskTier.SpillPath saved = DiskTier.SPILL_PATH;
+        DiskTier.SPILL_PATH = path;
+        long block = layout.bytesPerBlock();
+        long seg = 64L << 20;
+        DiskOptions o = DiskOptions.at(dir).withCompression(c).withShuffle(true).withPersistent(true)
+                .withSegmentBytes(seg).withBudgetBytes(n * block + 16 * seg).withLowSpaceWarnBytes(0);
+        try (DiskTier tier = DiskTier.open(o, layout)) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < n; i++) {
+                tier.put(i, i, tokens, src[i % src.length]);
+            }
+            return gbps(n * block, System.nanoTime() - t0);
+        } finally {
+            DiskTier.SPILL_PATH = saved;
+        }
+    }
+
+    private static double tierGet(Path dir, KvLayout layout, Compression c, boolean willNeed, boolean cold,
+                                  int[] order, MemorySegment[] dst, double[] amplification) throws IOException {
+        boolean saved = DiskTier.LOAD_WILLNEED;
+        DiskTier.LOAD_WILLNEED = willNeed;
+        long block = layout.bytesPerBlock();
+        long seg = 64L << 20;
+        DiskOptions o = DiskOptions.at(dir).withCompression(c).withShuffle(true).withPersistent(true)
+                .withSegmentBytes(seg).withBudgetBytes(order.length * block + 16 * seg).withLowSpaceWarnBytes(0);
+        try (DiskTier tier = DiskTier.open(o, layout)) {
+            dropCaches(cold);
+            long io0 = readBytes();
+            long t0 = System.nanoTime();
+            for (int q = 0; q < order.length; q++) {
+                if (!tier.get(order[q], order[q], null, dst[q % dst.length])) {
+                    throw new IllegalStateException("miss " + order[q]);
+                }
+            }
+            double r = gbps(order.length * block, System.nanoTime() - t0);
+            amplification[0] = (double) (readBytes() - io0) / (order.length * block);
+            return r;
+        } finally {
+            DiskTier.LOAD_WILLNEED = saved;
+        }
+    }
+
+    /** lz4-java alone on the same blocks, with the same shuffle: {compress GB/s, decompress GB/s}. */
+    private static double[] lz4Alone(Arena arena, MemorySegment[] src, int block, int n) {
         LZ4Factory f = LZ4Factory.fastestInstance();
         LZ4Compressor comp = f.fastCompressor();
         LZ4SafeDecompressor dec = f.safeDecompressor();
         MemorySegment shuffled = arena.allocate(block, 64);
-        BlockCodec.shuffle(src, shuffled, block, 2);
         MemorySegment out = arena.allocate(comp.maxCompressedLength(block), 64);
         MemorySegment back = arena.allocate(block, 64);
-        double c = 0;
-        double d = 0;
-        double s = 0;
-        int len = 0;
-        for (int pass = 0; pass < 3; pass++) {
-            long t0 = System.nanoTime();
-            for (int i = 0; i < n; i++) {
-                len = comp.compress(shuffled.asByteBuffer(), 0, block, out.asByteBuffer(), 0, (int) out.byteSize());
+        MemorySegment unshuffled = arena.allocate(block, 64);
+        int[] lengths = new int[src.length];
+        MemorySegment[] compressed = new MemorySegment[src.length];
+        long t0 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            BlockCodec.shuffle(src[i % src.length], shuffled, block, 2);
+            int len = comp.compress(shuffled.asByteBuffer(), 0, block, out.asByteBuffer(), 0, (int) out.byteSize());
+            if (i < src.length) {
+                lengths[i] = len;
+                compressed[i] = arena.allocate(len, 64);
+                MemorySegment.copy(out, 0, compressed[i], 0, len);
             }
-            c = Math.max(c, gbps((long) n * block, System.nanoTime() - t0));
-            t0 = System.nanoTime();
-            for (int i = 0; i < n; i++) {
-                dec.decompress(out.asSlice(0, len).asByteBuffer(), 0, len, back.asByteBuffer(), 0, block);
-            }
-            d = Math.max(d, gbps((long) n * block, System.nanoTime() - t0));
-            t0 = System.nanoTime();
-            for (int i = 0; i < n; i++) {
-                BlockCodec.shuffle(src, shuffled, block, 2);
-            }
-            s = Math.max(s, gbps((long) n * block, System.nanoTime() - t0));
         }
-        System.out.printf(Locale.ROOT, "lz4-java alone (shuffled F16 normal): compress %.2f, decompress %.2f, "
-                + "ratio %.3f; shuffle alone %.2f GB/s%n", c, d, (double) block / len, s);
+        double c = gbps((long) n * block, System.nanoTime() - t0);
+        t0 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            int k = i % src.length;
+            dec.decompress(compressed[k].asByteBuffer(), 0, lengths[k], back.asByteBuffer(), 0, block);
+            BlockCodec.unshuffle(back, unshuffled, block, 2);
+        }
+        double d = gbps((long) n * block, System.nanoTime() - t0);
+        return new double[] {c, d};
     }
 
     /** LZ4 ratios (raw / compressed) for the data kinds the issue names, plain and shuffled. */
@@ -275,22 +315,42 @@ public final class DiskPathMeasurement {
                         }
                     }
                     case "f16-normal" -> DiskTestSupport.fillNormalF16(data, r);
-                    case "bf16-normal" -> {
-                        java.util.Random g = new java.util.Random(r.nextLong());
-                        for (long i = 0; i < block; i += 2) {
-                            int bits = Float.floatToRawIntBits((float) g.nextGaussian());
-                            data.set(ValueLayout.JAVA_SHORT_UNALIGNED, i, (short) (bits >>> 16));
-                        }
-                    }
+                    case "bf16-normal" -> fillNormalBf16(data, r);
                     default -> data.fill((byte) 0);
                 }
                 int plain = comp.compress(data.asByteBuffer(), 0, block, out.asByteBuffer(), 0, (int) out.byteSize());
                 BlockCodec.shuffle(data, shuffled, block, 2);
                 int shuf = comp.compress(shuffled.asByteBuffer(), 0, block, out.asByteBuffer(), 0,
                         (int) out.byteSize());
-                System.out.printf(Locale.ROOT, "%-12s plain %.3f, shuffled %.3f%n", kind, (double) block / plain,
+                System.out.printf(Locale.ROOT, "  %-12s plain %.3f, shuffled %.3f%n", kind, (double) block / plain,
                         (double) block / shuf);
             }
+        }
+    }
+
+    static void fillNormalBf16(MemorySegment b, SplittableRandom r) {
+        java.util.Random g = new java.util.Random(r.nextLong());
+        for (long i = 0; i + 1 < b.byteSize(); i += 2) {
+            int bits = Float.floatToRawIntBits((float) g.nextGaussian());
+            b.set(ValueLayout.JAVA_SHORT_UNALIGNED, i, (short) (bits >>> 16));
+        }
+    }
+
+    private static void writeFully(FileChannel ch, MemorySegment s, long pos) throws IOException {
+        ByteBuffer b = s.asByteBuffer();
+        while (b.hasRemaining()) {
+            pos += ch.write(b, pos);
+        }
+    }
+
+    private static void readFully(FileChannel ch, MemorySegment s, long pos) throws IOException {
+        ByteBuffer b = s.asByteBuffer();
+        while (b.hasRemaining()) {
+            int r = ch.read(b, pos);
+            if (r < 0) {
+                throw new IOException("short file");
+            }
+            pos += r;
         }
     }
 
