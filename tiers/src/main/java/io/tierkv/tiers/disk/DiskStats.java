@@ -14,6 +14,8 @@ package io.tierkv.tiers.disk;
  *                           each such record was quarantined (dropped from the index)
  * @param evictions          records dropped to stay within the budget or by {@code evict}
  * @param removals           records dropped by {@code remove}
+ * @param quarantined        records dropped because they failed verification, on a read (each
+ *                           also a corrupt miss) or while compaction moved them
  * @param bytesWritten       stored payload bytes written by {@code put} (after compression)
  * @param rawBytesWritten    raw block bytes given to {@code put} that were written
  * @param recordBytesWritten bytes of whole records written by {@code put} (header, token ids,
@@ -39,7 +41,8 @@ package io.tierkv.tiers.disk;
  * @param segmentCount       segment files now
  */
 public record DiskStats(long puts, long putsExisting, long admissionRejects, long gets, long hits, long misses,
-                        long corruptMisses, long evictions, long removals, long bytesWritten, long rawBytesWritten,
+                        long corruptMisses, long evictions, long removals, long quarantined, long bytesWritten,
+                        long rawBytesWritten,
                         long recordBytesWritten, long bytesRead, long rawBytesRead, double compressionRatio,
                         long recoveredBlocks, long recoveryFaults, long droppedSegments, long compactions,
                         long compactedBytes, long segmentsCreated, long segmentsDeleted, long diskFullFailures,

@@ -208,6 +208,7 @@ public final class DiskTier implements AutoCloseable {
     private long corruptMisses;
     private long evictions;
     private long removals;
+    private long quarantined;
     private long bytesWritten;
     private long rawBytesWritten;
     private long recordBytesWritten;
@@ -1072,7 +1073,7 @@ public final class DiskTier implements AutoCloseable {
         lock.lock();
         try {
             return new DiskStats(puts, putsExisting, admissionRejects, gets, hits, misses, corruptMisses, evictions,
-                    removals, bytesWritten, rawBytesWritten, recordBytesWritten, bytesRead, rawBytesRead,
+                    removals, quarantined, bytesWritten, rawBytesWritten, recordBytesWritten, bytesRead, rawBytesRead,
                     DiskStats.ratio(rawBytesWritten, bytesWritten), recoveredBlocks, recoveryFaults, droppedSegments,
                     compactions, compactedBytes, segmentsCreated, segmentsDeleted, diskFullFailures,
                     closed ? 0 : usedBytes, options.budgetBytes(), liveBytes, closed ? 0 : index.size(), segmentCount);
@@ -1277,7 +1278,7 @@ public final class DiskTier implements AutoCloseable {
         switch (cause) {
             case EVICT -> evictions++;
             case REMOVE -> removals++;
-            default -> { }
+            default -> quarantined++;
         }
         if (cause != Cause.REMOVE) {
             pending.get().add(hi, lo);

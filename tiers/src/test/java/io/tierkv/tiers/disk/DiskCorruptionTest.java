@@ -130,6 +130,7 @@ class DiskCorruptionTest {
             }
             DiskStats s = tier.stats();
             assertEquals(damaged.size(), s.corruptMisses(), why + ": every damaged record counted once");
+            assertEquals(damaged.size(), s.quarantined(), why + ": and quarantined");
             assertEquals(damaged, reported, why + ": quarantined keys reported to the listener");
             assertEquals(KEYS - damaged.size(), tier.blockCount(), why);
             for (long k : damaged) {
