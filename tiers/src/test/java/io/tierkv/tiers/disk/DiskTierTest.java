@@ -31,6 +31,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -434,5 +437,29 @@ class DiskTierTest {
         assertEquals(0, t.stats().corruptMisses());
         assertTrue(t.stats().evictions() > 0, "the budget forced evictions: " + t.stats());
         t.checkInvariants();
+    }
+
+    @Test
+    void aCorruptReadRaisesAJfrDiskFaultEvent() throws Exception {
+        DiskTier tier = open(options(dir, 4, 1 << 20));
+        put(tier, arena, 1);
+        DiskTier.RecordLocation where = tier.recordLocations().get(0);
+        try (var ch = java.nio.channels.FileChannel.open(where.file(), java.nio.file.StandardOpenOption.WRITE)) {
+            ch.write(java.nio.ByteBuffer.wrap(new byte[] {0x55}), where.offset() + where.usedBytes() - 1);
+        }
+        Path jfr = dir.resolve("faults.jfr");
+        try (Recording r = new Recording()) {
+            r.enable("io.tierkv.DiskFault");
+            r.start();
+            assertFalse(getAndVerify(tier, arena, 1));
+            r.stop();
+            r.dump(jfr);
+        }
+        List<RecordedEvent> events = RecordingFile.readAllEvents(jfr);
+        assertEquals(1, events.size(), events.toString());
+        assertEquals(where.file().toString(), events.get(0).getString("file"));
+        assertEquals(where.offset(), events.get(0).getLong("offset"));
+        assertTrue(events.get(0).getString("reason").contains("checksum"), events.get(0).getString("reason"));
+        Files.delete(jfr);
     }
 }
