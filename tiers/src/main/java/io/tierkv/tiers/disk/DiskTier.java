@@ -66,10 +66,13 @@ import java.util.zip.CRC32C;
  *
  * <h2>Paths</h2>
  * Spill ({@link #put}): encode (LZ4 and optional shuffle, raw when it does not save 1/32), find
- * room, write header, token ids and payload at the high-water mark, advance the mark (a checksummed
- * field of the segment header), index the record as most recently used. Load ({@link #get}):
- * validate the header against the index, verify the payload's CRC32C over the mapped bytes, only
- * then copy or decompress into the caller's memory. See {@link #SPILL_PATH} for the write path.
+ * room, write header, token ids and payload at the high-water mark with positional
+ * {@code FileChannel} writes (the mapping sees them through the page cache), advance the mark (a
+ * checksummed field of the segment header), index the record as most recently used. Load
+ * ({@link #get}): advise {@code MADV_WILLNEED} on the record (mappings carry {@code MADV_RANDOM},
+ * so exactly the record's pages are read), validate the header against the index, verify the
+ * CRC32C of token ids and payload over the mapped bytes, only then copy or decompress into the
+ * caller's memory. The package overview gives the measurements behind these choices.
  *
  * <h2>Eviction and compaction</h2>
  * When a record does not fit the active segment: another segment with room becomes active; else
@@ -632,8 +635,8 @@ public final class DiskTier implements AutoCloseable {
      * @throws DiskFullException when no segment could be reserved (the file system is full or
      *     below one segment of usable space); nothing was stored, though records may have been
      *     evicted while making room
-     * @throws IllegalArgumentException if a segment's size is not a multiple of 4 or exceeds the
-     *     layout's bounds
+     * @throws IllegalArgumentException if {@code tokenIds} is not a whole number of ints or holds
+     *     more than {@code blockSizeTokens}, or {@code block} is longer than {@code bytesPerBlock}
      * @throws IllegalStateException if the tier is closed
      * @throws UncheckedIOException if writing failed (nothing was stored)
      */
