@@ -35,9 +35,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Per-block metadata (primitive arrays indexed by id; no object per block)</h2>
  * <pre>
- * state byte | flags byte (INDEXED, TRANSIT) | refs int | leases int | protect int | slot int
- * hashHi long | hashLo long | writes int       ~ 34 bytes of heap per id, plus the index (8)
- * off-heap: [B token ids][written bits: B x L]  per id
+ * state byte | flags byte (INDEXED, TRANSIT) | priority byte | refs int | leases int | protect int
+ * slot int | hashHi long | hashLo long        = 35 bytes of heap per id, plus the index (about 8),
+ *                                               the id and slot free stacks (8) and the policy
+ * off-heap per id: [B token ids] and [written count long][written bits: B x L]
  * </pre>
  *
  * <h2>Candidates</h2>
@@ -90,8 +91,7 @@ public final class PagedKvCache implements AutoCloseable {
     final int[] leases;
     final int[] protect;
     final int[] slot;
-    final int[] writes;
-    final int[] priority;
+    final byte[] priority;
     final long[] hashHi;
     final long[] hashLo;
     private final Arena metaArena = Arena.ofShared();
@@ -133,7 +133,7 @@ public final class PagedKvCache implements AutoCloseable {
         this.blockTokens = layout.blockSizeTokens();
         this.blockBytes = layout.bytesPerBlock();
         this.writesPerBlock = blockTokens * layout.layers();
-        this.writtenWords = (writesPerBlock + 63) >>> 6;
+        this.writtenWords = 1 + ((writesPerBlock + 63) >>> 6); // [count][bits]
         if (memory.capacity() != options.deviceBlocks()) {
             throw new IllegalArgumentException("memory.capacity: " + memory.capacity() + " (expected deviceBlocks "
                     + options.deviceBlocks() + ")");
@@ -154,8 +154,7 @@ public final class PagedKvCache implements AutoCloseable {
         this.protect = new int[n];
         this.slot = new int[n];
         java.util.Arrays.fill(slot, -1);
-        this.writes = new int[n];
-        this.priority = new int[n];
+        this.priority = new byte[n];
         this.hashHi = new long[n];
         this.hashLo = new long[n];
         this.tokens = metaArena.allocate((long) n * blockTokens * Integer.BYTES, 64);
@@ -212,7 +211,6 @@ public final class PagedKvCache implements AutoCloseable {
         flags[id] = 0;
         refs[id] = 1;
         slot[id] = s;
-        writes[id] = 0;
         hashHi[id] = 0;
         hashLo[id] = 0;
         written.asSlice((long) id * writtenWords * Long.BYTES, (long) writtenWords * Long.BYTES).fill((byte) 0);
@@ -345,7 +343,6 @@ public final class PagedKvCache implements AutoCloseable {
         flags[id] = 0;
         refs[id] = 0;
         leases[id] = 0;
-        writes[id] = 0;
         hashHi[id] = 0;
         hashLo[id] = 0;
         ids.free(id);
@@ -396,7 +393,7 @@ public final class PagedKvCache implements AutoCloseable {
         hashHi[id] = hasher.hi();
         hashLo[id] = hasher.lo();
         state[id] = SEALED;
-        priority[id] = seq.options.priority();
+        priority[id] = priorityByte(seq.options.priority());
         if (index.put(id)) {
             flags[id] |= INDEXED;
         }
@@ -628,7 +625,6 @@ public final class PagedKvCache implements AutoCloseable {
                 (long) copy * blockTokens * Integer.BYTES, (long) blockTokens * Integer.BYTES);
         MemorySegment.copy(written, (long) id * writtenWords * Long.BYTES, written,
                 (long) copy * writtenWords * Long.BYTES, (long) writtenWords * Long.BYTES);
-        writes[copy] = writes[id];
         copiesOnWrite++;
         unref(id);
         return copy;
@@ -637,14 +633,27 @@ public final class PagedKvCache implements AutoCloseable {
     /** Marks (layer, offset) of a block written; returns true when the block just became complete. */
     boolean markWritten(int id, int layer, int offset) {
         int bit = offset * layout.layers() + layer;
-        long addr = ((long) id * writtenWords + (bit >>> 6)) * Long.BYTES;
+        long base = (long) id * writtenWords * Long.BYTES;
+        long addr = base + (1 + (bit >>> 6)) * (long) Long.BYTES;
         long word = written.get(ValueLayout.JAVA_LONG, addr);
         long mask = 1L << bit;
         if ((word & mask) != 0) {
             return false;
         }
         written.set(ValueLayout.JAVA_LONG, addr, word | mask);
-        return ++writes[id] == writesPerBlock;
+        long count = written.get(ValueLayout.JAVA_LONG, base) + 1;
+        written.set(ValueLayout.JAVA_LONG, base, count);
+        return count == writesPerBlock;
+    }
+
+    /** @return whether every position of every layer of an OPEN block has been written */
+    boolean isComplete(int id) {
+        return written.get(ValueLayout.JAVA_LONG, (long) id * writtenWords * Long.BYTES) == writesPerBlock;
+    }
+
+    /** Retention priorities are kept in a byte per block: values are clamped to [-128, 127]. */
+    static byte priorityByte(int priority) {
+        return (byte) Math.max(Byte.MIN_VALUE, Math.min(Byte.MAX_VALUE, priority));
     }
 
     // ---------------------------------------------------------------- leases

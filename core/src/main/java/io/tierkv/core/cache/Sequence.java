@@ -125,7 +125,7 @@ public final class Sequence implements AutoCloseable {
             if (offset == 0) {
                 checkBudget(1);
                 id = cache.allocateOpenBlock(cache.admissionDeadline());
-                cache.priority[id] = options.priority();
+                cache.priority[id] = PagedKvCache.priorityByte(options.priority());
                 push(id);
             } else {
                 id = privateTail(blockCount - 1);
@@ -238,7 +238,7 @@ public final class Sequence implements AutoCloseable {
         while (sealedBlocks < blockCount && (long) (sealedBlocks + 1) * b <= length) {
             int id = table[sealedBlocks];
             if (cache.state[id] == PagedKvCache.OPEN) {
-                if (cache.writes[id] != cache.writesPerBlock) {
+                if (!cache.isComplete(id)) {
                     return;
                 }
                 cache.seal(id, this);
