@@ -282,6 +282,7 @@ public final class DiskTier implements AutoCloseable {
         try {
             tier.lockDirectory();
             tier.start();
+            tier.pending.get().size = 0; // recovery's budget evictions concern no listener yet
             return tier;
         } catch (RuntimeException | Error e) {
             tier.abandon();
@@ -873,18 +874,20 @@ public final class DiskTier implements AutoCloseable {
      * @throws IllegalStateException if the tier is closed
      */
     public boolean remove(long hashHi, long hashLo) {
+        boolean removed = false;
         lock.lock();
         try {
             ensureOpen();
             int slot = index.find(hashHi, hashLo);
-            if (slot == RecordIndex.NONE) {
-                return false;
+            if (slot != RecordIndex.NONE) {
+                removeSlot(slot, Cause.REMOVE);
+                removed = true;
             }
-            removeSlot(slot, Cause.REMOVE);
-            return true;
         } finally {
             lock.unlock();
         }
+        deliverEvictions(); // records quarantined by a compaction that made journal room
+        return removed;
     }
 
     /**
@@ -951,20 +954,21 @@ public final class DiskTier implements AutoCloseable {
      * @throws IllegalStateException if the tier is closed
      */
     public int compact() {
+        int n = 0;
         lock.lock();
         try {
             ensureOpen();
-            int n = 0;
             for (Segment s : segments) {
                 if (s != null && s.liveRatio() < options.compactBelowLiveRatio() && deadBytes(s) > 0) {
                     compactInPlace(s);
                     n++;
                 }
             }
-            return n;
         } finally {
             lock.unlock();
         }
+        deliverEvictions(); // records quarantined because their header failed verification
+        return n;
     }
 
     /**
