@@ -1,4 +1,5 @@
 /** The {@code tierkv} command line and the benchmarks. */
+@SuppressWarnings("requires-automatic")
 module io.tierkv.bench {
     requires transitive io.tierkv.core;
     requires io.tierkv.tiers;
@@ -13,6 +14,5 @@ module io.tierkv.bench {
     exports io.tierkv.bench.trace;
     exports io.tierkv.bench.sim;
     exports io.tierkv.bench.jmh;
-    exports io.tierkv.bench.cli;
     opens io.tierkv.bench.cli to info.picocli, com.fasterxml.jackson.databind;
 }

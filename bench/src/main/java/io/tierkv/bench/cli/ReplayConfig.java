@@ -18,14 +18,16 @@ import java.nio.file.Path;
  *
  * @param layout                block layout; its block size must divide the trace's
  * @param deviceBytes           device tier budget, at least one block (more than {@code recentBlocks})
- * @param hostBytes             pinned host tier budget: 0 for none (single tier, no disk), else at least one block
+ * @param hostBytes             pinned host tier budget: 0 for none (single tier when there is no disk; with a
+ *                              disk tier the manager gets a host tier of one block, its minimum), else at
+ *                              least one block
  * @param diskDir               disk tier directory, or null for a temporary one when {@code diskBytes > 0}
  * @param diskBytes             disk tier budget: 0 for no disk tier
  * @param compression           disk record compression
  * @param policy                eviction policy name (see {@link EvictionPolicies#names()})
  * @param recentBlocks          sealed blocks at the end of the open sequence kept on the device
- * @param movers                background mover threads of the manager (0: moves happen only on demand,
- *                              which makes a replay deterministic)
+ * @param movers                background mover threads of the manager (0: the mover's cycle runs on the
+ *                              replay thread after every request, which makes a replay deterministic)
  * @param payload               whether block bytes are written and verified
  * @param maxDecodeTokens       cap on the answer tokens appended per request; -1 for none
  * @param speed                 0 to replay as fast as possible, else the factor by which the trace's

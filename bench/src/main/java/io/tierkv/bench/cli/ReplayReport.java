@@ -29,6 +29,7 @@ import java.util.Locale;
  * @param setup              the configuration
  * @param requests           requests replayed
  * @param rejectedRequests   requests that could not get blocks in time (capacity exhausted)
+ * @param firstRejection     why the first rejected request was rejected, or null
  * @param promptTokens       sum of prompt lengths
  * @param hitTokens          prompt tokens served from the cache (see hitRate)
  * @param hitRate            hitTokens / promptTokens
@@ -45,7 +46,7 @@ import java.util.Locale;
  * @param invariantViolations the manager's invariant check after the replay (empty when consistent)
  */
 public record ReplayReport(String source, String format, int traceBlockTokens, Setup setup, long requests,
-        long rejectedRequests, long promptTokens, long hitTokens, double hitRate, double ceilingHitRate,
+        long rejectedRequests, String firstRejection, long promptTokens, long hitTokens, double hitRate, double ceilingHitRate,
         long prefillTokens, long decodeTokens, Hits hits, Moves moves, Events events, Latency matchPromote,
         double wallSeconds, double requestsPerSecond, double tokensPerSecond, List<String> invariantViolations) {
 
@@ -76,11 +77,13 @@ public record ReplayReport(String source, String format, int traceBlockTokens, S
     /**
      * Matched blocks by tier.
      *
-     * @param matchedBlocks manager blocks matched by prefix
+     * @param matchedBlocks manager blocks matched by prefix ({@code CacheStats.prefixHitBlocks}; a request
+     *                      that starts over after a lost block counts its matches again)
      * @param device        found on the device by the match ({@code CacheStats.prefixHitBlocks - prefixHitBlocksBelow})
      * @param host          found below the device and not loaded from disk
      * @param disk          found below the device and loaded from the disk tier ({@code TierStats.diskLoads})
-     * @param lost          matched blocks whose lease failed (bytes lost below; counted, never read)
+     * @param lost          matched blocks whose lease failed because their bytes were gone below (a disk
+     *                      record evicted after the match); never read; the request started over
      */
     public record Hits(long matchedBlocks, long device, long host, long disk, long lost) {
     }
@@ -162,7 +165,8 @@ public record ReplayReport(String source, String format, int traceBlockTokens, S
                 : "single tier: device " + s.deviceBlocks + " blocks (" + s.deviceTokens + " tokens), no lower tier");
         line(b, "policy", s.policy + ", payload " + s.payload + ", movers " + s.movers + ", recent " + s.recentBlocks
                 + (s.maxDecodeTokens >= 0 ? ", decode cap " + s.maxDecodeTokens : ""));
-        line(b, "requests", requests + (rejectedRequests > 0 ? " (" + rejectedRequests + " rejected: capacity)" : ""));
+        line(b, "requests", requests + (rejectedRequests > 0 ? " (" + rejectedRequests + " rejected; first: "
+                + firstRejection + ")" : ""));
         line(b, "prompt tokens", promptTokens + " (prefilled " + prefillTokens + ", decoded " + decodeTokens + ")");
         line(b, "hit rate", String.format(Locale.ROOT, "%.4f  (%d tokens; infinite-capacity ceiling %.4f)", hitRate,
                 hitTokens, ceilingHitRate));

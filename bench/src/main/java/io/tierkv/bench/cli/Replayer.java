@@ -42,13 +42,21 @@ import org.HdrHistogram.Histogram;
  *       every trace block, the last partial one included, becomes a full block of tokens.
  *   <li>{@code Sequence.matchPrefix} finds the cached leading blocks; each is then leased (and so
  *       promoted to the device if it was below) and, with payload {@code full}, every byte checked.
+ *       If a matched block turns out lost below (its disk record was evicted after the match
+ *       found it), the manager unindexes it and the request starts over with a new sequence, as
+ *       a runtime would (at most {@value #MAX_MATCH_ATTEMPTS} attempts).
  *   <li>Prefill appends and writes every remaining prompt token (all layers), sealing the blocks.
  *   <li>Decode appends {@code output_length} answer tokens (capped by {@code maxDecodeTokens}).
- *   <li>The sequence closes; its sealed blocks stay cached until the policy evicts them.
+ *   <li>The sequence closes; its sealed blocks stay cached until the policy evicts them. A
+ *       manager without mover threads then runs one mover cycle on this thread
+ *       ({@link KvBlockManager#runMoverCycle()}: disk evictions, pressure-mode demotions).
  * </ol>
  * Not thread-safe; a replay runs on the calling thread (the manager's movers run beside it).
  */
 public final class Replayer {
+
+    /** Match attempts per request when matched blocks turn out lost below. */
+    static final int MAX_MATCH_ATTEMPTS = 4;
 
     private final ReplayConfig config;
     private final KvLayout layout;
@@ -105,7 +113,7 @@ public final class Replayer {
         private long prefillTokens;
         private long decodeTokens;
         private long rejected;
-        private long matchedBlocks;
+        private String firstRejection;
         private long lost;
         private long verified;
         private long verifyFailures;
@@ -177,8 +185,21 @@ public final class Replayer {
             Sequence seq = backend.open();
             try {
                 long t0 = System.nanoTime();
-                int matched = tokens == 0 ? 0 : seq.matchPrefix(buf, tokens);
-                long excluded = leaseMatched(seq, r, matched / bm);
+                long excluded = 0;
+                int matched = 0;
+                for (int attempt = 0; ; attempt++) {
+                    matched = tokens == 0 ? 0 : seq.matchPrefix(buf, tokens);
+                    long verify = leaseMatched(seq, r, matched / bm);
+                    if (verify >= 0 || attempt == MAX_MATCH_ATTEMPTS - 1) {
+                        excluded += Math.abs(verify);
+                        break;
+                    }
+                    // A matched block was lost below (its disk record evicted after the match found
+                    // it): the manager has unindexed it; start over, as a runtime would.
+                    excluded += -verify;
+                    seq.close();
+                    seq = backend.open();
+                }
                 latency.recordValue(Math.min(latency.getHighestTrackableValue(), System.nanoTime() - t0 - excluded));
                 hitTokens += Math.min(matched, input);
                 for (int p = matched; p < tokens; p++) {
@@ -200,20 +221,27 @@ public final class Replayer {
                     decodeTokens++;
                 }
             } catch (CapacityExhaustedException | TransferTimeoutException e) {
-                rejected++;
+                if (rejected++ == 0) {
+                    firstRejection = "request " + n + ": " + e.getMessage();
+                }
             } finally {
                 seq.close();
             }
+            backend.afterRequest();
         }
 
         private long payloadKey(TraceRequest r, int position) {
             return BlockContent.payloadKey(r.blockHash(position / bt), (position % bt) / bm);
         }
 
-        /** Leases each matched block in turn (promoting it) and verifies it; returns the verify time. */
+        /**
+         * Leases each matched block in turn (promoting it) and verifies it.
+         *
+         * @return the nanoseconds spent verifying, or, when a block turned out lost below, minus
+         *         that (and leasing stopped there)
+         */
         private long leaseMatched(Sequence seq, TraceRequest r, int blocks) {
             long verifyNanos = 0;
-            matchedBlocks += blocks;
             for (int i = 0; i < blocks; i++) {
                 try (BlockLease lease = seq.lease(i * bm, (i + 1) * bm)) {
                     if (full) {
@@ -226,6 +254,7 @@ public final class Replayer {
                     }
                 } catch (CorruptBlockException e) {
                     lost++;
+                    return -verifyNanos - 1;
                 }
             }
             return verifyNanos;
@@ -289,10 +318,11 @@ public final class Replayer {
                     latency.getValueAtPercentile(50) / 1e3, latency.getValueAtPercentile(90) / 1e3,
                     latency.getValueAtPercentile(99) / 1e3, latency.getValueAtPercentile(99.9) / 1e3,
                     latency.getMaxValue() / 1e3);
-            return new ReplayReport(source, format, bt, setup, requests, rejected, promptTokens, hitTokens,
+            return new ReplayReport(source, format, bt, setup, requests, rejected, firstRejection, promptTokens,
+                    hitTokens,
                     promptTokens == 0 ? 0 : (double) hitTokens / promptTokens,
                     promptTokens == 0 ? 0 : (double) ceilingTokens / promptTokens, prefillTokens, decodeTokens,
-                    new ReplayReport.Hits(matchedBlocks, deviceHits, belowHits - diskHits, diskHits, lost),
+                    new ReplayReport.Hits(cs.prefixHitBlocks(), deviceHits, belowHits - diskHits, diskHits, lost),
                     new ReplayReport.Moves(down, up, spill, load, written, verified), events, lat, wall,
                     wall > 0 ? requests / wall : 0, wall > 0 ? (promptTokens + decodeTokens) / wall : 0,
                     invariants());
@@ -324,6 +354,10 @@ public final class Replayer {
         abstract TierStats tierStats();
 
         abstract List<String> invariants();
+
+        /** Called after every request: runs the manager's mover cycle when it has no mover threads. */
+        void afterRequest() {
+        }
 
         @Override
         public abstract void close();
@@ -379,8 +413,10 @@ public final class Replayer {
         private final EmulatedDevice device;
         private final KvBlockManager kv;
         private final Path tempDir;
+        private final boolean moverCycles;
 
         ManagerBackend(ReplayConfig c) {
+            this.moverCycles = c.movers() == 0;
             KvLayout layout = c.layout();
             long block = layout.bytesPerBlock();
             long host = c.hostBytes() > 0 ? c.hostBytes() : block;
@@ -429,6 +465,13 @@ public final class Replayer {
         @Override
         TierStats tierStats() {
             return kv.stats();
+        }
+
+        @Override
+        void afterRequest() {
+            if (moverCycles) {
+                kv.runMoverCycle();
+            }
         }
 
         @Override

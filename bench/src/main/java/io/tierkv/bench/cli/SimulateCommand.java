@@ -39,7 +39,7 @@ public final class SimulateCommand implements Callable<Integer> {
     private long seed;
 
     @Option(names = "--block-tokens", paramLabel = "B", defaultValue = "0",
-            description = "block size for generator and Azure ids (default 16; Mooncake is always 512)")
+            description = "block size for generator and Azure ids (default 64; Mooncake is always 512)")
     private int blockTokens;
 
     @Option(names = "--policies", paramLabel = "NAMES", split = ",", defaultValue = "lru,lfu,fifo,s3fifo,sieve",

@@ -1,5 +1,6 @@
 package io.tierkv.bench.cli;
 
+import io.tierkv.bench.trace.TraceFormatException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -35,7 +36,7 @@ public final class TierKvCli implements Runnable {
      * Runs the command line without exiting (for tests and embedding).
      *
      * @param args the arguments
-     * @return the exit status: 0 success, 1 a failed check, 2 bad usage
+     * @return the exit status: 0 success, 1 a failed check, 2 bad usage or an unreadable input
      */
     public static int execute(String... args) {
         return commandLine().execute(args);
@@ -50,8 +51,10 @@ public final class TierKvCli implements Runnable {
         CommandLine cl = new CommandLine(new TierKvCli());
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
-            if (e instanceof IllegalArgumentException) {
-                cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + e.getMessage());
+            if (e instanceof IllegalArgumentException || e instanceof java.io.IOException
+                    || e instanceof java.io.UncheckedIOException || e instanceof TraceFormatException) {
+                cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + e.getMessage()
+                        + (e.getCause() != null && e.getCause() != e ? " (" + e.getCause() + ")" : ""));
                 return 2;
             }
             throw e;
