@@ -31,7 +31,7 @@ public final class BlockStream implements AutoCloseable {
         this.readAhead = readAhead;
         this.blocks = sequence.blockCount();
         for (int i = 0; i < Math.min(readAhead, blocks); i++) {
-            manager.requestPromotion(sequence.blockId(i));
+            readAhead(sequence.blockId(i));
         }
     }
 
@@ -56,9 +56,15 @@ public final class BlockStream implements AutoCloseable {
         leased = id;
         int ahead = nextIndex + readAhead;
         if (readAhead > 0 && ahead < blocks) {
-            manager.requestPromotion(sequence.blockId(ahead));
+            readAhead(sequence.blockId(ahead));
         }
         return nextIndex++;
+    }
+
+    private void readAhead(int blockId) {
+        if (!cache.isOnDevice(blockId)) { // only blocks below need the mover
+            manager.requestPromotion(blockId);
+        }
     }
 
     /** @return the current block's keys for this stream's layer: B x H x D elements */

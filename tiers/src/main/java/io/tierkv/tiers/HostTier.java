@@ -73,6 +73,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     private final ArrayDeque<LateCopy> late = new ArrayDeque<>();
     private final ConcurrentLinkedQueue<long[]> diskEvicted = new ConcurrentLinkedQueue<>();
     private final TierCounters counters;
+    private int reservedHostSlots;
     private PagedKvCache cache;
 
     private record LateCopy(GpuEvent event, int deviceSlot, int blockId) {
@@ -123,6 +124,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         boolean done = DeviceTier.await(ev, start + copyTimeoutNanos);
         lock.lock();
         try {
+            reservedHostSlots--;
             if (!done) {
                 late.add(new LateCopy(ev, -1, -1 - hs)); // host slot parked until the copy lands
                 return false;
@@ -336,6 +338,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             while (attempts-- > 0) {
                 int s = slots.allocate();
                 if (s >= 0) {
+                    reservedHostSlots++;
                     return s;
                 }
                 int victim = policy.victim();
@@ -353,7 +356,11 @@ final class HostTier implements LowerTier, AutoCloseable {
                     policy.onAdmit(victim, 0, hashLo[victim]); // cannot leave now: to the back
                 }
             }
-            return slots.allocate();
+            int s = slots.allocate();
+            if (s >= 0) {
+                reservedHostSlots++;
+            }
+            return s;
         } finally {
             lock.unlock();
         }
@@ -381,6 +388,13 @@ final class HostTier implements LowerTier, AutoCloseable {
             dropHostCopy(victim);
             if ((state[victim] & FORGOTTEN) != 0) {
                 state[victim] = 0;
+                return true;
+            }
+            lock.unlock();
+            try {
+                cache.retireIfUnreferenced(victim); // the record is found again by hash; the id is not needed
+            } finally {
+                lock.lock();
             }
             return true;
         }
@@ -459,15 +473,16 @@ final class HostTier implements LowerTier, AutoCloseable {
             boolean onlyOnDisk;
             lock.lock();
             try {
-                onlyOnDisk = hostSlot[id] < 0 && (state[id] & ON_DISK) != 0 && hashHi[id] == h[0] && hashLo[id] == h[1];
-                if (onlyOnDisk) {
-                    state[id] &= ~ON_DISK;
+                boolean same = hashHi[id] == h[0] && hashLo[id] == h[1] && (state[id] & ON_DISK) != 0;
+                if (same) {
+                    state[id] &= ~ON_DISK; // the record is gone, whatever other copies exist
                 }
+                onlyOnDisk = same && hostSlot[id] < 0;
             } finally {
                 lock.unlock();
             }
             if (onlyOnDisk) {
-                cache.droppedBelow(id);
+                cache.droppedBelow(id); // frees it if unreferenced, marks it lost otherwise; no-op on the device
             }
         }
         return n;
@@ -569,8 +584,9 @@ final class HostTier implements LowerTier, AutoCloseable {
                     bad.add("block " + id + " moving=" + moving + " but in host policy=" + policy.contains(id));
                 }
             }
-            if (resident + parked != slots.usedCount()) {
-                bad.add("host resident " + resident + " + parked " + parked + " != used " + slots.usedCount());
+            if (resident + parked + reservedHostSlots != slots.usedCount()) {
+                bad.add("host resident " + resident + " + parked " + parked + " + reserved " + reservedHostSlots
+                        + " != used " + slots.usedCount());
             }
             return bad;
         } finally {

@@ -239,9 +239,9 @@ public final class KvBlockManager implements AutoCloseable {
             return;
         }
         closed = true;
-        movers.forEach(Mover::stop);
+        movers.forEach(Mover::stop); // no interrupt: it would close a file channel in mid-write
         for (Thread t : moverThreads) {
-            t.interrupt();
+            java.util.concurrent.locks.LockSupport.unpark(t);
             try {
                 t.join(10_000);
             } catch (InterruptedException e) {

@@ -18,8 +18,8 @@ import java.util.function.Consumer;
  * cycle; PRESSURE demotes by policy order until utilisation is under the PRESSURE mark; CRITICAL
  * and EMERGENCY demote every candidate (EMERGENCY's admission control is the bounded wait in the
  * cache's allocation path). Read-ahead requests wait in a bounded queue; a full queue rejects
- * and counts. Every error goes to the handler and a counter; the loop goes on. Interrupt or
- * {@link #stop()} ends it.
+ * and counts. Every error goes to the handler and a counter; the loop goes on. {@link #stop()}
+ * ends it (the manager does not interrupt a mover: an interrupt closes a file channel mid-write).
  */
 final class Mover implements Runnable {
 
@@ -31,6 +31,7 @@ final class Mover implements Runnable {
     private final Consumer<Throwable> errorHandler;
     private final ArrayBlockingQueue<Integer> prefetch;
     private volatile boolean running = true;
+    private volatile Thread runner;
 
     Mover(PagedKvCache cache, HostTier host, PressureMonitor monitor, PressureWatermarks marks, TierCounters counters,
             Consumer<Throwable> errorHandler, int prefetchQueueCapacity) {
@@ -53,6 +54,10 @@ final class Mover implements Runnable {
         boolean ok = prefetch.offer(blockId);
         if (!ok) {
             counters.prefetchRejected.increment();
+        }
+        Thread t = runner;
+        if (t != null) {
+            LockSupport.unpark(t); // start the read-ahead now rather than after the idle back-off
         }
         return ok;
     }
@@ -95,6 +100,7 @@ final class Mover implements Runnable {
 
     @Override
     public void run() {
+        runner = Thread.currentThread();
         long idleNanos = 0;
         while (running && !Thread.currentThread().isInterrupted()) {
             int work;

@@ -131,4 +131,22 @@ class TierDiskCasesTest {
             }
         }
     }
+
+    @Test
+    void blockIdsOfSpilledUnreferencedBlocksAreRetiredSoIdsNeverRunOut() {
+        KvBlockManager kv = Managers.build(invariants, 2, 2, disk()); // ids: 2 + 2 + about 513
+        for (int i = 0; i < 2_000; i++) { // far more distinct blocks than ids; the disk evicts old ones
+            cached(kv, i, 16 * i);
+            kv.runMoverCycle();
+            kv.evictHost(1);
+        }
+        TierStats st = kv.stats();
+        assertTrue(st.cache().retiredIds() > 1_000, "retired " + st.cache().retiredIds());
+        assertTrue(st.cache().liveBlocks() <= 8, "live ids " + st.cache().liveBlocks());
+        assertTrue(st.disk().evictions() > 0, "the disk budget forced evictions");
+        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            assertEquals(16, s.matchPrefix(tokens(16 * 1_999, 16)), "a recent block is found again by hash");
+            assertEquals(-1, firstMismatch(s, 1_999, 0, 16));
+        }
+    }
 }

@@ -94,7 +94,7 @@ class TierManagerStressTest {
         List<String> seen = Collections.synchronizedList(new ArrayList<>());
         Thread checker = Thread.ofPlatform().name("checker").start(() -> {
             while (System.nanoTime() < endNanos && failures.isEmpty()) {
-                List<String> bad = kv.cache().checkInvariants();
+                List<String> bad = kv.checkInvariants();
                 if (!bad.isEmpty()) {
                     seen.addAll(bad);
                     failures.add(new AssertionError("invariants: " + bad));

@@ -19,12 +19,13 @@ package io.tierkv.core.cache;
  * @param promotions           blocks copied back up
  * @param failedPromotions     promotions that found the block lost or timed out
  * @param copiesOnWrite        shared unsealed blocks copied before a divergent write
+ * @param retiredIds           unreferenced block ids freed because their bytes are kept by hash below (disk)
  * @param admissionWaits       allocations that had to wait for space
  * @param admissionFailures    allocations that failed with CapacityExhaustedException
  */
 public record CacheStats(int deviceCapacityBlocks, int deviceUsedBlocks, int liveBlocks, int cachedBlocks,
         int indexedBlocks, long prefixHitBlocks, long prefixHitBlocksBelow, long prefixMissBlocks,
         long tokenMismatches, long evictions, long demotions, long cleanDrops, long failedDemotions,
-        long promotions, long failedPromotions, long copiesOnWrite, long admissionWaits,
+        long promotions, long failedPromotions, long copiesOnWrite, long retiredIds, long admissionWaits,
         long admissionFailures) {
 }

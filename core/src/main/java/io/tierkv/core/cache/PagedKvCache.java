@@ -116,6 +116,7 @@ public final class PagedKvCache implements AutoCloseable {
     private long promotions;
     private long failedPromotions;
     private long copiesOnWrite;
+    private long retiredIds;
     private long admissionWaits;
     private long admissionFailures;
 
@@ -557,18 +558,38 @@ public final class PagedKvCache implements AutoCloseable {
 
     /**
      * Called by a lower tier that needs room: frees a block held only below if nothing references
-     * it (a cached block), so the lower tier can drop its copy.
+     * it (a cached block), so the lower tier can drop its copy. Counted as an eviction.
      *
      * @param blockId a block the lower tier holds
      * @return true if the block was freed (the lower tier has been told through {@link LowerTier#forget})
      */
     public boolean evictIfUnreferenced(int blockId) {
+        return freeIfUnreferenced(blockId, true);
+    }
+
+    /**
+     * Called by a lower tier whose copy of a block is now keyed by its hash alone (spilled to
+     * disk): frees the block id if nothing references it, since a later prefix match finds the
+     * record by hash ({@link LowerTier#adopt}). Not an eviction: the bytes are kept.
+     *
+     * @param blockId a block now held only by hash below
+     * @return true if the id was freed
+     */
+    public boolean retireIfUnreferenced(int blockId) {
+        return freeIfUnreferenced(blockId, false);
+    }
+
+    private boolean freeIfUnreferenced(int blockId, boolean eviction) {
         lock.lock();
         try {
             if (state[blockId] == FREE || refs[blockId] != 0 || slot[blockId] >= 0 || (flags[blockId] & TRANSIT) != 0) {
                 return false;
             }
-            evictions++;
+            if (eviction) {
+                evictions++;
+            } else {
+                retiredIds++;
+            }
             freeBlock(blockId);
             return true;
         } finally {
@@ -943,7 +964,7 @@ public final class PagedKvCache implements AutoCloseable {
             return new CacheStats(slots.capacity(), slots.usedCount(), ids.usedCount(), cached, index.size(),
                     prefixHitBlocks, prefixHitBlocksBelow, prefixMissBlocks, tokenMismatches, evictions,
                     demotions, cleanDrops, failedDemotions, promotions, failedPromotions, copiesOnWrite,
-                    admissionWaits, admissionFailures);
+                    retiredIds, admissionWaits, admissionFailures);
         } finally {
             lock.unlock();
         }
