@@ -139,7 +139,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         } finally {
             lock.unlock();
         }
-        counters.demotions.record(layout.bytesPerBlock(), System.nanoTime() - start);
+        counters.demotions.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
         return true;
     }
 
@@ -185,7 +185,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         } finally {
             lock.unlock();
         }
-        counters.promotions.record(layout.bytesPerBlock(), System.nanoTime() - start);
+        counters.promotions.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
         return PROMOTED;
     }
 
@@ -213,14 +213,14 @@ final class HostTier implements LowerTier, AutoCloseable {
                 }
                 return LOST;
             }
-            counters.diskLoads.record(layout.bytesPerBlock(), System.nanoTime() - start);
+            counters.diskLoads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
             GpuEvent ev = device.copyFromHost(staging.block(buffer), deviceSlot);
             ev.synchronize(); // the staging buffer is reused next: wait for the copy whatever the deadline
             ev.close();
         } finally {
             staging.release(buffer);
         }
-        counters.promotions.record(layout.bytesPerBlock(), System.nanoTime() - start);
+        counters.promotions.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
         return PROMOTED;
     }
 
@@ -377,7 +377,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         lock.unlock();
         try {
             if (disk != null && (hi | lo) != 0) {
-                spilled = spill(hi, lo, hs);
+                spilled = spill(victim, hi, lo, hs);
             }
         } finally {
             lock.lock();
@@ -416,17 +416,18 @@ final class HostTier implements LowerTier, AutoCloseable {
         return freed;
     }
 
-    private boolean spill(long hi, long lo, int hs) {
+    private boolean spill(int blockId, long hi, long lo, int hs) {
         long start = System.nanoTime();
         try {
             boolean stored = disk.put(hi, lo, hostTokens.asSlice(tokenOffset(hs), (long) layout.blockSizeTokens()
                     * Integer.BYTES), slotViews[hs]);
             if (stored) {
-                counters.diskSpills.record(layout.bytesPerBlock(), System.nanoTime() - start);
+                counters.diskSpills.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
             }
             return stored;
         } catch (TierKvException e) {
             counters.diskSpillFailures.increment();
+            TierEvents.fault("spill of block " + blockId + " failed: " + e.getMessage());
             return false;
         }
     }

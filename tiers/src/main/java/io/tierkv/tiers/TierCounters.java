@@ -10,14 +10,20 @@ import org.HdrHistogram.Recorder;
  */
 final class TierCounters {
 
-    /** Blocks, bytes and latency of one kind of move. */
+    /** Blocks, bytes and latency of one kind of move; each move is also a JFR event. */
     static final class Move {
+        private final String direction;
         final LongAdder blocks = new LongAdder();
         final LongAdder bytes = new LongAdder();
         private final Recorder latency = new Recorder(3);
         private final Histogram total = new Histogram(3);
 
-        void record(long movedBytes, long nanos) {
+        Move(String direction) {
+            this.direction = direction;
+        }
+
+        void record(int blockId, long movedBytes, long nanos) {
+            TierEvents.move(direction, blockId, movedBytes);
             blocks.increment();
             bytes.add(movedBytes);
             latency.recordValue(Math.max(0, nanos));
@@ -29,10 +35,10 @@ final class TierCounters {
         }
     }
 
-    final Move demotions = new Move();
-    final Move promotions = new Move();
-    final Move diskSpills = new Move();
-    final Move diskLoads = new Move();
+    final Move demotions = new Move("DEVICE->HOST");
+    final Move promotions = new Move("HOST->DEVICE");
+    final Move diskSpills = new Move("HOST->DISK");
+    final Move diskLoads = new Move("DISK->DEVICE");
     final LongAdder diskMisses = new LongAdder();
     final LongAdder diskSpillFailures = new LongAdder();
     final LongAdder diskAdoptions = new LongAdder();

@@ -121,4 +121,29 @@ class KvBlockManagerTest {
         assertEquals(-1, io.tierkv.core.testing.TestCaches.firstMismatch(s, 3, 0, 160));
         s.close();
     }
+
+    @Test
+    void tierMovesAndModeChangesAreJfrEvents() throws Exception {
+        KvBlockManager kv = Managers.build(invariants, 4, 8, null);
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("tierkv", ".jfr");
+        try (jdk.jfr.Recording recording = new jdk.jfr.Recording()) {
+            recording.enable("io.tierkv.TierMove");
+            recording.enable("io.tierkv.PressureMode");
+            recording.start();
+            Sequence s = kv.openSequence(SequenceOptions.defaults());
+            appendWritten(s, 2, tokens(0, 16 * 6)); // 6 blocks on a 4-block device: demotions
+            assertEquals(-1, io.tierkv.core.testing.TestCaches.firstMismatch(s, 2, 0, 96)); // promotions
+            kv.runMoverCycle();
+            s.close();
+            recording.stop();
+            recording.dump(file);
+        }
+        var events = jdk.jfr.consumer.RecordingFile.readAllEvents(file);
+        java.nio.file.Files.delete(file);
+        long moves = events.stream().filter(e -> e.getEventType().getName().equals("io.tierkv.TierMove")).count();
+        long modes = events.stream().filter(e -> e.getEventType().getName().equals("io.tierkv.PressureMode")).count();
+        TierStats st = kv.stats();
+        assertEquals(st.demotions().blocks() + st.promotions().blocks(), moves);
+        assertTrue(modes >= 1, "a mode change was recorded");
+    }
 }
