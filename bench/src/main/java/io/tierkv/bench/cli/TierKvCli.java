@@ -6,12 +6,12 @@ import picocli.CommandLine.Command;
 
 /**
  * {@code tierkv}: the command line of TierKV. Subcommands: {@code replay}, {@code decode},
- * {@code simulate}; {@code tierkv help <command>} or {@code tierkv <command> --help} lists the
+ * {@code simulate}, {@code soak}; {@code tierkv help <command>} or {@code tierkv <command> --help} lists the
  * options. The entry point of {@code bench/target/tierkv.jar}.
  */
 @Command(name = "tierkv", mixinStandardHelpOptions = true, versionProvider = TierKvCli.Version.class,
         description = "TierKV: an off-heap, paged, tiered KV-cache block manager for JVM LLM runtimes.",
-        subcommands = {ReplayCommand.class, DecodeCommand.class, SimulateCommand.class,
+        subcommands = {ReplayCommand.class, DecodeCommand.class, SimulateCommand.class, SoakCommand.class,
             CommandLine.HelpCommand.class},
         synopsisSubcommandLabel = "COMMAND")
 public final class TierKvCli implements Runnable {
