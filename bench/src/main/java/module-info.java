@@ -10,6 +10,9 @@ module io.tierkv.bench {
     requires java.desktop;
     requires jmh.core;
     requires io.netty.buffer;
+    requires org.lz4.java;
+    requires ehcache;
+    requires ohc.core;
     exports io.tierkv.bench.model;
     exports io.tierkv.bench.trace;
     exports io.tierkv.bench.sim;

@@ -1,0 +1,555 @@
+package io.tierkv.bench.jmh;
+
+import io.tierkv.core.DType;
+import io.tierkv.core.KvLayout;
+import io.tierkv.tiers.disk.Compression;
+import io.tierkv.tiers.disk.DiskOptions;
+import io.tierkv.tiers.disk.DiskTier;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Comparator;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import net.jpountz.lz4.LZ4Compressor;
+import net.jpountz.lz4.LZ4Factory;
+import net.jpountz.lz4.LZ4FastDecompressor;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+
+/**
+ * Spill a sealed block from host memory to the disk tier and load it back, raw and LZ4, against
+ * the fastest plain Java ways to write and read the same bytes and against lz4-java alone on the
+ * same data, all in the same run.
+ *
+ * <p><b>Scenario.</b> Layout 8 layers x 8 KV heads x 64 with 16, 64 or 128 tokens per block:
+ * 256 KiB, 1 MiB and 2 MiB blocks. Eight source blocks of the chosen {@code data} are visited in
+ * turn: {@code f16normal} (standard normal values as IEEE half floats), {@code bf16normal} (the
+ * same as bfloat16, layout dtype BF16 so the shuffle groups 2-byte elements), {@code random}
+ * (uniform random bytes) and {@code zeros}. The {@code codec} is {@code none}
+ * ({@link Compression#NONE}), {@code lz4} (no shuffle) or {@code lz4shuffle}.
+ * <ul>
+ * <li>{@link #spill}: {@link DiskTier#put} of a new key (a counter), so the tier runs at its steady
+ * state: once its 256 MiB budget is full every put evicts the least recently used record and
+ * whole segments (64 MiB) are deleted and new ones reserved ({@code posix_fallocate} + map); the
+ * CRC32C of the stored bytes is computed on every put.</li>
+ * <li>{@link #load}: {@link DiskTier#get} of one of 128 MiB of records written in the setup, in
+ * turn: header check, CRC32C over the stored bytes (a fixed cost of every load), copy or LZ4
+ * decompression into a native block.</li>
+ * <li>Plain write limits, on a preallocated 128 MiB file written whole in the setup (warm page
+ * cache), positions visited in turn: {@link #writeChannel} ({@code FileChannel.write} of a direct
+ * buffer at a position) and {@link #writeMapped} ({@code MemorySegment.copy} into a read-write
+ * mapping of the file, every page touched in the setup).</li>
+ * <li>Plain read limits on the same file: {@link #readChannel} ({@code FileChannel.read} into a
+ * direct buffer at a position) and {@link #readMapped} ({@code MemorySegment.copy} out of the
+ * mapping).</li>
+ * <li>LZ4 limits: {@link #lz4Compress} and {@link #lz4Decompress}, lz4-java's
+ * {@code fastestInstance()} fast compressor and fast decompressor alone on direct buffers holding
+ * the same eight source blocks (decompression from their eight compressed forms); with
+ * {@code shuffled = true} the sources are byte-shuffled first, untimed (the two bytes of each
+ * 16-bit element grouped), so the peer of {@code lz4shuffle} compresses the same bytes the tier's
+ * codec does, without the shuffle pass.</li>
+ * </ul>
+ * The compression ratio (raw / stored) of the chosen data and codec is printed by the setup of
+ * {@link #spill} and {@link #load} ({@code ratio ...} lines in the output).
+ *
+ * <p><b>Worst case.</b> Everything here runs against a warm page cache (the machine has far more
+ * memory than the files): a cold cache or real device writeback would add device time to both
+ * sides alike. The tier's spill also pays eviction and segment turnover that the plain write (a
+ * fixed, preallocated file) does not; its load pays the CRC32C the plain read does not. The LZ4
+ * limits compress from memory outside the tier's record format and skip the shuffle pass (and its
+ * inverse on load), which the tier pays.
+ *
+ * <p>Targets (issue 6): spill and load without compression at least 0.7 of the faster plain way
+ * (warm page cache); with LZ4 at least 0.8 of lz4-java's compressor and decompressor alone.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Threads(1)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
+    "-Xms1g", "-Xmx1g"})
+public class SpillLoadBenchmark {
+
+    /** Creates the benchmark; its state lives in the nested state classes. */
+    public SpillLoadBenchmark() {
+    }
+
+    /** Distinct source blocks visited in turn. */
+    static final int SOURCES = 8;
+    /** Bytes of records (or of the plain file) read in turn. */
+    static final long READ_SET_BYTES = 128L << 20;
+    /** Disk budget of the tier. */
+    static final long BUDGET_BYTES = 256L << 20;
+    /** Segment size of the tier (the default). */
+    static final long SEGMENT_BYTES = 64L << 20;
+
+    /**
+     * Fills a block with the named data.
+     *
+     * @param seg  the block
+     * @param data {@code f16normal}, {@code bf16normal}, {@code random} or {@code zeros}
+     * @param seed random seed
+     */
+    static void fill(MemorySegment seg, String data, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        long n = seg.byteSize();
+        switch (data) {
+            case "f16normal" -> {
+                for (long i = 0; i < n; i += 2) {
+                    seg.set(ValueLayout.JAVA_SHORT_UNALIGNED, i, Float.floatToFloat16((float) gaussian(r)));
+                }
+            }
+            case "bf16normal" -> {
+                for (long i = 0; i < n; i += 2) {
+                    int bits = Float.floatToRawIntBits((float) gaussian(r));
+                    seg.set(ValueLayout.JAVA_SHORT_UNALIGNED, i, (short) ((bits + 0x8000) >>> 16));
+                }
+            }
+            case "random" -> {
+                for (long i = 0; i < n; i += 8) {
+                    seg.set(ValueLayout.JAVA_LONG_UNALIGNED, i, r.nextLong());
+                }
+            }
+            case "zeros" -> seg.fill((byte) 0);
+            default -> throw new IllegalArgumentException("data: " + data);
+        }
+    }
+
+    private static double gaussian(SplittableRandom r) {
+        double u1 = 1.0 - r.nextDouble();
+        double u2 = r.nextDouble();
+        return Math.sqrt(-2.0 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
+    }
+
+    /**
+     * Deletes a directory tree (best effort).
+     *
+     * @param dir the directory, or null
+     */
+    static void deleteTree(Path dir) {
+        if (dir == null) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // best effort
+        }
+    }
+
+    /** Source blocks of one size and kind of data, in native memory. */
+    @State(Scope.Thread)
+    public static class Sources {
+
+        /** Creates the state; JMH sets the parameters and runs the fixtures. */
+        public Sources() {
+        }
+
+        /** Tokens per block: 16, 64, 128 = 256 KiB, 1 MiB, 2 MiB blocks. */
+        @Param({"16", "64", "128"})
+        public int blockSizeTokens;
+
+        /** Data in the blocks: f16normal, bf16normal, random, zeros. */
+        @Param({"f16normal", "bf16normal", "random", "zeros"})
+        public String data;
+
+        /** The block layout. */
+        KvLayout layout;
+        /** Bytes per block. */
+        int blockBytes;
+        /** The source blocks. */
+        MemorySegment[] src;
+        /** One block of output. */
+        MemorySegment out;
+        /** Token ids of a block (contents do not matter to the tier). */
+        MemorySegment tokens;
+        /** Arena of the native blocks. */
+        Arena arena;
+        private int next;
+
+        /** Allocates and fills the source blocks; each subclass's setup calls it first. */
+        void setUpSources() {
+            layout = KvLayout.of(8, 8, 64, data.startsWith("bf16") ? DType.BF16 : DType.F16, blockSizeTokens);
+            blockBytes = layout.bytesPerBlock();
+            arena = Arena.ofShared();
+            src = new MemorySegment[SOURCES];
+            for (int i = 0; i < SOURCES; i++) {
+                src[i] = arena.allocate(blockBytes, 4096);
+                fill(src[i], data, 1234 + i);
+            }
+            out = arena.allocate(blockBytes, 4096);
+            out.fill((byte) 1);
+            tokens = arena.allocate(4L * blockSizeTokens, 8);
+        }
+
+        /**
+         * The next source block of the ring.
+         *
+         * @return the block
+         */
+        MemorySegment nextSource() {
+            MemorySegment s = src[next];
+            next = next + 1 == SOURCES ? 0 : next + 1;
+            return s;
+        }
+
+        /** Frees the native blocks; each subclass's teardown calls it last. */
+        void tearDownSources() {
+            arena.close();
+        }
+    }
+
+    /** An open disk tier with 128 MiB of records, and a counter of new keys. */
+    @State(Scope.Thread)
+    public static class Tier extends Sources {
+
+        /** Creates the state; JMH sets the parameters and runs the fixtures. */
+        public Tier() {
+        }
+
+        /** Stored form: none, lz4, lz4shuffle. */
+        @Param({"none", "lz4", "lz4shuffle"})
+        public String codec;
+
+        /** The tier. */
+        DiskTier tier;
+        /** Keys written in the setup, read in turn. */
+        int readKeys;
+        /** Next new key for {@link #spill}. */
+        long nextPut;
+        private int nextGet;
+        private Path dir;
+
+        /** Opens the tier, writes the read set, loads it once (warm), prints the ratio. */
+        @Setup(Level.Trial)
+        public void setUpTier() throws IOException {
+            setUpSources();
+            dir = Files.createTempDirectory("tierkv-spillbench-").resolve("disk");
+            DiskOptions o = DiskOptions.at(dir).withSegmentBytes(SEGMENT_BYTES).withBudgetBytes(BUDGET_BYTES)
+                    .withCompression("none".equals(codec) ? Compression.NONE : Compression.LZ4)
+                    .withShuffle("lz4shuffle".equals(codec));
+            tier = DiskTier.open(o, layout);
+            readKeys = (int) (READ_SET_BYTES / blockBytes);
+            long stored = 0;
+            for (int k = 0; k < readKeys; k++) {
+                if (!tier.put(1, k, tokens, src[k % SOURCES])) {
+                    throw new IllegalStateException("put " + k + " not stored");
+                }
+                stored += tier.storedPayloadBytes(1, k);
+            }
+            for (int k = 0; k < readKeys; k++) {
+                if (!tier.get(1, k, null, out)) {
+                    throw new IllegalStateException("get " + k + " missed");
+                }
+            }
+            if (out.mismatch(src[(readKeys - 1) % SOURCES]) != -1) {
+                throw new IllegalStateException("loaded bytes differ");
+            }
+            nextPut = 1L << 40;
+            System.out.printf("%nratio %s %s %d B: raw/stored %.4f%n", data, codec, blockBytes,
+                    (double) readKeys * blockBytes / stored);
+        }
+
+        /**
+         * The next key of the read set.
+         *
+         * @return its low hash word
+         */
+        long nextGetKey() {
+            int k = nextGet;
+            nextGet = k + 1 == readKeys ? 0 : k + 1;
+            return k;
+        }
+
+        /** Checks invariants and closes the tier, deleting its files. */
+        @TearDown(Level.Trial)
+        public void tearDownTier() {
+            tier.checkInvariants();
+            tier.close();
+            deleteTree(dir.getParent());
+            tearDownSources();
+        }
+    }
+
+    /** A preallocated 128 MiB file, written whole, open as a channel and mapped read-write. */
+    @State(Scope.Thread)
+    public static class PlainFile extends Sources {
+
+        /** Creates the state; JMH sets the parameters and runs the fixtures. */
+        public PlainFile() {
+        }
+
+        /** The channel. */
+        FileChannel channel;
+        /** The mapping of the whole file. */
+        MemorySegment map;
+        /** A direct buffer of one block (a view of a source block in turn is used for writes). */
+        ByteBuffer readBuffer;
+        /** Block positions in the file. */
+        int positions;
+        private Arena mapArena;
+        private int nextPos;
+        private Path dir;
+
+        /** Creates, fills and maps the file; touches every page of the mapping. */
+        @Setup(Level.Trial)
+        public void setUpFile() throws IOException {
+            setUpSources();
+            dir = Files.createTempDirectory("tierkv-plainbench-");
+            Path file = dir.resolve("plain.bin");
+            channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE);
+            positions = (int) (READ_SET_BYTES / blockBytes);
+            for (int p = 0; p < positions; p++) {
+                ByteBuffer b = src[p % SOURCES].asByteBuffer();
+                long pos = (long) p * blockBytes;
+                while (b.hasRemaining()) {
+                    pos += channel.write(b, pos);
+                }
+            }
+            mapArena = Arena.ofShared();
+            map = channel.map(FileChannel.MapMode.READ_WRITE, 0, READ_SET_BYTES, mapArena);
+            for (int p = 0; p < positions; p++) {
+                MemorySegment.copy(map, (long) p * blockBytes, out, 0, blockBytes);
+                MemorySegment.copy(src[p % SOURCES], 0, map, (long) p * blockBytes, blockBytes);
+            }
+            readBuffer = out.asByteBuffer();
+        }
+
+        /**
+         * The next block position of the file.
+         *
+         * @return its byte offset
+         */
+        long nextPosition() {
+            int p = nextPos;
+            nextPos = p + 1 == positions ? 0 : p + 1;
+            return (long) p * blockBytes;
+        }
+
+        /** Unmaps, closes and deletes the file. */
+        @TearDown(Level.Trial)
+        public void tearDownFile() throws IOException {
+            mapArena.close();
+            channel.close();
+            deleteTree(dir);
+            tearDownSources();
+        }
+    }
+
+    /** The same source blocks in direct buffers, and their LZ4 forms. */
+    @State(Scope.Thread)
+    public static class Lz4 extends Sources {
+
+        /** Creates the state; JMH sets the parameters and runs the fixtures. */
+        public Lz4() {
+        }
+
+        /** Whether the sources are byte-shuffled first (untimed): the peer of {@code lz4shuffle}. */
+        @Param({"false", "true"})
+        public boolean shuffled;
+
+        /** lz4-java's fastest fast compressor. */
+        LZ4Compressor compressor;
+        /** lz4-java's fastest fast decompressor. */
+        LZ4FastDecompressor decompressor;
+        /** Source blocks as direct buffers. */
+        ByteBuffer[] in;
+        /** Compressed forms of the source blocks. */
+        ByteBuffer[] packed;
+        /** Output of compression. */
+        ByteBuffer dst;
+        /** Output of decompression. */
+        ByteBuffer raw;
+        private int nextBlock;
+
+        /** Compresses every source once. */
+        @Setup(Level.Trial)
+        public void setUpLz4() {
+            setUpSources();
+            LZ4Factory f = LZ4Factory.fastestInstance();
+            compressor = f.fastCompressor();
+            decompressor = f.fastDecompressor();
+            int max = compressor.maxCompressedLength(blockBytes);
+            in = new ByteBuffer[SOURCES];
+            packed = new ByteBuffer[SOURCES];
+            long stored = 0;
+            for (int i = 0; i < SOURCES; i++) {
+                if (shuffled) {
+                    MemorySegment copy = arena.allocate(blockBytes, 4096);
+                    long half = blockBytes / 2;
+                    for (long j = 0; j < half; j++) {
+                        copy.set(ValueLayout.JAVA_BYTE, j, src[i].get(ValueLayout.JAVA_BYTE, 2 * j));
+                        copy.set(ValueLayout.JAVA_BYTE, half + j, src[i].get(ValueLayout.JAVA_BYTE, 2 * j + 1));
+                    }
+                    src[i] = copy;
+                }
+                in[i] = src[i].asByteBuffer();
+                ByteBuffer p = arena.allocate(max, 64).asByteBuffer();
+                int n = compressor.compress(in[i], 0, blockBytes, p, 0, max);
+                packed[i] = p.limit(n);
+                stored += n;
+            }
+            dst = arena.allocate(max, 64).asByteBuffer();
+            raw = out.asByteBuffer();
+            System.out.printf("%nratio %s lz4-java%s %s %d B: raw/compressed %.4f%n", data,
+                    shuffled ? " shuffled" : "", f, blockBytes,
+                    (double) SOURCES * blockBytes / stored);
+        }
+
+        /** Frees the buffers. */
+        @TearDown(Level.Trial)
+        public void tearDownLz4() {
+            tearDownSources();
+        }
+
+        /**
+         * The next block index of the ring.
+         *
+         * @return the index
+         */
+        int nextIndex() {
+            int i = nextBlock;
+            nextBlock = i + 1 == SOURCES ? 0 : i + 1;
+            return i;
+        }
+    }
+
+    /**
+     * Spills a block under a new key; the tier evicts as needed.
+     *
+     * @param s the tier
+     * @return whether it was stored
+     */
+    @Benchmark
+    public boolean spill(Tier s) {
+        return s.tier.put(2, s.nextPut++, s.tokens, s.nextSource());
+    }
+
+    /**
+     * Loads one block of the read set.
+     *
+     * @param s the tier
+     * @return the block's length
+     */
+    @Benchmark
+    public int load(Tier s) {
+        int n = s.tier.load(1, s.nextGetKey(), null, s.out);
+        if (n < 0) {
+            throw new IllegalStateException("miss");
+        }
+        return n;
+    }
+
+    /**
+     * Limit: positional {@code FileChannel.write} of a direct buffer.
+     *
+     * @param s the file
+     * @return bytes written
+     * @throws IOException if writing fails
+     */
+    @Benchmark
+    public long writeChannel(PlainFile s) throws IOException {
+        ByteBuffer b = s.nextSource().asByteBuffer();
+        long pos = s.nextPosition();
+        long start = pos;
+        while (b.hasRemaining()) {
+            pos += s.channel.write(b, pos);
+        }
+        return pos - start;
+    }
+
+    /**
+     * Limit: copy into the read-write mapping.
+     *
+     * @param s the file
+     * @return the position
+     */
+    @Benchmark
+    public long writeMapped(PlainFile s) {
+        long pos = s.nextPosition();
+        MemorySegment.copy(s.nextSource(), 0, s.map, pos, s.blockBytes);
+        return pos;
+    }
+
+    /**
+     * Limit: positional {@code FileChannel.read} into a direct buffer.
+     *
+     * @param s the file
+     * @return bytes read
+     */
+    @Benchmark
+    public long readChannel(PlainFile s) {
+        ByteBuffer b = s.readBuffer.clear();
+        long pos = s.nextPosition();
+        long start = pos;
+        try {
+            while (b.hasRemaining()) {
+                int n = s.channel.read(b, pos);
+                if (n < 0) {
+                    throw new IllegalStateException("end of file");
+                }
+                pos += n;
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return pos - start;
+    }
+
+    /**
+     * Limit: copy out of the mapping.
+     *
+     * @param s the file
+     * @return the position
+     */
+    @Benchmark
+    public long readMapped(PlainFile s) {
+        long pos = s.nextPosition();
+        MemorySegment.copy(s.map, pos, s.out, 0, s.blockBytes);
+        return pos;
+    }
+
+    /**
+     * Limit: lz4-java's fast compressor alone on a source block.
+     *
+     * @param s the buffers
+     * @return the compressed length
+     */
+    @Benchmark
+    public int lz4Compress(Lz4 s) {
+        int i = s.nextIndex();
+        return s.compressor.compress(s.in[i], 0, s.blockBytes, s.dst, 0, s.dst.capacity());
+    }
+
+    /**
+     * Limit: lz4-java's fast decompressor alone on a compressed source block.
+     *
+     * @param s the buffers
+     * @return the compressed length consumed
+     */
+    @Benchmark
+    public int lz4Decompress(Lz4 s) {
+        int i = s.nextIndex();
+        return s.decompressor.decompress(s.packed[i], 0, s.raw, 0, s.blockBytes);
+    }
+}
