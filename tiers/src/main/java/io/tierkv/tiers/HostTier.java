@@ -29,7 +29,7 @@ import java.util.function.IntConsumer;
  * later prefix hits ({@link #adopt}).
  *
  * <pre>
- * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, FORGOTTEN) | hash 2 longs
+ * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING) | hash 2 longs
  * per host slot: [bytesPerBlock bytes] in one pinned buffer; [B token ids] off-heap beside it
  * </pre>
  *
@@ -37,7 +37,8 @@ import java.util.function.IntConsumer;
  * The cache lock comes before this tier's lock, which comes before the disk tier's. This tier
  * never calls the cache while holding its lock: a victim to be freed through the cache, or
  * spilled to disk, is first marked MOVING and the lock released. A block freed by the cache while
- * it is MOVING is marked FORGOTTEN and released when the move ends, so a slot being read is never
+ * it is MOVING is detached from its slot at once (its id may be reused straight away) and the
+ * orphaned slot is freed by the move when it ends, so a slot being read is never
  * reused. Device copies run on the device tier's stream outside every lock.
  *
  * <h2>Failure</h2>
@@ -51,7 +52,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     private static final byte CLEAN = 1;
     private static final byte ON_DISK = 2;
     private static final byte MOVING = 4;
-    private static final byte FORGOTTEN = 8;
 
     private final KvLayout layout;
     private final DeviceTier device;
@@ -74,6 +74,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     private final ConcurrentLinkedQueue<long[]> diskEvicted = new ConcurrentLinkedQueue<>();
     private final TierCounters counters;
     private int reservedHostSlots;
+    private int orphanedSlots;
     private PagedKvCache cache;
 
     private record LateCopy(GpuEvent event, int deviceSlot, int blockId) {
@@ -312,8 +313,13 @@ final class HostTier implements LowerTier, AutoCloseable {
     public void forget(int blockId) {
         lock.lock();
         try {
-            if ((state[blockId] & MOVING) != 0) {
-                state[blockId] |= FORGOTTEN;
+            if ((state[blockId] & MOVING) != 0 && hostSlot[blockId] >= 0) {
+                // A spill is reading the slot: detach it now (the id may be reused at once); the
+                // spill frees the orphaned slot when it ends.
+                orphanedSlots++;
+                policy.onRemove(blockId);
+                hostSlot[blockId] = -1;
+                state[blockId] = 0;
                 return;
             }
             dropHostCopy(blockId);
@@ -382,25 +388,21 @@ final class HostTier implements LowerTier, AutoCloseable {
         } finally {
             lock.lock();
         }
+        if (hostSlot[victim] != hs) { // freed by the cache while it moved: the slot is an orphan now
+            orphanedSlots--;
+            slots.free(hs);
+            return true;
+        }
         state[victim] &= ~MOVING;
         if (spilled) {
             state[victim] |= ON_DISK;
             dropHostCopy(victim);
-            if ((state[victim] & FORGOTTEN) != 0) {
-                state[victim] = 0;
-                return true;
-            }
             lock.unlock();
             try {
                 cache.retireIfUnreferenced(victim); // the record is found again by hash; the id is not needed
             } finally {
                 lock.lock();
             }
-            return true;
-        }
-        if ((state[victim] & FORGOTTEN) != 0) {
-            dropHostCopy(victim);
-            state[victim] = 0;
             return true;
         }
         lock.unlock();
@@ -432,13 +434,9 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
     }
 
+    /** Ends a promotion's read of the host copy (the cache keeps the block in transit meanwhile). */
     private void endMove(int blockId, byte addFlag) {
         state[blockId] &= ~MOVING;
-        if ((state[blockId] & FORGOTTEN) != 0) {
-            dropHostCopy(blockId);
-            state[blockId] = 0;
-            return;
-        }
         state[blockId] |= addFlag;
         if (hostSlot[blockId] >= 0) {
             policy.onAdmit(blockId, 0, hashLo[blockId]);
@@ -585,9 +583,9 @@ final class HostTier implements LowerTier, AutoCloseable {
                     bad.add("block " + id + " moving=" + moving + " but in host policy=" + policy.contains(id));
                 }
             }
-            if (resident + parked + reservedHostSlots != slots.usedCount()) {
+            if (resident + parked + reservedHostSlots + orphanedSlots != slots.usedCount()) {
                 bad.add("host resident " + resident + " + parked " + parked + " + reserved " + reservedHostSlots
-                        + " != used " + slots.usedCount());
+                        + " + orphaned " + orphanedSlots + " != used " + slots.usedCount());
             }
             return bad;
         } finally {
