@@ -39,7 +39,7 @@ import java.util.NoSuchElementException;
  * with a {@link TraceFormatException} naming the file, the 1-based line number and the column.
  * Not thread-safe.
  */
-public final class AzureTraceReader implements TraceReader {
+public final class AzureTraceReader extends LineTraceReader {
 
     /** The column names of the published files. */
     public static final List<String> COLUMNS = List.of("TIMESTAMP", "ContextTokens", "GeneratedTokens");
@@ -51,19 +51,13 @@ public final class AzureTraceReader implements TraceReader {
             .optionalEnd()
             .toFormatter();
 
-    private final String source;
-    private final int blockSizeTokens;
-    private final BufferedReader in;
     private final int timeColumn;
     private final int contextColumn;
     private final int generatedColumn;
     private final int columns;
-    private long lineNumber;
     private long firstNanos = Long.MIN_VALUE;
     private long previousNanos = Long.MIN_VALUE;
     private long nextBlockId;
-    private TraceRequest pending;
-    private boolean closed;
 
     /**
      * Opens an Azure trace and checks its header.
@@ -75,16 +69,7 @@ public final class AzureTraceReader implements TraceReader {
      * @throws TraceFormatException if the header is missing or lacks a column
      */
     public AzureTraceReader(Path file, int blockSizeTokens) {
-        if (blockSizeTokens <= 0) {
-            throw new IllegalArgumentException("blockSizeTokens: " + blockSizeTokens + " (expected > 0)");
-        }
-        this.source = file.toString();
-        this.blockSizeTokens = blockSizeTokens;
-        try {
-            this.in = Files.newBufferedReader(file, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot open Azure trace " + file, e);
-        }
+        super(file, blockSizeTokens, "Azure");
         String header;
         try {
             header = in.readLine();
@@ -132,59 +117,7 @@ public final class AzureTraceReader implements TraceReader {
     }
 
     @Override
-    public String source() {
-        return source;
-    }
-
-    @Override
-    public int blockSizeTokens() {
-        return blockSizeTokens;
-    }
-
-    @Override
-    public boolean hasNext() {
-        if (pending == null && !closed) {
-            pending = readNext();
-        }
-        return pending != null;
-    }
-
-    @Override
-    public TraceRequest next() {
-        if (!hasNext()) {
-            throw new NoSuchElementException("end of " + source + " after line " + lineNumber);
-        }
-        TraceRequest r = pending;
-        pending = null;
-        return r;
-    }
-
-    @Override
-    public void close() {
-        if (!closed) {
-            closed = true;
-            try {
-                in.close();
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot close " + source, e);
-            }
-        }
-    }
-
-    private TraceRequest readNext() {
-        String line;
-        try {
-            do {
-                line = in.readLine();
-                if (line == null) {
-                    close();
-                    return null;
-                }
-                lineNumber++;
-            } while (line.isBlank());
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + source + " after line " + lineNumber, e);
-        }
+    TraceRequest parse(String line) {
         String[] cells = line.split(",", -1);
         if (cells.length != columns) {
             throw new TraceFormatException(source, lineNumber, "(line)",

@@ -36,7 +36,7 @@ import java.util.NoSuchElementException;
  * read with a {@link TraceFormatException} naming the file, the 1-based line number and the field.
  * Not thread-safe.
  */
-public final class MooncakeTraceReader implements TraceReader {
+public final class MooncakeTraceReader extends LineTraceReader {
 
     /** One factory per process: thread-safe, and cheap parsers come from it. */
     private static final JsonFactory JSON = JsonMapper.builder().build().getFactory();
@@ -47,12 +47,6 @@ public final class MooncakeTraceReader implements TraceReader {
     private static final String HASH_IDS = "hash_ids";
 
     private final Path file;
-    private final String source;
-    private final int blockSizeTokens;
-    private final BufferedReader in;
-    private long lineNumber;
-    private TraceRequest pending;
-    private boolean closed;
     private long[] ids = new long[64];
 
     /**
@@ -65,17 +59,8 @@ public final class MooncakeTraceReader implements TraceReader {
      * @throws UncheckedIOException if the file cannot be opened
      */
     public MooncakeTraceReader(Path file, int blockSizeTokens) {
-        if (blockSizeTokens <= 0) {
-            throw new IllegalArgumentException("blockSizeTokens: " + blockSizeTokens + " (expected > 0)");
-        }
+        super(file, blockSizeTokens, "Mooncake");
         this.file = file;
-        this.source = file.toString();
-        this.blockSizeTokens = blockSizeTokens;
-        try {
-            this.in = Files.newBufferedReader(file, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot open Mooncake trace " + file, e);
-        }
     }
 
     /**
@@ -90,16 +75,6 @@ public final class MooncakeTraceReader implements TraceReader {
         return new MooncakeTraceReader(file, MOONCAKE_BLOCK_SIZE_TOKENS).readAll();
     }
 
-    @Override
-    public String source() {
-        return source;
-    }
-
-    @Override
-    public int blockSizeTokens() {
-        return blockSizeTokens;
-    }
-
     /**
      * The file being read.
      *
@@ -110,53 +85,7 @@ public final class MooncakeTraceReader implements TraceReader {
     }
 
     @Override
-    public boolean hasNext() {
-        if (pending == null && !closed) {
-            pending = readNext();
-        }
-        return pending != null;
-    }
-
-    @Override
-    public TraceRequest next() {
-        if (!hasNext()) {
-            throw new NoSuchElementException("end of " + source + " after line " + lineNumber);
-        }
-        TraceRequest r = pending;
-        pending = null;
-        return r;
-    }
-
-    @Override
-    public void close() {
-        if (!closed) {
-            closed = true;
-            try {
-                in.close();
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot close " + source, e);
-            }
-        }
-    }
-
-    private TraceRequest readNext() {
-        String line;
-        try {
-            do {
-                line = in.readLine();
-                if (line == null) {
-                    close();
-                    return null;
-                }
-                lineNumber++;
-            } while (line.isBlank());
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + source + " after line " + lineNumber, e);
-        }
-        return parse(line);
-    }
-
-    private TraceRequest parse(String line) {
+    TraceRequest parse(String line) {
         long timestamp = -1;
         int input = -1;
         int output = -1;
