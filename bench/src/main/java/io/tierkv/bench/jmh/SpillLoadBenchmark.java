@@ -22,6 +22,7 @@ import java.util.stream.Stream;
 import net.jpountz.lz4.LZ4Compressor;
 import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.lz4.LZ4FastDecompressor;
+import net.jpountz.lz4.LZ4SafeDecompressor;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -62,7 +63,8 @@ import org.openjdk.jmh.annotations.Threads;
  * direct buffer at a position) and {@link #readMapped} ({@code MemorySegment.copy} out of the
  * mapping).</li>
  * <li>LZ4 limits: {@link #lz4Compress} and {@link #lz4Decompress}, lz4-java's
- * {@code fastestInstance()} fast compressor and fast decompressor alone on direct buffers holding
+ * {@code fastestInstance()} fast compressor, fast decompressor and safe decompressor
+ * ({@link #lz4SafeDecompress}, the one the tier uses) alone on direct buffers holding
  * the same eight source blocks (decompression from their eight compressed forms); with
  * {@code shuffled = true} the sources are byte-shuffled first, untimed (the two bytes of each
  * 16-bit element grouped), so the peer of {@code lz4shuffle} compresses the same bytes the tier's
@@ -372,6 +374,8 @@ public class SpillLoadBenchmark {
         LZ4Compressor compressor;
         /** lz4-java's fastest fast decompressor. */
         LZ4FastDecompressor decompressor;
+        /** lz4-java's fastest safe decompressor (the one the disk tier uses). */
+        LZ4SafeDecompressor safeDecompressor;
         /** Source blocks as direct buffers. */
         ByteBuffer[] in;
         /** Compressed forms of the source blocks. */
@@ -389,6 +393,7 @@ public class SpillLoadBenchmark {
             LZ4Factory f = LZ4Factory.fastestInstance();
             compressor = f.fastCompressor();
             decompressor = f.fastDecompressor();
+            safeDecompressor = f.safeDecompressor();
             int max = compressor.maxCompressedLength(blockBytes);
             in = new ByteBuffer[SOURCES];
             packed = new ByteBuffer[SOURCES];
@@ -551,5 +556,19 @@ public class SpillLoadBenchmark {
     public int lz4Decompress(Lz4 s) {
         int i = s.nextIndex();
         return s.decompressor.decompress(s.packed[i], 0, s.raw, 0, s.blockBytes);
+    }
+
+    /**
+     * Limit: lz4-java's safe decompressor alone on a compressed source block (the decompressor the
+     * disk tier uses; lz4-java's fast decompressor is slow on some streams here).
+     *
+     * @param s the buffers
+     * @return the decompressed length
+     */
+    @Benchmark
+    public int lz4SafeDecompress(Lz4 s) {
+        int i = s.nextIndex();
+        ByteBuffer p = s.packed[i];
+        return s.safeDecompressor.decompress(p, 0, p.limit(), s.raw, 0, s.blockBytes);
     }
 }
