@@ -73,22 +73,22 @@ public record KvLayout(int layers, int kvHeads, int headDim, DType dtype, int bl
         return new KvLayout(layers, kvHeads, headDim, dtype, blockSizeTokens);
     }
 
-    /** @return bytes of one token's K (or V) in one layer: H x D x sizeof(dtype) */
+    /** {@return bytes of one token's K (or V) in one layer: H x D x sizeof(dtype)} */
     public int tokenVectorBytes() {
         return kvHeads * headDim * dtype.sizeBytes();
     }
 
-    /** @return bytes of one token's K and V over all layers: L x 2 x H x D x sizeof(dtype) */
+    /** {@return bytes of one token's K and V over all layers: L x 2 x H x D x sizeof(dtype)} */
     public long bytesPerToken() {
         return 2L * layers * tokenVectorBytes();
     }
 
-    /** @return bytes of one layer's K (or V) for a whole block: B x H x D x sizeof(dtype) */
+    /** {@return bytes of one layer's K (or V) for a whole block: B x H x D x sizeof(dtype)} */
     public int layerBlockBytes() {
         return blockSizeTokens * tokenVectorBytes();
     }
 
-    /** @return bytes of one block: L x 2 x B x H x D x sizeof(dtype), at most 2^31 - 1 */
+    /** {@return bytes of one block: L x 2 x B x H x D x sizeof(dtype), at most 2^31 - 1} */
     public int bytesPerBlock() {
         return layers * 2 * layerBlockBytes();
     }

@@ -35,7 +35,7 @@ public final class BlockStream implements AutoCloseable {
         }
     }
 
-    /** @return whether another block follows */
+    /** {@return whether another block follows} */
     public boolean hasNext() {
         return nextIndex < blocks;
     }
@@ -67,12 +67,12 @@ public final class BlockStream implements AutoCloseable {
         }
     }
 
-    /** @return the current block's keys for this stream's layer: B x H x D elements */
+    /** {@return the current block's keys for this stream's layer: B x H x D elements} */
     public MemorySegment keys() {
         return half(KvLayout.K);
     }
 
-    /** @return the current block's values for this stream's layer */
+    /** {@return the current block's values for this stream's layer} */
     public MemorySegment values() {
         return half(KvLayout.V);
     }

@@ -80,6 +80,8 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
     }
 
     /**
+     * Returns a slot's device address.
+     *
      * @param slot a slot
      * @return the slot's device address, for a block table handed to a kernel
      */
@@ -97,7 +99,7 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
         return slotBytes;
     }
 
-    /** @return the runtime's name: HIP, CUDA or EMULATED */
+    /** {@return the runtime's name: HIP, CUDA or EMULATED} */
     public String runtimeName() {
         return runtime.name();
     }

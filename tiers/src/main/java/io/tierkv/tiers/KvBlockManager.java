@@ -165,12 +165,12 @@ public final class KvBlockManager implements AutoCloseable {
         }
     }
 
-    /** @return the block model under this manager (for leases by block id and diagnostics) */
+    /** {@return the block model under this manager (for leases by block id and diagnostics)} */
     public PagedKvCache cache() {
         return cache;
     }
 
-    /** @return the layout */
+    /** {@return the layout} */
     public KvLayout layout() {
         return layout;
     }
@@ -210,7 +210,7 @@ public final class KvBlockManager implements AutoCloseable {
         return new Mover(cache, host, monitor, watermarks, counters, t -> { }, 1).doWork();
     }
 
-    /** @return an immutable snapshot; thread-safe */
+    /** {@return an immutable snapshot; thread-safe} */
     public TierStats stats() {
         return new TierStats(cache.stats(), host.capacityBlocks(), host.usedBlocks(),
                 TierStats.MoveStats.of(counters.demotions), TierStats.MoveStats.of(counters.promotions),
@@ -307,6 +307,8 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Sets the device tier: its runtime and its byte budget.
+         *
          * @param gpu         the runtime whose memory holds the device tier (a detected GPU or an EmulatedDevice)
          * @param budgetBytes device bytes for blocks, at least one block
          * @return this
@@ -318,6 +320,8 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Sets the pinned host tier's byte budget.
+         *
          * @param budgetBytes pinned host bytes for blocks, at least one block
          * @return this
          */
@@ -327,6 +331,8 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Sets the transfer staging budget.
+         *
          * @param budgetBytes transfer staging bytes, at least one block (default: one block)
          * @return this
          */
@@ -336,6 +342,8 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Adds a disk tier under the host tier.
+         *
          * @param options the disk tier under the host tier
          * @return this
          */
@@ -345,6 +353,8 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Sets the eviction policy.
+         *
          * @param name eviction policy for device and host ordering, one of {@code EvictionPolicies.names()}
          * @return this
          */
@@ -354,6 +364,8 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Sets the block hash function.
+         *
          * @param algorithm block hash function
          * @return this
          */
@@ -363,6 +375,8 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Sets how many recent sealed blocks of each open sequence stay on the device.
+         *
          * @param blocks sealed blocks at the end of each open sequence kept on the device, >= 0
          * @return this
          */
@@ -372,6 +386,8 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Sets the pressure watermarks.
+         *
          * @param marks pressure watermarks
          * @return this
          */
@@ -381,6 +397,8 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Shares pool budgets with other managers.
+         *
          * @param ledger pool budgets shared by several managers; this manager charges its tiers at
          *               build and returns them at close
          * @return this
@@ -391,6 +409,8 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Sets how long a new block waits for space.
+         *
          * @param nanos how long a new block waits for space before CapacityExhaustedException, >= 0
          * @return this
          */
@@ -400,6 +420,8 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Sets how long one copy between tiers may take.
+         *
          * @param nanos how long one copy between tiers may take before it is given up, > 0
          * @return this
          */
@@ -409,6 +431,8 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Sets the number of background mover threads.
+         *
          * @param threads background mover threads, 0..8 (0: moves happen only on demand)
          * @return this
          */
@@ -418,6 +442,8 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Sets the handler of mover errors.
+         *
          * @param handler receives every error of the movers (they go on)
          * @return this
          */

@@ -241,6 +241,7 @@ public class SpillLoadBenchmark {
         private int nextGet;
         private Path dir;
 
+        * @throws java.io.IOException if the benchmark files cannot be created, written or removed
         /** Opens the tier, writes the read set, loads it once (warm), prints the ratio. */
         @Setup(Level.Trial)
         public void setUpTier() throws IOException {
@@ -312,6 +313,7 @@ public class SpillLoadBenchmark {
         private int nextPos;
         private Path dir;
 
+        * @throws java.io.IOException if the benchmark files cannot be created, written or removed
         /** Creates, fills and maps the file; touches every page of the mapping. */
         @Setup(Level.Trial)
         public void setUpFile() throws IOException {
@@ -348,6 +350,7 @@ public class SpillLoadBenchmark {
             return (long) p * blockBytes;
         }
 
+        * @throws java.io.IOException if the benchmark files cannot be created, written or removed
         /** Unmaps, closes and deletes the file. */
         @TearDown(Level.Trial)
         public void tearDownFile() throws IOException {

@@ -193,6 +193,7 @@ public class TieredPutGetBenchmark {
         private EmulatedDevice device;
         private Path dir;
 
+        * @throws java.io.IOException if the benchmark files cannot be created, written or removed
         /** Builds the manager, puts every key of the working set, gets each once (warm). */
         @Setup(Level.Trial)
         public void setUpTierKv() throws IOException {
@@ -307,6 +308,7 @@ public class TieredPutGetBenchmark {
         long misses;
         private Path dir;
 
+        * @throws java.io.IOException if the benchmark files cannot be created, written or removed
         /** Builds the cache, puts every key, gets each once (warm). */
         @Setup(Level.Trial)
         public void setUpEhcache() throws IOException {
@@ -380,6 +382,7 @@ public class TieredPutGetBenchmark {
             }
         }
 
+        * @throws java.io.IOException if the benchmark files cannot be created, written or removed
         /** Closes the cache. */
         @TearDown(Level.Trial)
         public void tearDownOhc() throws IOException {

@@ -14,6 +14,8 @@ public final class BudgetLedger {
     private final AtomicLongArray used = new AtomicLongArray(BudgetKind.values().length);
 
     /**
+     * Creates a ledger with nothing charged.
+     *
      * @param name    name for messages, for example {@code pool}
      * @param budgets the limits
      */
@@ -69,6 +71,8 @@ public final class BudgetLedger {
     }
 
     /**
+     * Returns the bytes charged now for one kind.
+     *
      * @param kind the budget kind
      * @return bytes charged now
      */
@@ -76,7 +80,7 @@ public final class BudgetLedger {
         return used.get(kind.ordinal());
     }
 
-    /** @return the limits */
+    /** {@return the limits} */
     public Budgets budgets() {
         return budgets;
     }

@@ -27,6 +27,8 @@ public record Budgets(long deviceBytes, long hostBytes, long transferBytes, long
     }
 
     /**
+     * Returns the limit of one budget kind.
+     *
      * @param kind a budget kind
      * @return the limit in bytes for that kind
      */
@@ -57,6 +59,8 @@ public record Budgets(long deviceBytes, long hostBytes, long transferBytes, long
     }
 
     /**
+     * Returns the record component's name of one budget kind.
+     *
      * @param kind a budget kind
      * @return the record component's name, for example {@code deviceBytes}
      */

@@ -23,17 +23,19 @@ public final class BlockLease implements AutoCloseable {
         this.segments = segments;
     }
 
-    /** @return number of leased blocks */
+    /** {@return number of leased blocks} */
     public int blockCount() {
         return blockIds.length;
     }
 
-    /** @return the sequence block index of the first leased block */
+    /** {@return the sequence block index of the first leased block} */
     public int firstBlockIndex() {
         return firstBlockIndex;
     }
 
     /**
+     * Returns the block id at a logical block index.
+     *
      * @param i leased block number in [0, blockCount)
      * @return the block's id
      */

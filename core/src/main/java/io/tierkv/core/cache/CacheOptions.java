@@ -74,6 +74,8 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
     }
 
     /**
+     * Returns a validated copy with a new {@code maxBlocks}.
+     *
      * @param value block ids in total
      * @return a validated copy
      */
@@ -83,6 +85,8 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
     }
 
     /**
+     * Returns a validated copy with a new {@code policy}.
+     *
      * @param value policy name
      * @return a validated copy
      */
@@ -92,6 +96,8 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
     }
 
     /**
+     * Returns a validated copy with a new {@code hashAlgorithm}.
+     *
      * @param value hash function
      * @return a validated copy
      */
@@ -101,6 +107,8 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
     }
 
     /**
+     * Returns a validated copy with a new {@code recentDeviceBlocks}.
+     *
      * @param value recent sealed blocks protected per open sequence
      * @return a validated copy
      */
@@ -110,6 +118,8 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
     }
 
     /**
+     * Returns a validated copy with a new {@code admissionTimeoutNanos}.
+     *
      * @param value admission wait in nanoseconds
      * @return a validated copy
      */
@@ -119,6 +129,8 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
     }
 
     /**
+     * Returns a validated copy with a new {@code promotionTimeoutNanos}.
+     *
      * @param value promotion timeout in nanoseconds
      * @return a validated copy
      */

@@ -62,6 +62,8 @@ public interface LowerTier {
     boolean takeOverCopy(int blockId);
 
     /**
+     * Tells whether a copy of a block exists below, changing nothing.
+     *
      * @param blockId a block
      * @return whether a copy of the block exists below, without changing anything
      */

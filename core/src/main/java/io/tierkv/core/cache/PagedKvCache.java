@@ -165,12 +165,12 @@ public final class PagedKvCache implements AutoCloseable {
         this.hasher = new BlockHasher(options.hashAlgorithm());
     }
 
-    /** @return the block layout */
+    /** {@return the block layout} */
     public KvLayout layout() {
         return layout;
     }
 
-    /** @return the validated options */
+    /** {@return the validated options} */
     public CacheOptions options() {
         return options;
     }
@@ -836,6 +836,8 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /**
+     * Tells whether a block's bytes are on the top tier now.
+     *
      * @param blockId a block id
      * @return whether the block's bytes are on the top tier now
      */
@@ -863,7 +865,7 @@ public final class PagedKvCache implements AutoCloseable {
         return demoteCandidates(count);
     }
 
-    /** @return top-tier slots in use (blocks plus reservations), 0..capacity */
+    /** {@return top-tier slots in use (blocks plus reservations), 0..capacity} */
     public int deviceUsedBlocks() {
         lock.lock();
         try {
@@ -934,7 +936,7 @@ public final class PagedKvCache implements AutoCloseable {
         }
     }
 
-    /** @return top-tier slots */
+    /** {@return top-tier slots} */
     public int deviceCapacityBlocks() {
         return slots.capacity();
     }
@@ -951,7 +953,7 @@ public final class PagedKvCache implements AutoCloseable {
         }
     }
 
-    /** @return a snapshot of the counters; thread-safe */
+    /** {@return a snapshot of the counters; thread-safe} */
     public CacheStats stats() {
         lock.lock();
         try {

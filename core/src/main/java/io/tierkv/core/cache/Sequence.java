@@ -363,27 +363,29 @@ public final class Sequence implements AutoCloseable {
         }
     }
 
-    /** @return the cache's block layout */
+    /** {@return the cache's block layout} */
     public KvLayout layout() {
         return cache.layout;
     }
 
-    /** @return tokens appended (or matched) so far */
+    /** {@return tokens appended (or matched) so far} */
     public int length() {
         return length;
     }
 
-    /** @return blocks in the table */
+    /** {@return blocks in the table} */
     public int blockCount() {
         return blockCount;
     }
 
-    /** @return leading blocks that are sealed */
+    /** {@return leading blocks that are sealed} */
     public int sealedBlocks() {
         return sealedBlocks;
     }
 
     /**
+     * Returns the block id at a logical block index.
+     *
      * @param blockIndex logical block index in [0, blockCount)
      * @return the block id at that index
      * @throws IndexOutOfBoundsException if out of range
@@ -397,6 +399,8 @@ public final class Sequence implements AutoCloseable {
     }
 
     /**
+     * Returns the token id stored at a position.
+     *
      * @param position a position in [0, length)
      * @return the token id stored at that position
      */
@@ -408,7 +412,7 @@ public final class Sequence implements AutoCloseable {
         return cache.tokens.getAtIndex(ValueLayout.JAVA_INT, (long) table[position / b] * b + position % b);
     }
 
-    /** @return whether {@link #close()} ran */
+    /** {@return whether {@link #close()} ran} */
     public boolean isClosed() {
         return closed;
     }

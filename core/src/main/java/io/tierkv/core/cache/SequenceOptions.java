@@ -29,6 +29,8 @@ public record SequenceOptions(String salt, long[] extraKeys, int priority, long 
     }
 
     /**
+     * Options with a cache salt and defaults for the rest.
+     *
      * @param salt the cache salt
      * @return options with that salt, no extra keys, priority 0 and no budget beyond the pool
      */
@@ -36,12 +38,14 @@ public record SequenceOptions(String salt, long[] extraKeys, int priority, long 
         return new SequenceOptions(salt, new long[0], 0, Long.MAX_VALUE);
     }
 
-    /** @return options with no salt */
+    /** {@return options with no salt} */
     public static SequenceOptions defaults() {
         return salt("");
     }
 
     /**
+     * Returns a validated copy with a new {@code priority}.
+     *
      * @param value retention priority
      * @return a copy
      */
@@ -50,6 +54,8 @@ public record SequenceOptions(String salt, long[] extraKeys, int priority, long 
     }
 
     /**
+     * Returns a validated copy with a new {@code budgetBytes}.
+     *
      * @param value most bytes this sequence's table may reference
      * @return a validated copy
      */
@@ -58,6 +64,8 @@ public record SequenceOptions(String salt, long[] extraKeys, int priority, long 
     }
 
     /**
+     * Returns a validated copy with a new {@code extraKeys}.
+     *
      * @param value extra hash keys
      * @return a copy
      */
@@ -65,7 +73,7 @@ public record SequenceOptions(String salt, long[] extraKeys, int priority, long 
         return new SequenceOptions(salt, value, priority, budgetBytes);
     }
 
-    /** @return a copy of the extra keys */
+    /** {@return a copy of the extra keys} */
     @Override
     public long[] extraKeys() {
         return extraKeys.clone();

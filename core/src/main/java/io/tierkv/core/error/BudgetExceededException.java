@@ -29,22 +29,22 @@ public final class BudgetExceededException extends TierKvException {
         this.budgetBytes = budgetBytes;
     }
 
-    /** @return the budget's name */
+    /** {@return the budget's name} */
     public String budget() {
         return budget;
     }
 
-    /** @return bytes requested */
+    /** {@return bytes requested} */
     public long requestedBytes() {
         return requestedBytes;
     }
 
-    /** @return bytes already used */
+    /** {@return bytes already used} */
     public long usedBytes() {
         return usedBytes;
     }
 
-    /** @return the limit in bytes */
+    /** {@return the limit in bytes} */
     public long budgetBytes() {
         return budgetBytes;
     }

@@ -29,17 +29,17 @@ public final class CapacityExhaustedException extends TierKvException {
         this.availableBlocks = availableBlocks;
     }
 
-    /** @return the tier that ran out */
+    /** {@return the tier that ran out} */
     public String tier() {
         return tier;
     }
 
-    /** @return blocks requested */
+    /** {@return blocks requested} */
     public long requestedBlocks() {
         return requestedBlocks;
     }
 
-    /** @return blocks free or reclaimable when the request failed */
+    /** {@return blocks free or reclaimable when the request failed} */
     public long availableBlocks() {
         return availableBlocks;
     }

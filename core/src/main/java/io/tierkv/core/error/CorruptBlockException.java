@@ -28,17 +28,17 @@ public final class CorruptBlockException extends TierKvException {
         this.actualChecksum = actualChecksum;
     }
 
-    /** @return where the record was */
+    /** {@return where the record was} */
     public String where() {
         return where;
     }
 
-    /** @return the header's checksum, or -1 */
+    /** {@return the header's checksum, or -1} */
     public long expectedChecksum() {
         return expectedChecksum;
     }
 
-    /** @return the computed checksum, or -1 */
+    /** {@return the computed checksum, or -1} */
     public long actualChecksum() {
         return actualChecksum;
     }

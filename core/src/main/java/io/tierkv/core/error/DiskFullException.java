@@ -25,12 +25,12 @@ public final class DiskFullException extends TierKvException {
         this.usableBytes = usableBytes;
     }
 
-    /** @return bytes requested */
+    /** {@return bytes requested} */
     public long requestedBytes() {
         return requestedBytes;
     }
 
-    /** @return usable bytes reported, or -1 when unknown */
+    /** {@return usable bytes reported, or -1 when unknown} */
     public long usableBytes() {
         return usableBytes;
     }

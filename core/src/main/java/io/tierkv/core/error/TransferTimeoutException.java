@@ -20,7 +20,7 @@ public final class TransferTimeoutException extends TierKvException {
         this.timeoutNanos = timeoutNanos;
     }
 
-    /** @return the timeout in nanoseconds */
+    /** {@return the timeout in nanoseconds} */
     public long timeoutNanos() {
         return timeoutNanos;
     }

@@ -67,6 +67,8 @@ public final class SlotAllocator {
     }
 
     /**
+     * Tells whether a slot is allocated.
+     *
      * @param slot slot index in [0, capacity)
      * @return whether the slot is currently allocated
      */
@@ -74,17 +76,17 @@ public final class SlotAllocator {
         return (allocatedBits[slot >>> 6] & (1L << slot)) != 0;
     }
 
-    /** @return slots currently free */
+    /** {@return slots currently free} */
     public int freeCount() {
         return freeCount;
     }
 
-    /** @return slots currently allocated */
+    /** {@return slots currently allocated} */
     public int usedCount() {
         return capacity - freeCount;
     }
 
-    /** @return total slots */
+    /** {@return total slots} */
     public int capacity() {
         return capacity;
     }

@@ -12,14 +12,16 @@ import java.lang.foreign.MemorySegment;
 public interface SlotMemory {
 
     /**
+     * Returns the memory of one slot.
+     *
      * @param slot slot index in [0, capacity)
      * @return the slot's bytes, exactly {@link #slotBytes()} long
      */
     MemorySegment slot(int slot);
 
-    /** @return number of slots */
+    /** {@return number of slots} */
     int capacity();
 
-    /** @return bytes per slot */
+    /** {@return bytes per slot} */
     int slotBytes();
 }

@@ -106,12 +106,12 @@ public final class BlockHasher {
         finish();
     }
 
-    /** @return the high 64 bits of the last result */
+    /** {@return the high 64 bits of the last result} */
     public long hi() {
         return hi;
     }
 
-    /** @return the low 64 bits of the last result */
+    /** {@return the low 64 bits of the last result} */
     public long lo() {
         return lo;
     }

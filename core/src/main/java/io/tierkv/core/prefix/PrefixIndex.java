@@ -110,12 +110,14 @@ public final class PrefixIndex {
         return true;
     }
 
-    /** @return registered entries */
+    /** {@return registered entries} */
     public int size() {
         return size;
     }
 
     /**
+     * Tells whether this block, not merely its hash, is registered.
+     *
      * @param blockId a block id
      * @return whether this block (not merely its hash) is registered
      */

@@ -18,6 +18,8 @@ public final class PressureMonitor {
     private long transitions;
 
     /**
+     * Creates a monitor in RELAXED mode.
+     *
      * @param marks     the watermarks
      * @param nowNanos  the current {@link System#nanoTime()}
      */
@@ -55,17 +57,19 @@ public final class PressureMonitor {
         return mode;
     }
 
-    /** @return the mode in force */
+    /** {@return the mode in force} */
     public synchronized PressureMode mode() {
         return mode;
     }
 
-    /** @return mode changes so far */
+    /** {@return mode changes so far} */
     public synchronized long transitions() {
         return transitions;
     }
 
     /**
+     * Returns the time spent in each mode so far.
+     *
      * @param nowNanos the current {@link System#nanoTime()}
      * @return nanoseconds spent in each mode so far, the current one included
      */

@@ -33,12 +33,14 @@ public record PressureWatermarks(double normal, double pressure, double critical
         }
     }
 
-    /** @return the defaults of DESIGN.md: 0.70, 0.85, 0.92, 0.96, hysteresis 0.03 */
+    /** {@return the defaults of DESIGN.md: 0.70, 0.85, 0.92, 0.96, hysteresis 0.03} */
     public static PressureWatermarks defaults() {
         return new PressureWatermarks(0.70, 0.85, 0.92, 0.96, 0.03);
     }
 
     /**
+     * Returns the utilisation at which a mode begins.
+     *
      * @param mode a mode other than RELAXED
      * @return the utilisation at which it begins
      */

@@ -19,6 +19,10 @@ public final class CacheInvariants implements AfterEachCallback {
     private final List<Supplier<List<String>>> checks = new ArrayList<>();
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
+    /** Creates an extension that tracks nothing yet. */
+    public CacheInvariants() {
+    }
+
     /**
      * Tracks a cache: its invariants are checked after the test, then it is closed.
      *

@@ -37,6 +37,8 @@ public final class Payloads {
     }
 
     /**
+     * Tells whether a token vector read back equals its pattern.
+     *
      * @param actual   a token vector read back
      * @param layout   the layout
      * @param seqKey   content key

@@ -16,6 +16,8 @@ public final class TestCaches {
     }
 
     /**
+     * A small F32 layout for tests.
+     *
      * @param blockSizeTokens B
      * @return 2 layers, 2 KV heads, head dim 4, F32: 32 bytes per token vector
      */
@@ -91,6 +93,8 @@ public final class TestCaches {
     }
 
     /**
+     * Consecutive token ids.
+     *
      * @param from first token id
      * @param n    count
      * @return {@code from, from + 1, ..., from + n - 1}
