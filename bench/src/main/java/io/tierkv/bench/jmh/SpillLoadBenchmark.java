@@ -241,8 +241,11 @@ public class SpillLoadBenchmark {
         private int nextGet;
         private Path dir;
 
-        * @throws java.io.IOException if the benchmark files cannot be created, written or removed
-        /** Opens the tier, writes the read set, loads it once (warm), prints the ratio. */
+        /**
+         * Opens the tier, writes the read set, loads it once (warm), prints the ratio.
+         *
+         * @throws IOException if the benchmark files cannot be created, written or removed
+         */
         @Setup(Level.Trial)
         public void setUpTier() throws IOException {
             setUpSources();
@@ -313,8 +316,11 @@ public class SpillLoadBenchmark {
         private int nextPos;
         private Path dir;
 
-        * @throws java.io.IOException if the benchmark files cannot be created, written or removed
-        /** Creates, fills and maps the file; touches every page of the mapping. */
+        /**
+         * Creates, fills and maps the file; touches every page of the mapping.
+         *
+         * @throws IOException if the benchmark files cannot be created, written or removed
+         */
         @Setup(Level.Trial)
         public void setUpFile() throws IOException {
             setUpSources();
@@ -350,8 +356,11 @@ public class SpillLoadBenchmark {
             return (long) p * blockBytes;
         }
 
-        * @throws java.io.IOException if the benchmark files cannot be created, written or removed
-        /** Unmaps, closes and deletes the file. */
+        /**
+         * Unmaps, closes and deletes the file.
+         *
+         * @throws IOException if the benchmark files cannot be created, written or removed
+         */
         @TearDown(Level.Trial)
         public void tearDownFile() throws IOException {
             mapArena.close();

@@ -193,8 +193,11 @@ public class TieredPutGetBenchmark {
         private EmulatedDevice device;
         private Path dir;
 
-        * @throws java.io.IOException if the benchmark files cannot be created, written or removed
-        /** Builds the manager, puts every key of the working set, gets each once (warm). */
+        /**
+         * Builds the manager, puts every key of the working set, gets each once (warm).
+         *
+         * @throws IOException if the benchmark files cannot be created, written or removed
+         */
         @Setup(Level.Trial)
         public void setUpTierKv() throws IOException {
             layout = KvLayout.of(1, 8, 128, DType.F16, B);
@@ -308,8 +311,11 @@ public class TieredPutGetBenchmark {
         long misses;
         private Path dir;
 
-        * @throws java.io.IOException if the benchmark files cannot be created, written or removed
-        /** Builds the cache, puts every key, gets each once (warm). */
+        /**
+         * Builds the cache, puts every key, gets each once (warm).
+         *
+         * @throws IOException if the benchmark files cannot be created, written or removed
+         */
         @Setup(Level.Trial)
         public void setUpEhcache() throws IOException {
             dir = Files.createTempDirectory("tierkv-ehcachebench-");
@@ -382,8 +388,11 @@ public class TieredPutGetBenchmark {
             }
         }
 
-        * @throws java.io.IOException if the benchmark files cannot be created, written or removed
-        /** Closes the cache. */
+        /**
+         * Closes the cache.
+         *
+         * @throws IOException if the benchmark files cannot be created, written or removed
+         */
         @TearDown(Level.Trial)
         public void tearDownOhc() throws IOException {
             cache.close();
