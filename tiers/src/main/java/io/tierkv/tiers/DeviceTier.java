@@ -99,11 +99,6 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
         return slotBytes;
     }
 
-    /** {@return the runtime's name: HIP, CUDA or EMULATED} */
-    public String runtimeName() {
-        return runtime.name();
-    }
-
     /**
      * Enqueues a device-to-host copy of a whole slot.
      *

@@ -535,11 +535,6 @@ final class HostTier implements LowerTier, AutoCloseable {
         return slots.capacity();
     }
 
-    /** @return blocks whose only copy below the device is on disk, plus spilled clean copies */
-    DiskTier disk() {
-        return disk;
-    }
-
     /**
      * Host-side invariants: free + used == capacity, no slot twice, the policy holds exactly the
      * host-resident blocks that are not moving.

@@ -215,7 +215,7 @@ public final class KvBlockManager implements AutoCloseable {
         return new TierStats(cache.stats(), host.capacityBlocks(), host.usedBlocks(),
                 TierStats.MoveStats.of(counters.demotions), TierStats.MoveStats.of(counters.promotions),
                 TierStats.MoveStats.of(counters.diskSpills), TierStats.MoveStats.of(counters.diskLoads),
-                counters.diskMisses.sum(), counters.diskAdoptions.sum(), counters.hostAllocationFailures.sum(),
+                counters.diskMisses.sum(), counters.diskSpillFailures.sum(), counters.diskAdoptions.sum(), counters.hostAllocationFailures.sum(),
                 counters.hostCleanDrops.sum(), counters.hostEvictions.sum(), counters.moverErrors.sum(),
                 counters.prefetchRejected.sum(), pinned.requestedBytes(), pinned.pinnedBytes(), monitor.mode(),
                 monitor.nanosInMode(System.nanoTime()), disk == null ? null : disk.stats());

@@ -94,7 +94,6 @@ final class Mover implements Runnable {
             case PRESSURE -> cache.demoteCandidates(Math.max(1, used - (int) Math.floor(marks.pressure() * capacity)));
             case CRITICAL, EMERGENCY -> cache.demoteCandidates(Integer.MAX_VALUE);
         };
-        counters.moverCycles.increment();
         return work;
     }
 

@@ -46,6 +46,5 @@ final class TierCounters {
     final LongAdder hostCleanDrops = new LongAdder();
     final LongAdder hostEvictions = new LongAdder();
     final LongAdder moverErrors = new LongAdder();
-    final LongAdder moverCycles = new LongAdder();
     final LongAdder prefetchRejected = new LongAdder();
 }

@@ -16,6 +16,7 @@ import java.util.Map;
  * @param diskSpills            host to disk moves
  * @param diskLoads             disk to device loads (through staging)
  * @param diskMisses            disk reads that found nothing usable (missing or corrupt)
+ * @param diskSpillFailures     spills the disk tier refused (disk full, reservation failed)
  * @param diskAdoptions         prefix hits served from disk records without a live block id
  * @param hostAllocationFailures demotions refused because no host slot could be made
  * @param hostCleanDrops        clean host copies dropped to make room
@@ -29,7 +30,8 @@ import java.util.Map;
  * @param disk                  the disk tier's counters, or null without a disk tier
  */
 public record TierStats(CacheStats cache, int hostCapacityBlocks, int hostUsedBlocks, MoveStats demotions,
-        MoveStats promotions, MoveStats diskSpills, MoveStats diskLoads, long diskMisses, long diskAdoptions,
+        MoveStats promotions, MoveStats diskSpills, MoveStats diskLoads, long diskMisses, long diskSpillFailures,
+        long diskAdoptions,
         long hostAllocationFailures, long hostCleanDrops, long hostEvictions, long moverErrors, long prefetchRejected,
         long pinnedBytesRequested, long pinnedBytes, PressureMode pressureMode, Map<PressureMode, Long> nanosInMode,
         DiskStats disk) {
