@@ -9,14 +9,18 @@ package io.tierkv.core.policy;
  *
  * <p>Source: FIFO replacement as analysed in L. A. Belady, "A study of replacement algorithms for
  * a virtual-storage computer", IBM Systems Journal 5(2), 1966; it is the base of S3-FIFO and
- * SIEVE ({@link S3FifoPolicy}, {@link SievePolicy}).
+ * SIEVE ({@link S3FifoPolicy}, {@link SievePolicy}). {@link LruPolicy} is this queue plus a move to
+ * the newest end on access.
  */
-public final class FifoPolicy extends AbstractPolicy {
+public sealed class FifoPolicy extends AbstractPolicy permits LruPolicy {
 
-    private static final int LIST = 0;
+    /** The one list, oldest candidate first. */
+    static final int LIST = 0;
 
-    private final IntrusiveLists lists;
-    private final boolean[] candidate;
+    /** The queue. */
+    final IntrusiveLists lists;
+    /** Whether each block id is a candidate. */
+    final boolean[] candidate;
 
     /**
      * Creates an empty policy over block ids {@code [0, capacity)}.
@@ -25,7 +29,11 @@ public final class FifoPolicy extends AbstractPolicy {
      * @throws IllegalArgumentException if {@code capacity} is not positive
      */
     public FifoPolicy(int capacity) {
-        super("fifo", capacity);
+        this("fifo", capacity);
+    }
+
+    FifoPolicy(String name, int capacity) {
+        super(name, capacity);
         lists = new IntrusiveLists(capacity, 1);
         candidate = new boolean[capacity];
     }

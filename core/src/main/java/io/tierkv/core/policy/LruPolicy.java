@@ -12,12 +12,7 @@ package io.tierkv.core.policy;
  * algorithms for a virtual-storage computer", IBM Systems Journal 5(2), 1966; the list layout
  * follows vLLM's free block queue ({@code vllm/v1/core/kv_cache_utils.py}).
  */
-public final class LruPolicy extends AbstractPolicy {
-
-    private static final int LIST = 0;
-
-    private final IntrusiveLists lists;
-    private final boolean[] candidate;
+public final class LruPolicy extends FifoPolicy {
 
     /**
      * Creates an empty policy over block ids {@code [0, capacity)}.
@@ -27,18 +22,6 @@ public final class LruPolicy extends AbstractPolicy {
      */
     public LruPolicy(int capacity) {
         super("lru", capacity);
-        lists = new IntrusiveLists(capacity, 1);
-        candidate = new boolean[capacity];
-    }
-
-    @Override
-    public void onAdmit(int blockId, int priority, long contentKey) {
-        checkId(blockId);
-        if (candidate[blockId]) {
-            throw alreadyCandidate(blockId);
-        }
-        candidate[blockId] = true;
-        lists.addLast(LIST, blockId);
     }
 
     @Override
@@ -47,31 +30,5 @@ public final class LruPolicy extends AbstractPolicy {
         if (candidate[blockId]) {
             lists.moveToLast(LIST, blockId);
         }
-    }
-
-    @Override
-    public void onRemove(int blockId) {
-        checkId(blockId);
-        consumeVictim(blockId);
-        if (candidate[blockId]) {
-            candidate[blockId] = false;
-            lists.remove(LIST, blockId);
-        }
-    }
-
-    @Override
-    public int victim() {
-        lastVictim = lists.first(LIST);
-        return lastVictim;
-    }
-
-    @Override
-    public boolean contains(int blockId) {
-        return candidate[checkId(blockId)];
-    }
-
-    @Override
-    public int size() {
-        return lists.size(LIST);
     }
 }
