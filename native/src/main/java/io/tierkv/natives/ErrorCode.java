@@ -33,4 +33,22 @@ public interface ErrorCode {
     default boolean isOutOfMemory() {
         return code() == 2;
     }
+
+    /**
+     * Looks a numeric code up among an API's constants.
+     *
+     * @param <E>     the API's error enum
+     * @param values  all of its constants
+     * @param code    a code returned by the API
+     * @param unknown the constant for codes the enum does not list
+     * @return the constant with that number, else {@code unknown}
+     */
+    static <E extends ErrorCode> E lookup(E[] values, int code, E unknown) {
+        for (E e : values) {
+            if (e.code() == code) {
+                return e;
+            }
+        }
+        return unknown;
+    }
 }

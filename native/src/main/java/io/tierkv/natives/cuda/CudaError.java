@@ -82,11 +82,6 @@ public enum CudaError implements ErrorCode {
      * @return the constant with that number, else {@link #UNKNOWN}
      */
     public static CudaError of(int code) {
-        for (CudaError e : VALUES) {
-            if (e.code == code) {
-                return e;
-            }
-        }
-        return UNKNOWN;
+        return ErrorCode.lookup(VALUES, code, UNKNOWN);
     }
 }

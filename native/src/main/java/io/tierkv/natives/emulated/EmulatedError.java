@@ -50,11 +50,6 @@ public enum EmulatedError implements ErrorCode {
      * @return the constant with that number, else {@link #UNKNOWN}
      */
     public static EmulatedError of(int code) {
-        for (EmulatedError e : VALUES) {
-            if (e.code == code) {
-                return e;
-            }
-        }
-        return UNKNOWN;
+        return ErrorCode.lookup(VALUES, code, UNKNOWN);
     }
 }

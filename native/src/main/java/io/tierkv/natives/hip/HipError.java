@@ -84,11 +84,6 @@ public enum HipError implements ErrorCode {
      * @return the constant with that number, else {@link #UNKNOWN}
      */
     public static HipError of(int code) {
-        for (HipError e : VALUES) {
-            if (e.code == code) {
-                return e;
-            }
-        }
-        return UNKNOWN;
+        return ErrorCode.lookup(VALUES, code, UNKNOWN);
     }
 }
