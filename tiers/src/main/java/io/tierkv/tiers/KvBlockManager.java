@@ -180,6 +180,7 @@ public final class KvBlockManager implements AutoCloseable {
      *
      * @param count most blocks, >= 0
      * @return blocks that left the device
+     * @throws IllegalArgumentException if count is negative
      */
     public int demote(int count) {
         return cache.demoteCandidates(count);

@@ -789,11 +789,16 @@ public final class PagedKvCache implements AutoCloseable {
     /**
      * Moves up to {@code maxBlocks} candidates off the top tier, by policy order. A background
      * mover calls this under pressure; allocation calls the same path when the tier is full.
+     * Without a lower tier, leaving is eviction of cached blocks.
      *
      * @param maxBlocks most blocks to move, >= 0
      * @return blocks that left the top tier
+     * @throws IllegalArgumentException if maxBlocks is negative
      */
     public int demoteCandidates(int maxBlocks) {
+        if (maxBlocks < 0) {
+            throw new IllegalArgumentException("maxBlocks: " + maxBlocks + " (expected >= 0)");
+        }
         lock.lock();
         try {
             int moved = 0;
@@ -848,21 +853,6 @@ public final class PagedKvCache implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-    }
-
-    /**
-     * Evicts up to {@code count} cached blocks from the top tier by policy order (single-tier
-     * caches only drop; with a lower tier this demotes).
-     *
-     * @param count most blocks, >= 0
-     * @return blocks that left
-     * @throws IllegalArgumentException if count is negative
-     */
-    public int evict(int count) {
-        if (count < 0) {
-            throw new IllegalArgumentException("count: " + count + " (expected >= 0)");
-        }
-        return demoteCandidates(count);
     }
 
     /** {@return top-tier slots in use (blocks plus reservations), 0..capacity} */
