@@ -283,6 +283,33 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     @Override
+    public int residence(int blockId) {
+        lock.lock();
+        try {
+            if (hostSlot[blockId] >= 0) {
+                return RESIDENT_HOST;
+            }
+            return (state[blockId] & ON_DISK) != 0 ? RESIDENT_DISK : RESIDENT_NOWHERE;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public boolean spill(int blockId) {
+        lock.lock();
+        try {
+            if (disk == null || hostSlot[blockId] < 0 || (state[blockId] & (MOVING | CLEAN)) != 0
+                    || (hashHi[blockId] | hashLo[blockId]) == 0) {
+                return false;
+            }
+            return leaveHost(blockId, false);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
     public boolean adopt(int blockId, long hi, long lo, MemorySegment tokensOut) {
         if (disk == null || !disk.contains(hi, lo)) {
             return false;
@@ -357,7 +384,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                     dropHostCopy(victim);
                     continue;
                 }
-                if (!leaveHost(victim)) {
+                if (!leaveHost(victim, true)) {
                     policy.onRemove(victim);
                     policy.onAdmit(victim, 0, hashLo[victim]); // cannot leave now: to the back
                 }
@@ -372,8 +399,12 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
     }
 
-    /** Spills a victim to disk or frees it through the cache. Lock held on entry and exit. */
-    private boolean leaveHost(int victim) {
+    /**
+     * Spills a victim to disk or, if {@code mayFree} and the spill fails, frees it through the
+     * cache if unreferenced. A victim that stays is back in the policy when {@code mayFree} is
+     * false (the caller re-queues it otherwise). Lock held on entry and exit.
+     */
+    private boolean leaveHost(int victim, boolean mayFree) {
         policy.onRemove(victim);
         state[victim] |= MOVING;
         int hs = hostSlot[victim];
@@ -404,6 +435,10 @@ final class HostTier implements LowerTier, AutoCloseable {
                 lock.lock();
             }
             return true;
+        }
+        if (!mayFree) {
+            policy.onAdmit(victim, 0, lo);
+            return false;
         }
         lock.unlock();
         boolean freed;
@@ -508,7 +543,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                     dropHostCopy(victim);
                     counters.hostCleanDrops.increment();
                     done++;
-                } else if (leaveHost(victim)) {
+                } else if (leaveHost(victim, true)) {
                     done++;
                 } else {
                     policy.onAdmit(victim, 0, hashLo[victim]);
@@ -528,6 +563,11 @@ final class HostTier implements LowerTier, AutoCloseable {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** @return transfer staging buffers of one block each */
+    int stagingBuffers() {
+        return staging.capacity();
     }
 
     /** @return host slots */

@@ -8,6 +8,7 @@ import io.tierkv.core.cache.CacheOptions;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
+import io.tierkv.core.error.BudgetExceededException;
 import io.tierkv.core.policy.EvictionPolicies;
 import io.tierkv.core.pressure.PressureMonitor;
 import io.tierkv.core.pressure.PressureWatermarks;
@@ -55,6 +56,7 @@ public final class KvBlockManager implements AutoCloseable {
     private final List<Mover> movers = new ArrayList<>();
     private final List<Thread> moverThreads = new ArrayList<>();
     private final BudgetLedger pool;
+    private final Budgets capacity;
     private final long[] charged = new long[BudgetKind.values().length];
     private volatile boolean closed;
 
@@ -103,6 +105,8 @@ public final class KvBlockManager implements AutoCloseable {
             releaseCharges();
             throw e;
         }
+        this.capacity = new Budgets((long) deviceBlocks * blockBytes, (long) hostBlocks * blockBytes,
+                (long) host.stagingBuffers() * blockBytes, b.disk == null ? Budgets.MAX_BYTES : b.disk.budgetBytes());
         this.device = dev;
         this.pinned = pin;
         this.disk = dsk;
@@ -130,14 +134,48 @@ public final class KvBlockManager implements AutoCloseable {
     }
 
     /**
-     * Opens a sequence.
+     * Opens a sequence. Its per-cache budgets, if any, are checked against this manager's
+     * ({@link #budgets()}) and enforced at each new block (see {@code CacheBudget} in the core
+     * module for the charging rule).
      *
-     * @param options salt, keys, priority, budget
+     * @param options salt, keys, priority, budgets
      * @return the sequence; close it
+     * @throws IllegalArgumentException if a per-cache budget is larger than this manager's, smaller
+     *                                  than one block, or (device) smaller than the tail plus the
+     *                                  recent blocks; the message names the field, value and bound
      * @throws IllegalStateException after close
      */
     public Sequence openSequence(SequenceOptions options) {
+        Budgets own = options.budgets();
+        if (own != null) {
+            String name = "cache[" + options.salt() + "]";
+            own.checkWithin(capacity, name);
+            long block = layout.bytesPerBlock();
+            long tail = (cache.options().recentDeviceBlocks() + 1L) * block;
+            if (own.deviceBytes() < tail) {
+                throw new IllegalArgumentException(name + ".deviceBytes: " + own.deviceBytes()
+                        + " (expected >= (recentDeviceBlocks + 1) x bytesPerBlock " + tail
+                        + ": the tail and the recent blocks stay on the device)");
+            }
+            for (BudgetKind k : BudgetKind.values()) {
+                if (own.bytes(k) < block) {
+                    throw new IllegalArgumentException(name + "." + Budgets.field(k) + ": " + own.bytes(k)
+                            + " (expected >= bytesPerBlock " + block + ")");
+                }
+            }
+        }
         return cache.openSequence(options);
+    }
+
+    /**
+     * Returns this manager's own pool: the bytes its tiers hold (device and host slots, transfer
+     * staging buffers, the disk budget; {@link Budgets#MAX_BYTES} for disk without a disk tier).
+     * Per-cache budgets must fit inside it.
+     *
+     * @return the manager's budgets; immutable
+     */
+    public Budgets budgets() {
+        return capacity;
     }
 
     /**
@@ -147,12 +185,22 @@ public final class KvBlockManager implements AutoCloseable {
      *
      * @param sequence        the sequence
      * @param layer           the layer
-     * @param readAheadBlocks blocks to request ahead, >= 0
+     * @param readAheadBlocks blocks to request ahead, >= 0; with per-cache budgets, at most
+     *                        {@code transferBytes / bytesPerBlock} (read-ahead promotions in flight
+     *                        are what the sequence's transfer budget counts)
      * @return the reader; close it
+     * @throws IllegalArgumentException if readAheadBlocks is negative
+     * @throws BudgetExceededException if the read-ahead would exceed the sequence's transfer budget
      */
     public BlockStream stream(Sequence sequence, int layer, int readAheadBlocks) {
         if (readAheadBlocks < 0) {
             throw new IllegalArgumentException("readAheadBlocks: " + readAheadBlocks + " (expected >= 0)");
+        }
+        Budgets own = sequence.options().budgets();
+        long bytes = (long) readAheadBlocks * layout.bytesPerBlock();
+        if (own != null && bytes > own.transferBytes()) {
+            throw new BudgetExceededException("cache[" + sequence.options().salt() + "].transferBytes", bytes, 0,
+                    own.transferBytes());
         }
         return new BlockStream(this, sequence, layer, readAheadBlocks);
     }

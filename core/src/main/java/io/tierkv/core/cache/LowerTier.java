@@ -70,6 +70,34 @@ public interface LowerTier {
     boolean hasCopy(int blockId);
 
     /**
+     * Tells which tier below holds a block's authoritative bytes, for per-cache budgets. A copy
+     * below a block that is also on the top tier is clean and is not asked about.
+     *
+     * @param blockId a block whose bytes are not on the top tier
+     * @return {@link #RESIDENT_HOST} if a host slot holds it, {@link #RESIDENT_DISK} if only the disk does,
+     *         {@link #RESIDENT_NOWHERE} if nothing below holds it
+     */
+    int residence(int blockId);
+
+    /** {@link #residence} result: nothing below holds the block. */
+    int RESIDENT_NOWHERE = 0;
+    /** {@link #residence} result: a host slot holds the block. */
+    int RESIDENT_HOST = 1;
+    /** {@link #residence} result: only the disk holds the block. */
+    int RESIDENT_DISK = 2;
+
+    /**
+     * Moves one block from the host tier to the disk tier now, keeping its id (a per-cache host
+     * budget asked for room). Called without the cache lock, the block pinned in transit.
+     *
+     * @param blockId a block held in a host slot
+     * @return true if the block is on disk now and its host slot is free; false if it could not
+     *         move (no disk tier, no hash, the disk refused it, or it is not in a host slot): nothing
+     *         changed
+     */
+    boolean spill(int blockId);
+
+    /**
      * Looks up a hash that the top tier's index does not hold (for example a block recovered from
      * disk) and, if found, binds it to a new block id.
      *

@@ -101,6 +101,7 @@ public final class PagedKvCache implements AutoCloseable {
     private final EvictionPolicy policy;
     final BlockHasher hasher;
     private final Set<Sequence> openSequences = Collections.newSetFromMap(new IdentityHashMap<>());
+    final CacheBudget budget = new CacheBudget(this);
     private int reservedSlots;
     private int lateSlots;
     private boolean closed;
@@ -466,6 +467,38 @@ public final class PagedKvCache implements AutoCloseable {
             throw new TransferTimeoutException("promote block " + id, options.promotionTimeoutNanos());
         }
         throw new CorruptBlockException("block " + id, "missing or corrupt below the top tier", -1, -1);
+    }
+
+    /** Per-cache budgets: whether a block may be demoted now (a candidate to leave the top tier). Lock held. */
+    boolean mayLeaveDevice(int id) {
+        return policy.contains(id);
+    }
+
+    /** Per-cache budgets: which tier below holds a block whose bytes are not on the top tier. Lock held. */
+    int residence(int id) {
+        return lower == null ? LowerTier.RESIDENT_NOWHERE : lower.residence(id);
+    }
+
+    /**
+     * Per-cache budgets: spills a sealed block held on the host tier to disk, the block pinned in
+     * transit and the lock released while it moves. Lock held on entry and exit.
+     */
+    boolean spillBelow(int id) {
+        if (lower == null || state[id] != SEALED || slot[id] >= 0 || (flags[id] & TRANSIT) != 0) {
+            return false;
+        }
+        flags[id] |= TRANSIT;
+        boolean ok = false;
+        lock.unlock();
+        try {
+            ok = lower.spill(id);
+        } finally {
+            lock.lock();
+            flags[id] &= ~TRANSIT;
+        }
+        endTransit(id);
+        changed.signalAll();
+        return ok;
     }
 
     /** Frees top-tier slots held by timed-out promotions whose late copies have ended. Lock held. */
@@ -956,7 +989,8 @@ public final class PagedKvCache implements AutoCloseable {
             return new CacheStats(slots.capacity(), slots.usedCount(), ids.usedCount(), cached, index.size(),
                     prefixHitBlocks, prefixHitBlocksBelow, prefixMissBlocks, tokenMismatches, evictions,
                     demotions, cleanDrops, failedDemotions, promotions, failedPromotions, copiesOnWrite,
-                    retiredIds, admissionWaits, admissionFailures);
+                    retiredIds, admissionWaits, admissionFailures, budget.demotions(), budget.spills(),
+                    budget.refusedSpills());
         } finally {
             lock.unlock();
         }

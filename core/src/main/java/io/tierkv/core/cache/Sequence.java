@@ -112,7 +112,10 @@ public final class Sequence implements AutoCloseable {
      * @param tokenId the token id
      * @return the token's position
      * @throws io.tierkv.core.error.CapacityExhaustedException if no block can be had in time
-     * @throws BudgetExceededException if a new block would exceed this sequence's budget
+     * @throws BudgetExceededException if a new block would exceed this sequence's budget, or its
+     *                                 per-cache device share cannot be made room for by demoting
+     *                                 its own older blocks (see {@link SequenceOptions#budgets()};
+     *                                 nothing stored is lost)
      * @throws IllegalStateException   if closed
      */
     public int appendToken(int tokenId) {
@@ -124,6 +127,7 @@ public final class Sequence implements AutoCloseable {
             int id;
             if (offset == 0) {
                 checkBudget(1);
+                cache.budget.admitNewBlock(this);
                 id = cache.allocateOpenBlock(cache.admissionDeadline());
                 cache.priority[id] = PagedKvCache.priorityByte(options.priority());
                 push(id);
@@ -361,6 +365,11 @@ public final class Sequence implements AutoCloseable {
         } finally {
             cache.releaseLease(id);
         }
+    }
+
+    /** {@return the options this sequence was opened with} */
+    public SequenceOptions options() {
+        return options;
     }
 
     /** {@return the cache's block layout} */

@@ -1,14 +1,20 @@
 package io.tierkv.core.cache;
 
+import io.tierkv.core.budget.Budgets;
+
 /**
  * Per-sequence (per-cache) settings.
  *
  * @param salt              cache salt mixed into every block hash (tenant isolation); may be empty
  * @param extraKeys         extra hash keys (model id, adapter id); copied, never null
  * @param priority          retention priority for {@code priority-lru}; higher is kept longer
- * @param budgetBytes       most bytes of blocks this sequence's table may reference, > 0
+ * @param budgetBytes       most bytes of blocks this sequence's table may reference, over all tiers, > 0
+ * @param budgets           per-tier budgets of this cache (device, host, transfer staging, disk),
+ *                          or {@code null} for none beyond the manager's pools; checked against the
+ *                          manager's pools when the sequence opens and enforced at each new block
+ *                          (see {@link Sequence#appendToken})
  */
-public record SequenceOptions(String salt, long[] extraKeys, int priority, long budgetBytes) {
+public record SequenceOptions(String salt, long[] extraKeys, int priority, long budgetBytes, Budgets budgets) {
 
     /**
      * Validates and copies.
@@ -32,10 +38,10 @@ public record SequenceOptions(String salt, long[] extraKeys, int priority, long 
      * Options with a cache salt and defaults for the rest.
      *
      * @param salt the cache salt
-     * @return options with that salt, no extra keys, priority 0 and no budget beyond the pool
+     * @return options with that salt, no extra keys, priority 0 and no budgets beyond the pools
      */
     public static SequenceOptions salt(String salt) {
-        return new SequenceOptions(salt, new long[0], 0, Long.MAX_VALUE);
+        return new SequenceOptions(salt, new long[0], 0, Long.MAX_VALUE, null);
     }
 
     /** {@return options with no salt} */
@@ -50,7 +56,7 @@ public record SequenceOptions(String salt, long[] extraKeys, int priority, long 
      * @return a copy
      */
     public SequenceOptions withPriority(int value) {
-        return new SequenceOptions(salt, extraKeys, value, budgetBytes);
+        return new SequenceOptions(salt, extraKeys, value, budgetBytes, budgets);
     }
 
     /**
@@ -60,7 +66,18 @@ public record SequenceOptions(String salt, long[] extraKeys, int priority, long 
      * @return a validated copy
      */
     public SequenceOptions withBudgetBytes(long value) {
-        return new SequenceOptions(salt, extraKeys, priority, value);
+        return new SequenceOptions(salt, extraKeys, priority, value, budgets);
+    }
+
+    /**
+     * Returns a copy with per-tier budgets for this cache. The manager checks them against its
+     * pools when the sequence opens ({@code KvBlockManager.openSequence}).
+     *
+     * @param value device, host, transfer and disk budgets of this cache, or {@code null} for none
+     * @return a copy
+     */
+    public SequenceOptions withBudgets(Budgets value) {
+        return new SequenceOptions(salt, extraKeys, priority, budgetBytes, value);
     }
 
     /**
@@ -70,7 +87,7 @@ public record SequenceOptions(String salt, long[] extraKeys, int priority, long 
      * @return a copy
      */
     public SequenceOptions withExtraKeys(long... value) {
-        return new SequenceOptions(salt, value, priority, budgetBytes);
+        return new SequenceOptions(salt, value, priority, budgetBytes, budgets);
     }
 
     /** {@return a copy of the extra keys} */
