@@ -29,7 +29,7 @@ import java.util.function.IntConsumer;
  * later prefix hits ({@link #adopt}).
  *
  * <pre>
- * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING) | hash 2 longs
+ * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED) | hash 2 longs
  * per host slot: [bytesPerBlock bytes] in one pinned buffer; [B token ids] off-heap beside it
  * </pre>
  *
@@ -52,6 +52,8 @@ final class HostTier implements LowerTier, AutoCloseable {
     private static final byte CLEAN = 1;
     private static final byte ON_DISK = 2;
     private static final byte MOVING = 4;
+    /** Out of the host policy while it waits in the mover's host-to-disk queue. */
+    private static final byte QUEUED = 8;
 
     private final KvLayout layout;
     private final DeviceTier device;
@@ -310,6 +312,114 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     @Override
+    public boolean load(int blockId) {
+        long hi;
+        long lo;
+        lock.lock();
+        try {
+            if (disk == null || hostSlot[blockId] >= 0 || (state[blockId] & ON_DISK) == 0) {
+                return false;
+            }
+            hi = hashHi[blockId];
+            lo = hashLo[blockId];
+        } finally {
+            lock.unlock();
+        }
+        long start = System.nanoTime();
+        int hs = reserveHostSlot();
+        if (hs < 0) {
+            counters.hostAllocationFailures.increment();
+            return false;
+        }
+        boolean hit = false;
+        try {
+            hit = disk.get(hi, lo, hostTokens.asSlice(tokenOffset(hs), (long) layout.blockSizeTokens() * Integer.BYTES),
+                    slotViews[hs]);
+        } finally {
+            lock.lock();
+            try {
+                reservedHostSlots--;
+                if (hit && (state[blockId] & ON_DISK) != 0) { // still the block whose record was read
+                    hostSlot[blockId] = hs; // the record stays: dropping this copy later costs nothing
+                    policy.onAdmit(blockId, 0, lo);
+                } else {
+                    slots.free(hs); // a miss: the lease that needs it finds the miss and reports it
+                    hit = false;
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+        if (hit) {
+            counters.diskToHost.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
+        }
+        return hit;
+    }
+
+    /**
+     * Takes up to {@code max} host blocks, in policy order, out of the policy and offers each to
+     * the mover's host-to-disk queue; a refused offer (queue full) ends the call. A clean copy
+     * (the device holds the block too) is dropped instead, at no cost.
+     *
+     * @param max   most blocks, >= 0
+     * @param queue offered each block id; false when full
+     * @return blocks queued or dropped
+     */
+    int queueSpills(int max, java.util.function.IntPredicate queue) {
+        if (disk == null) {
+            return 0;
+        }
+        lock.lock();
+        try {
+            int done = 0;
+            while (done < max) {
+                int victim = policy.victim();
+                if (victim < 0 || (hashHi[victim] | hashLo[victim]) == 0) {
+                    break;
+                }
+                if ((state[victim] & CLEAN) != 0) { // the device holds it too: dropping costs nothing
+                    policy.onRemove(victim);
+                    counters.hostCleanDrops.increment();
+                    dropHostCopy(victim);
+                } else if (queue.test(victim)) {
+                    policy.onRemove(victim);
+                    state[victim] |= QUEUED;
+                } else {
+                    break;
+                }
+                done++;
+            }
+            return done;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Drains one entry of the host-to-disk queue: spills the block if it is still queued in its
+     * host slot.
+     *
+     * @param blockId a block id from the queue
+     * @return true if it spilled; false if its state changed since it was queued (skipped), or the
+     *         disk refused it (it stays on the host)
+     */
+    boolean spillQueued(int blockId) {
+        lock.lock();
+        try {
+            if ((state[blockId] & QUEUED) == 0) {
+                return false;
+            }
+            state[blockId] &= ~QUEUED;
+            if (hostSlot[blockId] < 0 || (state[blockId] & MOVING) != 0) {
+                return false; // left the host, or a promotion is reading it (it re-admits the block)
+            }
+            return leaveHost(blockId, false);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
     public boolean adopt(int blockId, long hi, long lo, MemorySegment tokensOut) {
         if (disk == null || !disk.contains(hi, lo)) {
             return false;
@@ -471,7 +581,7 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     /** Ends a promotion's read of the host copy (the cache keeps the block in transit meanwhile). */
     private void endMove(int blockId, byte addFlag) {
-        state[blockId] &= ~MOVING;
+        state[blockId] &= ~(MOVING | QUEUED); // a queued spill of a block promoted meanwhile is skipped
         state[blockId] |= addFlag;
         if (hostSlot[blockId] >= 0) {
             policy.onAdmit(blockId, 0, hashLo[blockId]);
@@ -577,7 +687,7 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     /**
      * Host-side invariants: free + used == capacity, no slot twice, the policy holds exactly the
-     * host-resident blocks that are not moving.
+     * host-resident blocks that are neither moving nor queued for a spill.
      *
      * @return violations, empty when consistent
      */
@@ -613,9 +723,9 @@ final class HostTier implements LowerTier, AutoCloseable {
                 if (!slots.isAllocated(hs)) {
                     bad.add("block " + id + " host slot " + hs + " not allocated");
                 }
-                boolean moving = (state[id] & MOVING) != 0;
-                if (moving == policy.contains(id)) {
-                    bad.add("block " + id + " moving=" + moving + " but in host policy=" + policy.contains(id));
+                boolean out = (state[id] & (MOVING | QUEUED)) != 0;
+                if (out == policy.contains(id)) {
+                    bad.add("block " + id + " moving or queued=" + out + " but in host policy=" + policy.contains(id));
                 }
             }
             if (resident + parked + reservedHostSlots + orphanedSlots != slots.usedCount()) {

@@ -5,6 +5,7 @@ import io.tierkv.core.budget.BudgetKind;
 import io.tierkv.core.budget.BudgetLedger;
 import io.tierkv.core.budget.Budgets;
 import io.tierkv.core.cache.CacheOptions;
+import io.tierkv.core.cache.LowerTier;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
@@ -55,6 +56,7 @@ public final class KvBlockManager implements AutoCloseable {
     private final TierCounters counters;
     private final List<Mover> movers = new ArrayList<>();
     private final List<Thread> moverThreads = new ArrayList<>();
+    private final MoveQueue[] queues = new MoveQueue[MovePath.values().length];
     private final BudgetLedger pool;
     private final Budgets capacity;
     private final long[] charged = new long[BudgetKind.values().length];
@@ -112,8 +114,11 @@ public final class KvBlockManager implements AutoCloseable {
         this.disk = dsk;
         this.watermarks = b.watermarks;
         this.monitor = new PressureMonitor(b.watermarks, System.nanoTime());
+        for (MovePath p : MovePath.values()) {
+            queues[p.ordinal()] = new MoveQueue(b.moveQueueCapacity);
+        }
         for (int i = 0; i < b.movers; i++) {
-            Mover m = new Mover(cache, host, monitor, b.watermarks, counters, b.errorHandler, b.prefetchQueue);
+            Mover m = new Mover(cache, host, monitor, b.watermarks, counters, b.errorHandler, queues);
             Thread t = Thread.ofPlatform().daemon().name("tierkv-mover-" + i).start(m);
             movers.add(m);
             moverThreads.add(t);
@@ -205,11 +210,18 @@ public final class KvBlockManager implements AutoCloseable {
         return new BlockStream(this, sequence, layer, readAheadBlocks);
     }
 
+    /**
+     * Queues a read-ahead promotion on its path (DISK_TO_HOST for a block held only on disk, else
+     * HOST_TO_DEVICE) and wakes a mover; without mover threads the next {@link #runMoverCycle()}
+     * drains it. A full queue rejects the request (counted); the lease that needs the block still
+     * promotes it. May be called under the cache lock: takes only the host tier's and the queue's.
+     */
     void requestPromotion(int blockId) {
-        if (movers.isEmpty()) {
-            cache.prefetch(blockId);
-        } else {
-            movers.get(blockId % movers.size()).requestPromotion(blockId);
+        MovePath path = host.residence(blockId) == LowerTier.RESIDENT_DISK ? MovePath.DISK_TO_HOST
+                : MovePath.HOST_TO_DEVICE;
+        queues[path.ordinal()].offer(blockId);
+        if (!movers.isEmpty()) {
+            movers.get(blockId % movers.size()).wake();
         }
     }
 
@@ -256,7 +268,7 @@ public final class KvBlockManager implements AutoCloseable {
      * @return units of work done
      */
     public int runMoverCycle() {
-        return new Mover(cache, host, monitor, watermarks, counters, t -> { }, 1).doWork();
+        return new Mover(cache, host, monitor, watermarks, counters, t -> { }, queues).doWork();
     }
 
     /** {@return an immutable snapshot; thread-safe} */
@@ -264,10 +276,19 @@ public final class KvBlockManager implements AutoCloseable {
         return new TierStats(cache.stats(), host.capacityBlocks(), host.usedBlocks(),
                 TierStats.MoveStats.of(counters.demotions), TierStats.MoveStats.of(counters.promotions),
                 TierStats.MoveStats.of(counters.diskSpills), TierStats.MoveStats.of(counters.diskLoads),
+                TierStats.MoveStats.of(counters.diskToHost),
                 counters.diskMisses.sum(), counters.diskSpillFailures.sum(), counters.diskAdoptions.sum(), counters.hostAllocationFailures.sum(),
                 counters.hostCleanDrops.sum(), counters.hostEvictions.sum(), counters.moverErrors.sum(),
-                counters.prefetchRejected.sum(), pinned.requestedBytes(), pinned.pinnedBytes(), monitor.mode(),
+                queueStats(), pinned.requestedBytes(), pinned.pinnedBytes(), monitor.mode(),
                 monitor.nanosInMode(System.nanoTime()), disk == null ? null : disk.stats());
+    }
+
+    private java.util.Map<MovePath, TierStats.QueueStats> queueStats() {
+        java.util.Map<MovePath, TierStats.QueueStats> m = new java.util.EnumMap<>(MovePath.class);
+        for (MovePath p : MovePath.values()) {
+            m.put(p, queues[p.ordinal()].stats());
+        }
+        return m;
     }
 
     /**
@@ -281,7 +302,10 @@ public final class KvBlockManager implements AutoCloseable {
         return bad;
     }
 
-    /** Stops the movers, closes every sequence and frees every tier exactly once; idempotent. */
+    /**
+     * Stops the movers (a move in flight finishes), cancels what is still queued (entries hold no
+     * slot or buffer), closes every sequence and frees every tier exactly once; idempotent.
+     */
     @Override
     public void close() {
         if (closed) {
@@ -296,6 +320,9 @@ public final class KvBlockManager implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+        for (MoveQueue q : queues) {
+            q.cancel();
         }
         cache.close();
         host.close();
@@ -344,7 +371,7 @@ public final class KvBlockManager implements AutoCloseable {
         private long admissionTimeoutNanos = CacheOptions.DEFAULT_ADMISSION_TIMEOUT_NANOS;
         private long promotionTimeoutNanos = CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS;
         private int movers = 1;
-        private int prefetchQueue = 256;
+        private int moveQueueCapacity = 256;
         private Consumer<Throwable> errorHandler = t -> System.getLogger("io.tierkv.tiers.Mover")
                 .log(System.Logger.Level.WARNING, "mover error", t);
 
@@ -482,11 +509,23 @@ public final class KvBlockManager implements AutoCloseable {
         /**
          * Sets the number of background mover threads.
          *
-         * @param threads background mover threads, 0..8 (0: moves happen only on demand)
+         * @param threads background mover threads, 0..8 (0: moves happen on demand, and queued
+         *                read-ahead waits for {@link KvBlockManager#runMoverCycle()})
          * @return this
          */
         public Builder movers(int threads) {
             this.movers = threads;
+            return this;
+        }
+
+        /**
+         * Sets the capacity of each of the mover's queues (one per {@link MovePath}).
+         *
+         * @param entries block ids each queue holds before it rejects more, 1..65536 (default 256)
+         * @return this
+         */
+        public Builder moveQueueCapacity(int entries) {
+            this.moveQueueCapacity = entries;
             return this;
         }
 
@@ -540,6 +579,10 @@ public final class KvBlockManager implements AutoCloseable {
             }
             if (movers < 0 || movers > 8) {
                 throw new IllegalArgumentException("movers: " + movers + " (expected 0 <= movers <= 8)");
+            }
+            if (moveQueueCapacity < 1 || moveQueueCapacity > 1 << 16) {
+                throw new IllegalArgumentException("moveQueueCapacity: " + moveQueueCapacity
+                        + " (expected 1 <= moveQueueCapacity <= 65536)");
             }
             if (admissionTimeoutNanos < 0) {
                 throw new IllegalArgumentException("admissionTimeoutNanos: " + admissionTimeoutNanos + " (expected >= 0)");

@@ -4,22 +4,35 @@ import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.pressure.PressureMode;
 import io.tierkv.core.pressure.PressureMonitor;
 import io.tierkv.core.pressure.PressureWatermarks;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
+import java.util.function.IntPredicate;
 
 /**
- * The background mover, a duty cycle (after Agrona's {@code Agent}): each {@link #doWork()} reads
- * device utilisation, updates the pressure mode, demotes what the mode asks for, runs queued
- * read-ahead promotions, hands back slots of late copies and forwards disk evictions to the cache;
- * it returns how much it did, and the loop idles with back-off when it did nothing.
+ * The background mover, a duty cycle (after Agrona's {@code Agent}): each {@link #doWork()} forwards
+ * disk evictions to the cache, hands back slots of late copies, and drains one bounded queue per
+ * {@link MovePath}; it returns how much it did, and the loop idles with back-off when it did
+ * nothing.
+ *
+ * <h2>Queues</h2>
+ * Read-ahead requests (from {@code BlockStream} and promotion on match) wait in DISK_TO_HOST (a
+ * block held only on disk: loaded into a host slot, then queued HOST_TO_DEVICE) or HOST_TO_DEVICE.
+ * Each cycle the mover reads device utilisation, updates the pressure mode and queues the
+ * demotions the mode asks for in DEVICE_TO_HOST (the blocks leave the device policy while queued,
+ * so the allocation path does not pick them too); it queues spills in HOST_TO_DISK while host
+ * utilisation is at or above the PRESSURE mark, so demotions find free host slots. Then it drains
+ * every queue. A full queue rejects the offer and counts it per path; an entry whose block changed
+ * state after it was queued (freed, its id reused, leased, moved by someone else) is skipped and
+ * counted, so nothing moves twice and nothing is lost. Shutdown cancels what is still queued:
+ * entries hold no slot or buffer, so nothing needs freeing for them.
  *
  * <p>Mode actions (DESIGN.md): RELAXED demotes nothing; NORMAL trickles one policy victim per
  * cycle; PRESSURE demotes by policy order until utilisation is under the PRESSURE mark; CRITICAL
- * and EMERGENCY demote every candidate (EMERGENCY's admission control is the bounded wait in the
- * cache's allocation path). Read-ahead requests wait in a bounded queue; a full queue rejects
- * and counts. Every error goes to the handler and a counter; the loop goes on. {@link #stop()}
- * ends it (the manager does not interrupt a mover: an interrupt closes a file channel mid-write).
+ * and EMERGENCY demote every candidate. EMERGENCY's admission control is the bounded wait in the
+ * cache's allocation path, which also demotes (and the host tier spills) inline: a new block
+ * cannot wait for a queue that may itself be waiting for the room the block is being refused. Every
+ * error goes to the handler and a counter; the loop goes on. {@link #stop()} ends it (the manager
+ * does not interrupt a mover: an interrupt closes a file channel mid-write).
  */
 final class Mover implements Runnable {
 
@@ -27,39 +40,56 @@ final class Mover implements Runnable {
     private final HostTier host;
     private final PressureMonitor monitor;
     private final PressureWatermarks marks;
-    private final TierCounters counters;
     private final Consumer<Throwable> errorHandler;
-    private final ArrayBlockingQueue<Integer> prefetch;
+    private final TierCounters counters;
+    private final MoveQueue toHost;
+    private final MoveQueue toDevice;
+    private final MoveQueue toDisk;
+    private final MoveQueue fromDisk;
+    private final IntPredicate loadToHost;
+    private final IntPredicate promote;
+    private final IntPredicate demote;
+    private final IntPredicate spill;
+    private final IntPredicate queueDemotion;
+    private final IntPredicate queueSpill;
     private volatile boolean running = true;
     private volatile Thread runner;
 
+    /**
+     * @param queues one per {@link MovePath}, indexed by ordinal, shared by every mover of a manager
+     */
     Mover(PagedKvCache cache, HostTier host, PressureMonitor monitor, PressureWatermarks marks, TierCounters counters,
-            Consumer<Throwable> errorHandler, int prefetchQueueCapacity) {
+            Consumer<Throwable> errorHandler, MoveQueue[] queues) {
         this.cache = cache;
         this.host = host;
         this.monitor = monitor;
         this.marks = marks;
         this.counters = counters;
         this.errorHandler = errorHandler;
-        this.prefetch = new ArrayBlockingQueue<>(prefetchQueueCapacity);
+        this.toHost = queues[MovePath.DEVICE_TO_HOST.ordinal()];
+        this.toDevice = queues[MovePath.HOST_TO_DEVICE.ordinal()];
+        this.toDisk = queues[MovePath.HOST_TO_DISK.ordinal()];
+        this.fromDisk = queues[MovePath.DISK_TO_HOST.ordinal()];
+        this.loadToHost = id -> {
+            boolean loaded = cache.loadBelow(id);
+            if (loaded) {
+                toDevice.offer(id); // on up: the read-ahead wants it on the device
+            }
+            return loaded;
+        };
+        this.promote = cache::prefetch;
+        this.demote = cache::demoteQueued;
+        this.spill = host::spillQueued;
+        this.queueDemotion = toHost::offer;
+        this.queueSpill = toDisk::offer;
     }
 
-    /**
-     * Queues a read-ahead promotion.
-     *
-     * @param blockId the block to bring to the device
-     * @return false if the queue was full (counted)
-     */
-    boolean requestPromotion(int blockId) {
-        boolean ok = prefetch.offer(blockId);
-        if (!ok) {
-            counters.prefetchRejected.increment();
-        }
+    /** Starts the next cycle now rather than after the idle back-off (new read-ahead work). */
+    void wake() {
         Thread t = runner;
         if (t != null) {
-            LockSupport.unpark(t); // start the read-ahead now rather than after the idle back-off
+            LockSupport.unpark(t);
         }
-        return ok;
     }
 
     /**
@@ -70,11 +100,8 @@ final class Mover implements Runnable {
     int doWork() {
         int work = host.drainDiskEvictions();
         work += cache.reclaimLateSlotsNow();
-        for (Integer id; (id = prefetch.poll()) != null; ) {
-            if (cache.prefetch(id)) {
-                work++;
-            }
-        }
+        work += drain(fromDisk, loadToHost);
+        work += drain(toDevice, promote);
         int capacity = cache.deviceCapacityBlocks();
         int used = cache.deviceUsedBlocks();
         PressureMode before = monitor.mode();
@@ -88,13 +115,35 @@ final class Mover implements Runnable {
                 e.commit();
             }
         }
-        work += switch (mode) {
+        int demotions = switch (mode) {
             case RELAXED -> 0;
-            case NORMAL -> cache.demoteCandidates(1);
-            case PRESSURE -> cache.demoteCandidates(Math.max(1, used - (int) Math.floor(marks.pressure() * capacity)));
-            case CRITICAL, EMERGENCY -> cache.demoteCandidates(Integer.MAX_VALUE);
+            case NORMAL -> 1;
+            case PRESSURE -> Math.max(1, used - (int) Math.floor(marks.pressure() * capacity));
+            case CRITICAL, EMERGENCY -> Integer.MAX_VALUE;
         };
+        if (demotions > 0) {
+            cache.queueCandidates(demotions, queueDemotion);
+        }
+        work += drain(toHost, demote);
+        int hostExcess = host.usedBlocks() - (int) Math.floor(marks.pressure() * host.capacityBlocks());
+        if (hostExcess > 0) {
+            work += host.queueSpills(hostExcess, queueSpill);
+        }
+        work += drain(toDisk, spill);
         return work;
+    }
+
+    /** Drains one queue, counting each entry moved or skipped. */
+    private static int drain(MoveQueue queue, IntPredicate move) {
+        int moved = 0;
+        for (int id; (id = queue.poll()) >= 0; ) {
+            boolean ok = move.test(id);
+            queue.done(ok);
+            if (ok) {
+                moved++;
+            }
+        }
+        return moved;
     }
 
     @Override

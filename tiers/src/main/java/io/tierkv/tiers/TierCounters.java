@@ -39,6 +39,7 @@ final class TierCounters {
     final Move promotions = new Move("HOST->DEVICE");
     final Move diskSpills = new Move("HOST->DISK");
     final Move diskLoads = new Move("DISK->DEVICE");
+    final Move diskToHost = new Move("DISK->HOST");
     final LongAdder diskMisses = new LongAdder();
     final LongAdder diskSpillFailures = new LongAdder();
     final LongAdder diskAdoptions = new LongAdder();
@@ -46,5 +47,4 @@ final class TierCounters {
     final LongAdder hostCleanDrops = new LongAdder();
     final LongAdder hostEvictions = new LongAdder();
     final LongAdder moverErrors = new LongAdder();
-    final LongAdder prefetchRejected = new LongAdder();
 }

@@ -15,6 +15,7 @@ import java.util.Map;
  * @param promotions            host (or disk) to device moves
  * @param diskSpills            host to disk moves
  * @param diskLoads             disk to device loads (through staging)
+ * @param diskToHost            disk to host loads (read-ahead of blocks held only on disk)
  * @param diskMisses            disk reads that found nothing usable (missing or corrupt)
  * @param diskSpillFailures     spills the disk tier refused (disk full, reservation failed)
  * @param diskAdoptions         prefix hits served from disk records without a live block id
@@ -22,7 +23,7 @@ import java.util.Map;
  * @param hostCleanDrops        clean host copies dropped to make room
  * @param hostEvictions         unreferenced blocks freed to make host room
  * @param moverErrors           errors sent to the mover's handler
- * @param prefetchRejected      read-ahead requests refused because the queue was full
+ * @param queues                the mover's bounded queue per path: offers, rejections, moves, skips
  * @param pinnedBytesRequested  host bytes asked to be pinned
  * @param pinnedBytes           host bytes actually pinned
  * @param pressureMode          mode in force
@@ -30,11 +31,38 @@ import java.util.Map;
  * @param disk                  the disk tier's counters, or null without a disk tier
  */
 public record TierStats(CacheStats cache, int hostCapacityBlocks, int hostUsedBlocks, MoveStats demotions,
-        MoveStats promotions, MoveStats diskSpills, MoveStats diskLoads, long diskMisses, long diskSpillFailures,
+        MoveStats promotions, MoveStats diskSpills, MoveStats diskLoads, MoveStats diskToHost, long diskMisses,
+        long diskSpillFailures,
         long diskAdoptions,
-        long hostAllocationFailures, long hostCleanDrops, long hostEvictions, long moverErrors, long prefetchRejected,
+        long hostAllocationFailures, long hostCleanDrops, long hostEvictions, long moverErrors,
+        Map<MovePath, QueueStats> queues,
         long pinnedBytesRequested, long pinnedBytes, PressureMode pressureMode, Map<PressureMode, Long> nanosInMode,
         DiskStats disk) {
+
+    /**
+     * Validates and copies.
+     *
+     * @throws NullPointerException if {@code queues} is null
+     */
+    public TierStats {
+        queues = Map.copyOf(queues);
+    }
+
+    /**
+     * One path's bounded queue in the mover.
+     *
+     * @param capacity  most entries waiting
+     * @param depth     entries waiting now
+     * @param queued    offers accepted
+     * @param rejected  offers refused because the queue was full
+     * @param moved     entries drained whose block moved
+     * @param skipped   entries drained whose block had changed state since (freed, leased, moved):
+     *                  nothing moved, nothing lost
+     * @param cancelled entries dropped at shutdown
+     */
+    public record QueueStats(int capacity, int depth, long queued, long rejected, long moved, long skipped,
+            long cancelled) {
+    }
 
     /**
      * One direction of moves.

@@ -98,6 +98,16 @@ public interface LowerTier {
     boolean spill(int blockId);
 
     /**
+     * Copies a block held only on disk into a host slot, keeping the disk record (read-ahead from
+     * disk). Called without the cache lock, the block pinned in transit.
+     *
+     * @param blockId a block held only on disk
+     * @return true if a host slot holds the block now; false if it could not move (not only on
+     *         disk, no host room, a disk miss): nothing changed
+     */
+    boolean load(int blockId);
+
+    /**
      * Looks up a hash that the top tier's index does not hold (for example a block recovered from
      * disk) and, if found, binds it to a new block id.
      *

@@ -72,6 +72,8 @@ public final class PagedKvCache implements AutoCloseable {
 
     static final byte INDEXED = 1;
     static final byte TRANSIT = 2;
+    /** Taken out of the candidates by a mover's queue ({@link #queueCandidates}) until it is drained. */
+    static final byte QUEUED = 4;
 
     final KvLayout layout;
     final CacheOptions options;
@@ -376,7 +378,7 @@ public final class PagedKvCache implements AutoCloseable {
 
     /** Recomputes whether a block is a candidate to leave the top tier and tells the policy. */
     void refresh(int id) {
-        boolean candidate = state[id] == SEALED && slot[id] >= 0 && leases[id] == 0 && (flags[id] & TRANSIT) == 0
+        boolean candidate = state[id] == SEALED && slot[id] >= 0 && leases[id] == 0 && (flags[id] & (TRANSIT | QUEUED)) == 0
                 && (lower == null ? refs[id] == 0 && (flags[id] & INDEXED) != 0
                         : protect[id] == 0 && (refs[id] > 0 || (flags[id] & INDEXED) != 0));
         if (candidate != policy.contains(id)) {
@@ -484,6 +486,14 @@ public final class PagedKvCache implements AutoCloseable {
      * transit and the lock released while it moves. Lock held on entry and exit.
      */
     boolean spillBelow(int id) {
+        return moveBelow(id, false);
+    }
+
+    /**
+     * Moves a sealed block that is not on the top tier between the tiers below ({@code up}: disk to
+     * host, else host to disk), pinned in transit with the lock released while it moves. Lock held.
+     */
+    private boolean moveBelow(int id, boolean up) {
         if (lower == null || state[id] != SEALED || slot[id] >= 0 || (flags[id] & TRANSIT) != 0) {
             return false;
         }
@@ -491,7 +501,7 @@ public final class PagedKvCache implements AutoCloseable {
         boolean ok = false;
         lock.unlock();
         try {
-            ok = lower.spill(id);
+            ok = up ? lower.load(id) : lower.spill(id);
         } finally {
             lock.lock();
             flags[id] &= ~TRANSIT;
@@ -499,6 +509,79 @@ public final class PagedKvCache implements AutoCloseable {
         endTransit(id);
         changed.signalAll();
         return ok;
+    }
+
+    /**
+     * Read-ahead from disk: copies a sealed block held only on disk into a host slot (keeping the
+     * record), so a later promotion is a host copy. A mover calls this for its disk-to-host queue.
+     *
+     * @param blockId a block id
+     * @return true if the block is in a host slot now because of this call; false if it was not
+     *         held only on disk, is moving, or the host tier had no room (nothing changed)
+     */
+    public boolean loadBelow(int blockId) {
+        lock.lock();
+        try {
+            return !closed && lower != null && lower.residence(blockId) == LowerTier.RESIDENT_DISK
+                    && moveBelow(blockId, true);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Takes up to {@code maxBlocks} candidates to leave the top tier, in policy order, out of the
+     * candidates and offers each to a mover's bounded queue; a refused offer (queue full) ends the
+     * call and leaves that block a candidate. A queued block stays out of the candidates until
+     * {@link #demoteQueued} drains it or its state changes (a freed block forgets it was queued).
+     *
+     * @param maxBlocks most blocks to queue, >= 0
+     * @param queue     offered each block id; returns false when full
+     * @return blocks queued
+     */
+    public int queueCandidates(int maxBlocks, java.util.function.IntPredicate queue) {
+        lock.lock();
+        try {
+            int queued = 0;
+            while (queued < maxBlocks && !closed) {
+                int victim = policy.victim();
+                if (victim < 0 || !queue.test(victim)) {
+                    break;
+                }
+                flags[victim] |= QUEUED;
+                policy.onRemove(victim);
+                queued++;
+            }
+            return queued;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Drains one entry of a mover's device-to-host queue: demotes the block if it is still queued
+     * and still a candidate (sealed, unleased, not recent, on the top tier, not moving).
+     *
+     * @param blockId a block id taken from the queue
+     * @return true if the block left the top tier; false if its state changed since it was queued
+     *         (freed, leased, protected, moved) and it was skipped
+     */
+    public boolean demoteQueued(int blockId) {
+        lock.lock();
+        try {
+            if ((flags[blockId] & QUEUED) == 0) {
+                return false;
+            }
+            flags[blockId] &= ~QUEUED;
+            refresh(blockId);
+            if (closed || !policy.contains(blockId)) {
+                return false;
+            }
+            vacate(blockId);
+            return slot[blockId] < 0;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Frees top-tier slots held by timed-out promotions whose late copies have ended. Lock held. */
