@@ -339,12 +339,11 @@ final class HostTier implements LowerTier, AutoCloseable {
             lock.lock();
             try {
                 reservedHostSlots--;
-                if (hit && (state[blockId] & ON_DISK) != 0) { // still the block whose record was read
-                    hostSlot[blockId] = hs; // the record stays: dropping this copy later costs nothing
+                if (hit) { // verified bytes; the id cannot change while the cache pins it in transit
+                    hostSlot[blockId] = hs; // the disk record stays too, unless it was evicted meanwhile
                     policy.onAdmit(blockId, 0, lo);
                 } else {
-                    slots.free(hs); // a miss: the lease that needs it finds the miss and reports it
-                    hit = false;
+                    slots.free(hs); // a miss: the lease that needs the block finds it and reports it
                 }
             } finally {
                 lock.unlock();

@@ -56,8 +56,9 @@ public record TierStats(CacheStats cache, int hostCapacityBlocks, int hostUsedBl
      * @param queued    offers accepted
      * @param rejected  offers refused because the queue was full
      * @param moved     entries drained whose block moved
-     * @param skipped   entries drained whose block had changed state since (freed, leased, moved):
-     *                  nothing moved, nothing lost
+     * @param skipped   entries drained that moved nothing: the block had changed state since it
+     *                  was queued (freed, its id reused, leased, moved already), or the target
+     *                  refused it (no room, a disk refusal or miss); nothing lost either way
      * @param cancelled entries dropped at shutdown
      */
     public record QueueStats(int capacity, int depth, long queued, long rejected, long moved, long skipped,

@@ -109,6 +109,29 @@ class MoverQueuesTest {
     }
 
     @Test
+    void shutdownCancelsWhatIsStillQueuedAndFreesEverythingOnce() {
+        long bb = Managers.LAYOUT.bytesPerBlock();
+        EmulatedDevice device = invariants.track(new EmulatedDevice(4 * bb + (1 << 20)), List::of);
+        KvBlockManager kv = KvBlockManager.builder(Managers.LAYOUT).device(device, 4 * bb).host(4 * bb)
+                .disk(disk()).recentDeviceBlocks(0).movers(0).build();
+        Sequence s = kv.openSequence(SequenceOptions.defaults());
+        appendWritten(s, 4, tokens(0, 16 * 12)); // 4 on the device, 4 on the host, 4 spilled to disk
+        kv.stream(s, 0, 12).close(); // 8 read-aheads wait: nobody drains them before close
+        TierStats before = kv.stats();
+        long waiting = before.queues().get(MovePath.HOST_TO_DEVICE).depth()
+                + before.queues().get(MovePath.DISK_TO_HOST).depth();
+        assertEquals(8, waiting, before.queues().toString());
+        kv.close();
+        TierStats after = kv.stats();
+        for (MovePath p : MovePath.values()) {
+            TierStats.QueueStats q = after.queues().get(p);
+            assertEquals(q.queued(), q.cancelled(), p + " " + q);
+            assertEquals(0, q.depth());
+        }
+        assertEquals(0, device.usedBytes(), "device memory freed exactly once");
+    }
+
+    @Test
     void shutdownWithQueuedMovesLeaksNothing() {
         long bb = Managers.LAYOUT.bytesPerBlock();
         EmulatedDevice device = invariants.track(new EmulatedDevice(4 * bb + (1 << 20)), List::of);

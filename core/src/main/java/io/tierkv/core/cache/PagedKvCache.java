@@ -35,7 +35,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Per-block metadata (primitive arrays indexed by id; no object per block)</h2>
  * <pre>
- * state byte | flags byte (INDEXED, TRANSIT) | priority byte | refs int | leases int | protect int
+ * state byte | flags byte (INDEXED, TRANSIT, QUEUED) | priority byte | refs int | leases int | protect int
  * slot int | hashHi long | hashLo long        = 35 bytes of heap per id, plus the index (about 8),
  *                                               the id and slot free stacks (8) and the policy
  * off-heap per id: [B token ids] and [written count long][written bits: B x L]
@@ -46,8 +46,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * they are the cached blocks (leaving = eviction). With one they are the sealed, unleased blocks
  * outside every open sequence's last {@code recentDeviceBlocks} sealed blocks ({@code protect ==
  * 0}), referenced or cached (leaving = demotion, or dropping the top copy when a clean copy exists
- * below). {@link #refresh(int)} recomputes candidacy from state after every change, so the policy
- * cannot drift from the blocks.
+ * below). A block waiting in a mover's queue ({@link #queueCandidates}) is QUEUED and not a
+ * candidate until drained. {@link #refresh(int)} recomputes candidacy from state after every
+ * change, so the policy cannot drift from the blocks. Per-cache budgets: {@link CacheBudget}.
  *
  * <h2>Concurrency</h2>
  * One lock guards all metadata. Copies between tiers run with the lock released and the block
@@ -378,7 +379,8 @@ public final class PagedKvCache implements AutoCloseable {
 
     /** Recomputes whether a block is a candidate to leave the top tier and tells the policy. */
     void refresh(int id) {
-        boolean candidate = state[id] == SEALED && slot[id] >= 0 && leases[id] == 0 && (flags[id] & (TRANSIT | QUEUED)) == 0
+        boolean candidate = state[id] == SEALED && slot[id] >= 0 && leases[id] == 0
+                && (flags[id] & (TRANSIT | QUEUED)) == 0
                 && (lower == null ? refs[id] == 0 && (flags[id] & INDEXED) != 0
                         : protect[id] == 0 && (refs[id] > 0 || (flags[id] & INDEXED) != 0));
         if (candidate != policy.contains(id)) {
