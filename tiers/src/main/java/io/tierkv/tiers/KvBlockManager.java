@@ -24,8 +24,10 @@ import java.util.function.Consumer;
 
 /**
  * The KV backend a runtime links: a {@link PagedKvCache} whose top tier is device memory, with
- * pinned host memory (and optionally a disk tier) below it, and background movers that demote
- * sealed blocks by pressure mode.
+ * pinned host memory (and optionally a disk tier) below it, and background movers that drain a
+ * bounded queue per {@link MovePath}: demotions by pressure mode, spills, read-ahead. Sequences
+ * may carry per-cache budgets per tier ({@link SequenceOptions#withBudgets}), checked against
+ * {@link #budgets()} when they open.
  *
  * <pre>{@code
  * try (var kv = KvBlockManager.builder(layout)

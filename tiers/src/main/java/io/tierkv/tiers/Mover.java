@@ -20,8 +20,8 @@ import java.util.function.IntPredicate;
  * Each cycle the mover reads device utilisation, updates the pressure mode and queues the
  * demotions the mode asks for in DEVICE_TO_HOST (the blocks leave the device policy while queued,
  * so the allocation path does not pick them too); it queues spills in HOST_TO_DISK while host
- * utilisation is at or above the PRESSURE mark, so demotions find free host slots. Then it drains
- * every queue. A full queue rejects the offer and counts it per path; an entry whose block changed
+ * utilisation is at or above the PRESSURE mark, so demotions find free host slots. Both are queued
+ * in batches of {@link #BATCH}, each drained before the next is queued. A full queue rejects the offer and counts it per path; an entry whose block changed
  * state after it was queued (freed, its id reused, leased, moved by someone else) is skipped and
  * counted, so nothing moves twice and nothing is lost. Shutdown cancels what is still queued:
  * entries hold no slot or buffer, so nothing needs freeing for them.
@@ -35,6 +35,13 @@ import java.util.function.IntPredicate;
  * does not interrupt a mover: an interrupt closes a file channel mid-write).
  */
 final class Mover implements Runnable {
+
+    /**
+     * Most demotions (and spills) queued per cycle. Queued blocks are out of the device policy,
+     * so the allocation path cannot take them as victims; a small batch keeps most candidates
+     * available to it. The loop runs the next cycle at once while there is work.
+     */
+    static final int BATCH = 8;
 
     private final PagedKvCache cache;
     private final HostTier host;
@@ -121,15 +128,21 @@ final class Mover implements Runnable {
             case PRESSURE -> Math.max(1, used - (int) Math.floor(marks.pressure() * capacity));
             case CRITICAL, EMERGENCY -> Integer.MAX_VALUE;
         };
-        if (demotions > 0) {
-            cache.queueCandidates(demotions, queueDemotion);
+        for (int left = demotions, n; left > 0; left -= n) {
+            n = cache.queueCandidates(Math.min(BATCH, left), queueDemotion);
+            work += drain(toHost, demote);
+            if (n == 0) {
+                break;
+            }
         }
-        work += drain(toHost, demote);
         int hostExcess = host.usedBlocks() - (int) Math.floor(marks.pressure() * host.capacityBlocks());
-        if (hostExcess > 0) {
-            work += host.queueSpills(hostExcess, queueSpill);
+        for (int left = hostExcess, n; left > 0; left -= n) {
+            n = host.queueSpills(Math.min(BATCH, left), queueSpill);
+            work += drain(toDisk, spill);
+            if (n == 0) {
+                break;
+            }
         }
-        work += drain(toDisk, spill);
         return work;
     }
 
