@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.testing.CacheInvariants;
@@ -76,6 +77,31 @@ class MoverQueuesTest {
         assertEquals(1, q.skipped(), "block 0 was already up: skipped, not moved twice");
         assertEquals(0, q.depth());
         assertEquals(-1, firstMismatch(s, 1, 0, 16 * 8));
+        s.close();
+    }
+
+    @Test
+    void aQueuedDemotionWhoseBlockChangedIsSkippedNeverMovedTwiceNorLost() {
+        KvBlockManager kv = Managers.build(invariants, 4, 8, null);
+        PagedKvCache cache = kv.cache();
+        Sequence s = kv.openSequence(SequenceOptions.defaults());
+        appendWritten(s, 5, tokens(0, 32));
+        int[] queued = new int[2];
+        int[] n = {0};
+        assertEquals(2, cache.queueCandidates(5, id -> {
+            queued[n[0]++] = id;
+            return true;
+        }));
+        assertEquals(2, cache.availableBlocks(), "queued blocks are no longer candidates: 2 free slots only");
+        assertFalse(cache.demoteBlock(queued[0]), "the allocation path cannot take a queued block");
+        cache.acquireLease(queued[0]);
+        assertFalse(cache.demoteQueued(queued[0]), "leased since it was queued: skipped");
+        assertTrue(cache.isOnDevice(queued[0]));
+        assertTrue(cache.demoteQueued(queued[1]));
+        assertFalse(cache.demoteQueued(queued[1]), "a second entry for the same block moves nothing");
+        cache.releaseLease(queued[0]);
+        assertTrue(cache.demoteBlock(queued[0]), "a candidate again once released: not lost to the queue");
+        assertEquals(-1, firstMismatch(s, 5, 0, 32));
         s.close();
     }
 
