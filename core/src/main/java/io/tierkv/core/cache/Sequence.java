@@ -268,7 +268,8 @@ public final class Sequence implements AutoCloseable {
 
     /**
      * Forks: a new sequence sharing every block of this one (reference counts rise), with the same
-     * salt, keys and length. The first divergent write to a shared unsealed block copies it.
+     * options (salt, keys, priority, budgets) and length; the shared blocks count against both
+     * sequences' budgets. The first divergent write to a shared unsealed block copies it.
      *
      * @return the child sequence
      * @throws IllegalStateException if closed
