@@ -169,10 +169,11 @@ final class BlockCodec {
         int n = len / width;
         int i = 0;
         if (width == 2) {
-            for (; i + 4 <= n; i += 4) {
-                long v = src.get(DiskFormat.LONG, 2L * i);
-                dst.set(DiskFormat.INT, i, pack(v & 0x00FF00FF00FF00FFL));
-                dst.set(DiskFormat.INT, (long) n + i, pack((v >>> 8) & 0x00FF00FF00FF00FFL));
+            for (; i + 8 <= n; i += 8) { // 16 bytes in, 8 bytes out to each plane
+                long a = src.get(DiskFormat.LONG, 2L * i);
+                long b = src.get(DiskFormat.LONG, 2L * i + 8);
+                dst.set(DiskFormat.LONG, i, pack(a & LOW_BYTES, b & LOW_BYTES));
+                dst.set(DiskFormat.LONG, (long) n + i, pack((a >>> 8) & LOW_BYTES, (b >>> 8) & LOW_BYTES));
             }
         }
         for (; i < n; i++) {
@@ -199,10 +200,11 @@ final class BlockCodec {
         int n = len / width;
         int i = 0;
         if (width == 2) {
-            for (; i + 4 <= n; i += 4) {
-                long lo = spread(src.get(DiskFormat.INT, i));
-                long hi = spread(src.get(DiskFormat.INT, (long) n + i));
-                dst.set(DiskFormat.LONG, 2L * i, lo | (hi << 8));
+            for (; i + 8 <= n; i += 8) { // 8 bytes from each plane, 16 bytes out
+                long lo = src.get(DiskFormat.LONG, i);
+                long hi = src.get(DiskFormat.LONG, (long) n + i);
+                dst.set(DiskFormat.LONG, 2L * i, spread((int) lo) | (spread((int) hi) << 8));
+                dst.set(DiskFormat.LONG, 2L * i + 8, spread((int) (lo >>> 32)) | (spread((int) (hi >>> 32)) << 8));
             }
         }
         for (; i < n; i++) {
@@ -217,6 +219,17 @@ final class BlockCodec {
         }
     }
 
+    /** The low byte of every 16-bit lane. */
+    private static final long LOW_BYTES = 0x00FF00FF00FF00FFL;
+
+    /**
+     * Packs the low bytes of the four 16-bit lanes of {@code a} and then of {@code b} (both have
+     * zeros in every high byte) into one long, {@code a}'s in its low half.
+     */
+    private static long pack(long a, long b) {
+        return (pack(a) & 0xFFFFFFFFL) | ((long) pack(b) << 32);
+    }
+
     /** Packs the low byte of each 16-bit lane (x has zeros in every high byte) into 32 bits. */
     private static int pack(long x) {
         x = (x | (x >>> 8)) & 0x0000FFFF0000FFFFL;
@@ -228,7 +241,7 @@ final class BlockCodec {
     private static long spread(int v) {
         long x = v & 0xFFFFFFFFL;
         x = (x | (x << 16)) & 0x0000FFFF0000FFFFL;
-        x = (x | (x << 8)) & 0x00FF00FF00FF00FFL;
+        x = (x | (x << 8)) & LOW_BYTES;
         return x;
     }
 }

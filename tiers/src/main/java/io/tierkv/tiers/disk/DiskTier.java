@@ -66,21 +66,29 @@ import java.util.zip.CRC32C;
  *
  * <h2>Paths</h2>
  * Spill ({@link #put}): encode (LZ4 and optional shuffle, raw when it does not save 1/32), find
- * room, write header, token ids and payload at the high-water mark with positional
- * {@code FileChannel} writes (the mapping sees them through the page cache), advance the mark (a
- * checksummed field of the segment header), index the record as most recently used. Load
- * ({@link #get}): advise {@code MADV_WILLNEED} on the record (mappings carry {@code MADV_RANDOM},
- * so exactly the record's pages are read), validate the header against the index, verify the
- * CRC32C of token ids and payload over the mapped bytes, only then copy or decompress into the
- * caller's memory. The package overview gives the measurements behind these choices.
+ * room, checksum and write the payload in one pass a chunk at a time (into
+ * the mapping where the segment's pages were written before, else positional {@code FileChannel}
+ * writes), then the header and token ids, advance the mark (a checksummed field of the segment
+ * header), index the record as most recently used. Load ({@link #get}):
+ * advise {@code MADV_WILLNEED} on the record (mappings carry {@code MADV_RANDOM}, so exactly the
+ * record's pages are read), validate the header against the index, then copy a raw payload out of
+ * the mapping into the caller's block a chunk at a time and checksum each chunk in the
+ * destination while it is in cache; a mismatch zeroes the destination before the miss returns. An
+ * LZ4 payload is verified in the mapping, then decompressed into the caller's memory. The package
+ * overview gives the measurements.
  *
  * <h2>Eviction and compaction</h2>
  * When a record does not fit the active segment: another segment with room becomes active; else
- * a new segment is created if the budget allows; else the segment with the lowest live ratio is
- * compacted in place (live records slid to its front, new nonce) if that ratio is below
+ * a new segment is created if the budget allows; else the segment with the lowest kept ratio (live
+ * bytes plus bytes evicted from it since its last compaction, over its record space) is compacted
+ * in place (live records slid to its front, new nonce) if that ratio is below
  * {@link DiskOptions#compactBelowLiveRatio()} and it frees enough; else the least recently used
- * record is evicted (reported to the {@link EvictionListener}) and the steps repeat. A segment
- * whose last live record goes is deleted at once.
+ * record is evicted (reported to the {@link EvictionListener}) and the steps repeat. A segment that
+ * this eviction empties is recycled in place (new nonce, empty, active): its file, pages and
+ * mapping are reused rather than deleted and reserved anew. Counting evicted bytes as kept means
+ * holes made by eviction, which sit next to the records next in line for it, are never compacted
+ * away (that would copy each record once more before evicting it); holes made by removal or
+ * quarantine are. Any other segment whose last live record goes is deleted at once.
  *
  * <h2>Persistence and recovery</h2>
  * Persistent mode appends every deletion to the journal before it takes effect in memory. Opening
@@ -138,20 +146,26 @@ public final class DiskTier implements AutoCloseable {
 
     /** How {@link #put} writes a record's bytes into its segment. */
     enum SpillPath {
-        /** Copy into the mapping ({@code MemorySegment.copy}). */
+        /** Copy into the mapping ({@code MemorySegment.copy}) below the segment's written mark. */
         MAPPED,
-        /** Positional {@code FileChannel.write} of the header and payload; the mapping sees them. */
+        /** Positional {@code FileChannel.write} always; the mapping sees the bytes. */
         CHANNEL
     }
 
     /**
-     * Write path used by {@link #put}, chosen by measurement ({@code DiskPathMeasurement} in the
-     * tests): {@link SpillPath#CHANNEL}. On the 2-core development VMs, 256 KiB to 2 MiB blocks
-     * spilled at 0.48 to 0.60 of a bare positional {@code FileChannel} write (2.4 to 2.8 GB/s
-     * against 4.0 to 5.2; the rest is the CRC32C pass over the block), while copying into a fresh
-     * mapping faulted every page and ran at 0.12 of it.
+     * Write path used by {@link #put}, chosen by measurement: {@link SpillPath#MAPPED} where the
+     * record lies below the segment's written mark (pages the file already has: a recycled
+     * segment), positional channel writes elsewhere. In {@code SpillLoadBenchmark} (steady state,
+     * every segment recycled) the mapped copy spilled 256 KiB and 1 MiB blocks in 43 and 200 us
+     * against 60 and 285 us through the channel; copying into a fresh mapping faults every page.
      */
-    static volatile SpillPath SPILL_PATH = SpillPath.CHANNEL;
+    static volatile SpillPath SPILL_PATH = SpillPath.MAPPED;
+
+    /**
+     * Bytes checksummed and then copied per step of a spill or load: small enough to stay in a
+     * core's L2 cache between the two passes.
+     */
+    static final long COPY_CHUNK_BYTES = 128 << 10;
 
     /**
      * Whether {@link #get} advises {@code MADV_WILLNEED} on a record spanning more than a page
@@ -527,6 +541,7 @@ public final class DiskTier implements AutoCloseable {
                 return;
             }
             seg.highWaterMark = end;
+            seg.writtenBytes = end;
             DiskFormat.writeHighWaterMark(map, crc, end);
         } catch (IOException e) {
             if (arena != null && arena.scope().isAlive()) {
@@ -680,10 +695,6 @@ public final class DiskTier implements AutoCloseable {
         int storedLength = (int) stored.byteSize();
         long tokenBytes = 4L * tokenCount;
         MemorySegment.copy(tokenIds, 0, headerScratch, DiskFormat.RECORD_HEADER_BYTES, tokenBytes);
-        crc.reset();
-        DiskFormat.update(crc, headerScratch, DiskFormat.RECORD_HEADER_BYTES, tokenBytes);
-        DiskFormat.update(crc, stored, 0, storedLength);
-        int payloadCrc = (int) crc.getValue();
         long recordLength = DiskFormat.recordBytes(tokenCount, storedLength);
         Segment seg;
         try {
@@ -693,17 +704,20 @@ public final class DiskTier implements AutoCloseable {
             throw e;
         }
         long off = seg.highWaterMark;
+        long headLength = DiskFormat.RECORD_HEADER_BYTES + tokenBytes;
+        crc.reset();
+        DiskFormat.update(crc, headerScratch, DiskFormat.RECORD_HEADER_BYTES, tokenBytes);
+        writePayload(seg, stored, off + headLength);
+        int payloadCrc = (int) crc.getValue();
         DiskFormat.writeRecordHeader(headerScratch, 0, crc, codec.codec, codec.encodedShuffleWidth, fingerprint, hi,
                 lo, seg.nonce, tokenCount, rawLength, storedLength, payloadCrc);
-        long headLength = DiskFormat.RECORD_HEADER_BYTES + tokenBytes;
-        if (SPILL_PATH == SpillPath.MAPPED) {
+        if (off + headLength <= seg.writtenBytes && SPILL_PATH == SpillPath.MAPPED) {
             MemorySegment.copy(headerScratch, 0, seg.map, off, headLength);
-            MemorySegment.copy(stored, 0, seg.map, off + headLength, storedLength);
         } else {
-            writeFully(seg, headerScratch.asSlice(0, headLength), off);
-            writeFully(seg, stored, off + headLength);
+            writeFully(seg, headerScratch.asSlice(0, headLength).asByteBuffer(), off);
         }
         seg.highWaterMark = off + recordLength;
+        seg.writtenBytes = Math.max(seg.writtenBytes, seg.highWaterMark);
         DiskFormat.writeHighWaterMark(seg.map, crc, seg.highWaterMark);
         index.insert(hi, lo, seg.slot, off, recordLength);
         seg.liveBytes += recordLength;
@@ -716,11 +730,30 @@ public final class DiskTier implements AutoCloseable {
         return true;
     }
 
-    private static void writeFully(Segment seg, MemorySegment src, long position) {
-        if (src.byteSize() == 0) {
-            return;
+    /**
+     * Writes a payload at {@code position} of a segment and adds it to {@link #crc}, one chunk at
+     * a time: each chunk is checksummed and then written while it is still in the CPU's cache, so
+     * the source is read from memory once. Bytes below the segment's written mark (pages this
+     * file already has) are copied into the mapping when {@link #SPILL_PATH} says so; bytes above
+     * it go through positional channel writes, which allocate page-cache pages without a fault
+     * per page.
+     */
+    private void writePayload(Segment seg, MemorySegment src, long position) {
+        long length = src.byteSize();
+        boolean mapped = SPILL_PATH == SpillPath.MAPPED && position + length <= seg.writtenBytes;
+        for (long done = 0; done < length; done += COPY_CHUNK_BYTES) {
+            long n = Math.min(COPY_CHUNK_BYTES, length - done);
+            ByteBuffer chunk = src.asSlice(done, n).asByteBuffer();
+            crc.update(chunk);
+            if (mapped) {
+                MemorySegment.copy(src, done, seg.map, position + done, n);
+            } else {
+                writeFully(seg, chunk.rewind(), position + done);
+            }
         }
-        ByteBuffer buf = src.asByteBuffer();
+    }
+
+    private static void writeFully(Segment seg, ByteBuffer buf, long position) {
         try {
             long pos = position;
             while (buf.hasRemaining()) {
@@ -747,20 +780,24 @@ public final class DiskTier implements AutoCloseable {
     }
 
     /**
-     * Loads a block: verifies the record's header and the CRC32C of its token ids and payload,
-     * then copies (or decompresses) into the outputs. A record that fails verification is a
-     * counted miss, is quarantined (dropped from the index, journaled, reported to the eviction
-     * listener) and none of its bytes are written to {@code blockOut}. A hit makes the record most
-     * recently used.
+     * Loads a block: verifies the record's header and the CRC32C of its token ids and payload, and
+     * delivers the block into {@code blockOut} and the token ids into {@code tokenIdsOut}. A
+     * record that fails verification is a counted miss, is quarantined (dropped from the index,
+     * journaled, reported to the eviction listener), its token ids are not written, and no byte of
+     * it is left in {@code blockOut} (a raw payload is checked as it is copied, so on a mismatch
+     * the first {@code rawLength} bytes of {@code blockOut} are zeroed before the call returns).
+     * A hit makes the record most recently used.
      *
      * @param hashHi      block hash, high 64 bits
      * @param hashLo      block hash, low 64 bits
      * @param tokenIdsOut receives the stored token ids (native-order ints), or {@code null}
-     * @param blockOut    receives the block's raw bytes from offset 0
+     * @param blockOut    receives the block's raw bytes from offset 0; on a miss its contents are
+     *                    unspecified (unchanged, or zeroed over the stored length)
      * @return the block's length in bytes on a hit, -1 on a miss
      * @throws IllegalArgumentException if {@code blockOut} (or a non-null {@code tokenIdsOut}) is
      *     smaller than the record's block (or token ids)
      * @throws IllegalStateException if the tier is closed
+     * @throws UncheckedIOException if reading the segment file failed
      */
     public int load(long hashHi, long hashLo, MemorySegment tokenIdsOut, MemorySegment blockOut) {
         Objects.requireNonNull(blockOut, "blockOut");
@@ -813,26 +850,51 @@ public final class DiskTier implements AutoCloseable {
                     + 4L * tokens + " for " + tokens + " tokens)");
         }
         gets++;
-        long bodyOff = off + DiskFormat.RECORD_HEADER_BYTES;
-        long bodyLength = 4L * tokens + storedLength;
+        long tokenOff = off + DiskFormat.RECORD_HEADER_BYTES;
+        long payloadOff = tokenOff + 4L * tokens;
         int expected = DiskFormat.recordPayloadCrc(map, off);
-        int actual = DiskFormat.crc32c(crc, map, bodyOff, bodyLength);
+        crc.reset();
+        DiskFormat.update(crc, map, tokenOff, 4L * tokens);
+        int codecByte = DiskFormat.recordCodec(map, off);
+        if (codecByte == DiskFormat.CODEC_RAW) {
+            readRawPayload(map, payloadOff, blockOut, raw);
+        } else {
+            DiskFormat.update(crc, map, payloadOff, storedLength);
+        }
+        int actual = (int) crc.getValue();
         if (actual != expected) {
+            if (codecByte == DiskFormat.CODEC_RAW) {
+                blockOut.asSlice(0, raw).fill((byte) 0); // no byte of a record that failed verification stays
+            }
             return corrupt(slot, seg, off, "payload checksum mismatch", expected & 0xFFFFFFFFL, actual & 0xFFFFFFFFL);
         }
-        MemorySegment payload = map.asSlice(bodyOff + 4L * tokens, storedLength);
-        if (!codec.decode(payload, DiskFormat.recordCodec(map, off), DiskFormat.recordShuffleWidth(map, off), raw,
-                blockOut)) {
+        if (codecByte != DiskFormat.CODEC_RAW && !codec.decode(map.asSlice(payloadOff, storedLength), codecByte,
+                DiskFormat.recordShuffleWidth(map, off), raw, blockOut)) {
             return corrupt(slot, seg, off, "payload does not decode to " + raw + " bytes", -1, -1);
         }
         if (tokenIdsOut != null && tokens > 0) {
-            MemorySegment.copy(map, bodyOff, tokenIdsOut, 0, 4L * tokens);
+            MemorySegment.copy(map, tokenOff, tokenIdsOut, 0, 4L * tokens);
         }
         hits++;
         bytesRead += storedLength;
         rawBytesRead += raw;
         index.touch(slot);
         return raw;
+    }
+
+    /**
+     * Copies a raw payload into {@code out} and adds it to {@link #crc}, one chunk at a time: each
+     * chunk is checksummed in the destination right after it was copied, while it is still in the
+     * CPU's cache, so the record is read from the page cache once. The caller verifies the sum and
+     * wipes {@code out} on a mismatch.
+     */
+    private void readRawPayload(MemorySegment map, long position, MemorySegment out, int length) {
+        for (long done = 0; done < length; done += COPY_CHUNK_BYTES) {
+            long n = Math.min(COPY_CHUNK_BYTES, length - done);
+            MemorySegment chunk = out.asSlice(done, n);
+            MemorySegment.copy(map, position + done, chunk, 0, n);
+            crc.update(chunk.asByteBuffer());
+        }
     }
 
     /** Counts (the caller counted the get), reports and quarantines a record that failed verification. */
@@ -1259,7 +1321,12 @@ public final class DiskTier implements AutoCloseable {
         }
     }
 
-    private enum Cause { EVICT, REMOVE, QUARANTINE, COMPACTION_QUARANTINE }
+    /**
+     * Why a record is dropped: {@code EVICT} by {@link #evict} or recovery, {@code ROOM_EVICT} by
+     * {@link #allocate} (which recycles a segment that emptied), {@code REMOVE} by the caller,
+     * {@code QUARANTINE} on a failed load, {@code COMPACTION_QUARANTINE} during compaction.
+     */
+    private enum Cause { EVICT, ROOM_EVICT, REMOVE, QUARANTINE, COMPACTION_QUARANTINE }
 
     /**
      * Drops a live record: journals it (persistent), updates counts, deletes its segment if that
@@ -1283,14 +1350,18 @@ public final class DiskTier implements AutoCloseable {
         liveBytes -= len;
         index.remove(slot);
         switch (cause) {
-            case EVICT -> evictions++;
+            case EVICT, ROOM_EVICT -> {
+                evictions++;
+                seg.evictedBytes += len;
+            }
             case REMOVE -> removals++;
             default -> quarantined++;
         }
         if (cause != Cause.REMOVE) {
             pending.get().add(hi, lo);
         }
-        if (seg.liveRecords == 0 && seg != active && cause != Cause.COMPACTION_QUARANTINE) {
+        if (seg.liveRecords == 0 && seg != active && cause != Cause.COMPACTION_QUARANTINE
+                && cause != Cause.ROOM_EVICT) {
             deleteSegment(seg);
         }
     }
@@ -1362,11 +1433,11 @@ public final class DiskTier implements AutoCloseable {
             Segment best = null;
             for (Segment s : segments) {
                 if (s != null && s.capacity - DiskFormat.SEGMENT_HEADER_BYTES - s.liveBytes >= recordLength
-                        && (best == null || s.liveRatio() < best.liveRatio())) {
+                        && (best == null || s.keptRatio() < best.keptRatio())) {
                     best = s;
                 }
             }
-            if (best != null && best.liveRatio() < options.compactBelowLiveRatio()) {
+            if (best != null && best.keptRatio() < options.compactBelowLiveRatio()) {
                 if (compactInPlace(best)) {
                     active = best;
                 }
@@ -1377,8 +1448,30 @@ public final class DiskTier implements AutoCloseable {
                         + "no records left to evict, " + usedBytes + " B used of " + options.budgetBytes()
                         + " (block " + Long.toHexString(hi) + Long.toHexString(lo) + ")");
             }
-            removeSlot(index.leastRecent(), Cause.EVICT);
+            int victim = index.leastRecent();
+            Segment from = segments[index.segment[victim]];
+            removeSlot(victim, Cause.ROOM_EVICT);
+            if (from.liveRecords == 0 && segments[from.slot] == from) {
+                recycle(from);
+                active = from;
+            }
         }
+    }
+
+    /**
+     * Reuses a segment that eviction emptied as the next one to fill, in place of deleting it and
+     * reserving a new file of the same size: its pages stay in the page cache and its mapping
+     * stays. A new nonce goes into its header first, so after a crash its old records are stale,
+     * as after a compaction.
+     */
+    private void recycle(Segment seg) {
+        long nonce = newNonce();
+        DiskFormat.writeSegmentNonce(seg.map, crc, nonce);
+        seg.nonce = nonce;
+        seg.highWaterMark = DiskFormat.SEGMENT_HEADER_BYTES;
+        DiskFormat.writeHighWaterMark(seg.map, crc, seg.highWaterMark);
+        seg.sealed = false;
+        seg.evictedBytes = 0;
     }
 
     private Segment createSegment() {
@@ -1414,6 +1507,7 @@ public final class DiskTier implements AutoCloseable {
             DiskFormat.writeSegmentHeader(map, crc, fingerprint, nonce, id, bytes);
             Segment seg = new Segment(id, file, arena, ch, map, nonce);
             seg.highWaterMark = DiskFormat.SEGMENT_HEADER_BYTES;
+            seg.writtenBytes = DiskFormat.SEGMENT_HEADER_BYTES;
             addSegment(seg);
             usedBytes += bytes;
             segmentsCreated++;
@@ -1538,6 +1632,7 @@ public final class DiskTier implements AutoCloseable {
         seg.highWaterMark = cursor;
         DiskFormat.writeHighWaterMark(map, crc, cursor);
         seg.sealed = false;
+        seg.evictedBytes = 0;
         compactions++;
         compactedBytes += moved;
         if (seg.liveRecords == 0 && seg != active) {
