@@ -84,9 +84,12 @@ import java.util.zip.CRC32C;
  *
  * <h2>Concurrency</h2>
  * Thread-safe: every public method runs under one {@link ReentrantLock}, so spills, loads,
- * evictions and compaction are serialised (a load copies under the lock; at 1 MiB blocks that is
- * a fraction of a millisecond). Eviction listener calls happen after the lock is released, on the
- * thread whose call caused them, in eviction order; a listener may call back into the tier.
+ * evictions and compaction are serialised (a load copies and checksums under the lock; at 1 MiB
+ * blocks that is a fraction of a millisecond). Copying outside the lock would need a pin per
+ * segment that holds off compaction, recycling and deletion while a reader copies, since all
+ * three rewrite bytes of live segments in place. Eviction listener calls happen after the lock is
+ * released, on the thread whose call caused them, in eviction order; a listener may call back
+ * into the tier.
  *
  * <h2>Failures</h2>
  * A full disk is a {@link DiskFullException} from {@code put}, raised while reserving a new
