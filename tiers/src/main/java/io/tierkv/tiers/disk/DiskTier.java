@@ -48,11 +48,11 @@ import java.util.zip.CRC32C;
  * of their sizes), so a segment counts whole from its creation, dead bytes included.
  *
  * <h2>Paths</h2>
- * Spill ({@link #put}, {@link RecordWriter}): encode (LZ4 and optional shuffle, raw when it does
+ * Spill ({@link #put}, {@code RecordWriter}): encode (LZ4 and optional shuffle, raw when it does
  * not save 1/32), find room, checksum and write the payload in one pass a chunk at a time (into
  * the mapping where the segment's pages were written before, else positional {@code FileChannel}
  * writes), then the header and token ids, advance the mark (a checksummed field of the segment
- * header), index the record as most recently used. Load ({@link #get}, {@link RecordReader}):
+ * header), index the record as most recently used. Load ({@link #get}, {@code RecordReader}):
  * advise {@code MADV_WILLNEED} on the record (mappings carry {@code MADV_RANDOM}, so exactly the
  * record's pages are read), validate the header against the index, then copy a raw payload out of
  * the mapping into the caller's block a chunk at a time and checksum each chunk in the
@@ -60,7 +60,7 @@ import java.util.zip.CRC32C;
  * LZ4 payload is verified in the mapping, then decompressed into the caller's memory. The package
  * overview gives the measurements.
  *
- * <h2>Eviction and compaction ({@link SpaceManager}, {@link Compactor})</h2>
+ * <h2>Eviction and compaction ({@code SpaceManager}, {@code Compactor})</h2>
  * When a record does not fit the active segment: another segment with room becomes active; else
  * a new segment is created if the budget allows; else the segment with the lowest kept ratio (live
  * bytes plus bytes evicted from it since its last compaction, over its record space) is compacted
@@ -73,7 +73,7 @@ import java.util.zip.CRC32C;
  * away (that would copy each record once more before evicting it); holes made by removal or
  * quarantine are. Any other segment whose last live record goes is deleted at once.
  *
- * <h2>Persistence and recovery ({@link Recovery})</h2>
+ * <h2>Persistence and recovery ({@code Recovery})</h2>
  * Persistent mode appends every deletion to the journal before it takes effect in memory. Opening
  * rebuilds the index from record headers (header checksum, layout fingerprint, nonce, bounds),
  * skips journal-deleted records and duplicates, resynchronises at the next 64-byte boundary after
@@ -102,11 +102,11 @@ import java.util.zip.CRC32C;
  *
  * <h2>Parts</h2>
  * This class is the facade: argument checks, the lock, open and close. The work is done by
- * {@link TierDirectory} (lock file, own files, layout check, metadata), {@link SegmentTable}
- * (segment files), {@link SpaceManager} and {@link Compactor} (room and removal),
- * {@link RecordWriter} and {@link RecordReader} (spill and load), {@link Recovery},
- * {@link RecordIndex}, {@link BlockCodec}, {@link DiskCounters}, {@link EvictionNotices} and
- * {@link InvariantCheck}; {@link DiskFormat} describes every byte.
+ * {@code TierDirectory} (lock file, own files, layout check, metadata), {@code SegmentTable}
+ * (segment files), {@code SpaceManager} and {@code Compactor} (room and removal),
+ * {@code RecordWriter} and {@code RecordReader} (spill and load), {@code Recovery},
+ * {@code RecordIndex}, {@code BlockCodec}, {@code DiskCounters}, {@code EvictionNotices} and
+ * {@code InvariantCheck}; {@link DiskFormat} describes every byte.
  *
  * <p>Assumptions: the directory belongs to this tier (owner-only permissions, locked); nothing
  * else writes or truncates its files while it is open (a file truncated under a live mapping
@@ -144,6 +144,7 @@ public final class DiskTier implements AutoCloseable {
     private final Path dir;
     private final int maxTokens;
     private final int maxRaw;
+    private final RecordRules rules;
     private final Arena scratchArena = Arena.ofShared();
     private final CRC32C crc = new CRC32C();
     private final DiskCounters counters = new DiskCounters();
@@ -164,7 +165,7 @@ public final class DiskTier implements AutoCloseable {
         this.dir = options.directory();
         this.maxTokens = layout.blockSizeTokens();
         this.maxRaw = layout.bytesPerBlock();
-        RecordRules rules = RecordRules.of(layout);
+        this.rules = RecordRules.of(layout);
         long expectedRecords = Math.max(16, options.budgetBytes() / DiskFormat.maxRecordBytes(layout));
         this.index = new RecordIndex((int) Math.min(1 << 16, expectedRecords));
         this.admission = options.admitOnSecondSight() ? new AdmissionFilter(4 * expectedRecords) : null;
@@ -239,7 +240,7 @@ public final class DiskTier implements AutoCloseable {
         directory.prepare(options, layout, crc);
         segments.usedBytes = DiskFormat.META_BYTES;
         if (options.persistent()) {
-            new Recovery(directory, options, RecordRules.of(layout), crc, index, segments, space, counters)
+            new Recovery(directory, options, rules, crc, index, segments, space, counters)
                     .run(journalCapacity);
         }
         notices.clear(); // recovery's budget evictions concern no listener yet
