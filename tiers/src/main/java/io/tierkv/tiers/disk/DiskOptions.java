@@ -20,8 +20,9 @@ import java.nio.file.Path;
  *                              [4096, 2^30]; each is reserved whole with {@code posix_fallocate}
  * @param compression           how payloads are stored
  * @param shuffle               with {@link Compression#LZ4}: group the bytes of each element
- *                              (2 for F16/BF16, 4 for F32) before compressing; ignored for 1-byte
- *                              element types and for {@link Compression#NONE}
+ *                              (2 for F16/BF16, 4 for F32) before compressing, except in blocks of
+ *                              256 KiB or more whose first 64 KiB LZ4 halves as they are; ignored
+ *                              for 1-byte element types and for {@link Compression#NONE}
  * @param persistent            keep the files on close and recover them on the next open;
  *                              otherwise the tier starts empty and deletes its files on close
  * @param admitOnSecondSight    admission filter: store a block only the second time it is offered

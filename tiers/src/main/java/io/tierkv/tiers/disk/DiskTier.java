@@ -1,32 +1,15 @@
 package io.tierkv.tiers.disk;
 
 import io.tierkv.core.KvLayout;
-import io.tierkv.core.error.CorruptBlockException;
 import io.tierkv.core.error.DiskFullException;
-import io.tierkv.natives.libc.Libc;
-import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
 
@@ -65,24 +48,32 @@ import java.util.zip.CRC32C;
  * of their sizes), so a segment counts whole from its creation, dead bytes included.
  *
  * <h2>Paths</h2>
- * Spill ({@link #put}): encode (LZ4 and optional shuffle, raw when it does not save 1/32), find
- * room, write header, token ids and payload at the high-water mark with positional
- * {@code FileChannel} writes (the mapping sees them through the page cache), advance the mark (a
- * checksummed field of the segment header), index the record as most recently used. Load
- * ({@link #get}): advise {@code MADV_WILLNEED} on the record (mappings carry {@code MADV_RANDOM},
- * so exactly the record's pages are read), validate the header against the index, verify the
- * CRC32C of token ids and payload over the mapped bytes, only then copy or decompress into the
- * caller's memory. The package overview gives the measurements behind these choices.
+ * Spill ({@link #put}, {@code RecordWriter}): encode (LZ4 and optional shuffle, raw when it does
+ * not save 1/32), find room, checksum and write the payload in one pass a chunk at a time (into
+ * the mapping where the segment's pages were written before, else positional {@code FileChannel}
+ * writes), then the header and token ids, advance the mark (a checksummed field of the segment
+ * header), index the record as most recently used. Load ({@link #get}, {@code RecordReader}):
+ * advise {@code MADV_WILLNEED} on the record (mappings carry {@code MADV_RANDOM}, so exactly the
+ * record's pages are read), validate the header against the index, then copy a raw payload out of
+ * the mapping into the caller's block a chunk at a time and checksum each chunk in the
+ * destination while it is in cache; a mismatch zeroes the destination before the miss returns. An
+ * LZ4 payload is verified in the mapping, then decompressed into the caller's memory. The package
+ * overview gives the measurements.
  *
- * <h2>Eviction and compaction</h2>
+ * <h2>Eviction and compaction ({@code SpaceManager}, {@code Compactor})</h2>
  * When a record does not fit the active segment: another segment with room becomes active; else
- * a new segment is created if the budget allows; else the segment with the lowest live ratio is
- * compacted in place (live records slid to its front, new nonce) if that ratio is below
+ * a new segment is created if the budget allows; else the segment with the lowest kept ratio (live
+ * bytes plus bytes evicted from it since its last compaction, over its record space) is compacted
+ * in place (live records slid to its front, new nonce) if that ratio is below
  * {@link DiskOptions#compactBelowLiveRatio()} and it frees enough; else the least recently used
- * record is evicted (reported to the {@link EvictionListener}) and the steps repeat. A segment
- * whose last live record goes is deleted at once.
+ * record is evicted (reported to the {@link EvictionListener}) and the steps repeat. A segment that
+ * this eviction empties is recycled in place (new nonce, empty, active): its file, pages and
+ * mapping are reused rather than deleted and reserved anew. Counting evicted bytes as kept means
+ * holes made by eviction, which sit next to the records next in line for it, are never compacted
+ * away (that would copy each record once more before evicting it); holes made by removal or
+ * quarantine are. Any other segment whose last live record goes is deleted at once.
  *
- * <h2>Persistence and recovery</h2>
+ * <h2>Persistence and recovery ({@code Recovery})</h2>
  * Persistent mode appends every deletion to the journal before it takes effect in memory. Opening
  * rebuilds the index from record headers (header checksum, layout fingerprint, nonce, bounds),
  * skips journal-deleted records and duplicates, resynchronises at the next 64-byte boundary after
@@ -93,9 +84,12 @@ import java.util.zip.CRC32C;
  *
  * <h2>Concurrency</h2>
  * Thread-safe: every public method runs under one {@link ReentrantLock}, so spills, loads,
- * evictions and compaction are serialised (a load copies under the lock; at 1 MiB blocks that is
- * a fraction of a millisecond). Eviction listener calls happen after the lock is released, on the
- * thread whose call caused them, in eviction order; a listener may call back into the tier.
+ * evictions and compaction are serialised (a load copies and checksums under the lock; at 1 MiB
+ * blocks that is a fraction of a millisecond). Copying outside the lock would need a pin per
+ * segment that holds off compaction, recycling and deletion while a reader copies, since all
+ * three rewrite bytes of live segments in place. Eviction listener calls happen after the lock is
+ * released, on the thread whose call caused them, in eviction order; a listener may call back
+ * into the tier.
  *
  * <h2>Failures</h2>
  * A full disk is a {@link DiskFullException} from {@code put}, raised while reserving a new
@@ -105,6 +99,14 @@ import java.util.zip.CRC32C;
  * from the index and journaled as deleted (quarantined), is reported as evicted, raises a JFR
  * {@code io.tierkv.DiskFault} event and a warning log line, and not one of its bytes reaches the
  * caller. Use after {@link #close()} is an {@link IllegalStateException}.
+ *
+ * <h2>Parts</h2>
+ * This class is the facade: argument checks, the lock, open and close. The work is done by
+ * {@code TierDirectory} (lock file, own files, layout check, metadata), {@code SegmentTable}
+ * (segment files), {@code SpaceManager} and {@code Compactor} (room and removal),
+ * {@code RecordWriter} and {@code RecordReader} (spill and load), {@code Recovery},
+ * {@code RecordIndex}, {@code BlockCodec}, {@code DiskCounters}, {@code EvictionNotices} and
+ * {@code InvariantCheck}; {@link DiskFormat} describes every byte.
  *
  * <p>Assumptions: the directory belongs to this tier (owner-only permissions, locked); nothing
  * else writes or truncates its files while it is open (a file truncated under a live mapping
@@ -136,111 +138,44 @@ public final class DiskTier implements AutoCloseable {
         void visit(long hashHi, long hashLo);
     }
 
-    /** How {@link #put} writes a record's bytes into its segment. */
-    enum SpillPath {
-        /** Copy into the mapping ({@code MemorySegment.copy}). */
-        MAPPED,
-        /** Positional {@code FileChannel.write} of the header and payload; the mapping sees them. */
-        CHANNEL
-    }
-
-    /**
-     * Write path used by {@link #put}, chosen by measurement ({@code DiskPathMeasurement} in the
-     * tests): {@link SpillPath#CHANNEL}. On the 2-core development VMs, 256 KiB to 2 MiB blocks
-     * spilled at 0.48 to 0.60 of a bare positional {@code FileChannel} write (2.4 to 2.8 GB/s
-     * against 4.0 to 5.2; the rest is the CRC32C pass over the block), while copying into a fresh
-     * mapping faulted every page and ran at 0.12 of it.
-     */
-    static volatile SpillPath SPILL_PATH = SpillPath.CHANNEL;
-
-    /**
-     * Whether {@link #get} advises {@code MADV_WILLNEED} on a record spanning more than a page
-     * before reading it, so its pages arrive in one request. Segment mappings carry
-     * {@code MADV_RANDOM} (no read-ahead beyond what is asked), which without this advice turns a
-     * cold load into one synchronous 4 KiB read per page: measured 0.04 GB/s cold without it,
-     * 0.39 to 0.57 GB/s with it (0.6 to 0.9 of the best cold baseline, device-bound), and 0.5 to
-     * 0.6 of a bare mapped copy when the page cache is warm (the rest is the CRC32C pass).
-     */
-    static volatile boolean LOAD_WILLNEED = true;
-
-    /**
-     * Whether a new segment is refused up front when the file system reports less usable space
-     * than a segment; tests switch it off to reach {@code posix_fallocate}'s own refusal.
-     */
-    static volatile boolean CHECK_USABLE_SPACE = true;
-
-    private static final System.Logger LOG = System.getLogger(DiskTier.class.getName());
-    private static final long PAGE_BYTES = Libc.pageSizeBytes();
-
     private final ReentrantLock lock = new ReentrantLock();
     private final DiskOptions options;
     private final KvLayout layout;
     private final Path dir;
-    private final long fingerprint;
     private final int maxTokens;
     private final int maxRaw;
-    private final long journalCapacity;
+    private final RecordRules rules;
     private final Arena scratchArena = Arena.ofShared();
-    private final MemorySegment headerScratch;
-    private final BlockCodec codec;
     private final CRC32C crc = new CRC32C();
+    private final DiskCounters counters = new DiskCounters();
+    private final EvictionNotices notices = new EvictionNotices();
     private final RecordIndex index;
     private final AdmissionFilter admission;
-    private final SecureRandom random = new SecureRandom();
-    private final ThreadLocal<Pending> pending = ThreadLocal.withInitial(Pending::new);
+    private final SegmentTable segments;
+    private final SpaceManager space;
+    private final RecordWriter writer;
+    private final RecordReader reader;
 
-    private FileChannel lockChannel;
-    private FileLock fileLock;
-    private DeletionJournal journal;
-    private Segment[] segments = new Segment[16];
-    private int segmentCount;
-    private Segment active;
-    private int nextSegmentId;
-    private long usedBytes;
-    private boolean lowSpaceWarned;
-    private volatile EvictionListener listener;
+    private TierDirectory directory;
     private boolean closed;
 
-    // counters (under lock)
-    private long puts;
-    private long putsExisting;
-    private long admissionRejects;
-    private long gets;
-    private long hits;
-    private long misses;
-    private long corruptMisses;
-    private long evictions;
-    private long removals;
-    private long quarantined;
-    private long bytesWritten;
-    private long rawBytesWritten;
-    private long recordBytesWritten;
-    private long bytesRead;
-    private long rawBytesRead;
-    private long recoveredBlocks;
-    private long recoveryFaults;
-    private long droppedSegments;
-    private long compactions;
-    private long compactedBytes;
-    private long segmentsCreated;
-    private long segmentsDeleted;
-    private long diskFullFailures;
-    private long liveBytes;
-
-    private DiskTier(DiskOptions options, KvLayout layout, long journalCapacity) {
+    private DiskTier(DiskOptions options, KvLayout layout) {
         this.options = options;
         this.layout = layout;
         this.dir = options.directory();
-        this.fingerprint = layout.fingerprint();
         this.maxTokens = layout.blockSizeTokens();
         this.maxRaw = layout.bytesPerBlock();
-        this.journalCapacity = journalCapacity;
-        this.headerScratch = scratchArena.allocate(DiskFormat.RECORD_HEADER_BYTES + 4L * maxTokens, 64);
-        this.codec = new BlockCodec(options.compression(), options.shuffle(), layout.dtype().sizeBytes(), maxRaw,
-                scratchArena);
+        this.rules = RecordRules.of(layout);
         long expectedRecords = Math.max(16, options.budgetBytes() / DiskFormat.maxRecordBytes(layout));
         this.index = new RecordIndex((int) Math.min(1 << 16, expectedRecords));
         this.admission = options.admitOnSecondSight() ? new AdmissionFilter(4 * expectedRecords) : null;
+        this.segments = new SegmentTable(options, rules.fingerprint(), crc, counters);
+        Compactor compactor = new Compactor(index, segments, rules, crc, counters);
+        this.space = new SpaceManager(options, index, segments, compactor, counters, notices);
+        BlockCodec codec = new BlockCodec(options.compression(), options.shuffle(), layout.dtype().sizeBytes(), maxRaw,
+                scratchArena);
+        this.writer = new RecordWriter(rules, codec, index, space, crc, counters, scratchArena);
+        this.reader = new RecordReader(rules, codec, index, segments, space, crc, counters);
     }
 
     /**
@@ -278,11 +213,9 @@ public final class DiskTier implements AutoCloseable {
                     + " B plus " + overhead + " B of metadata" + (options.persistent() ? " and journal" : "") + ")");
         }
         DiskFiles.ensureDirectory(options.directory());
-        DiskTier tier = new DiskTier(options, layout, journalCapacity);
+        DiskTier tier = new DiskTier(options, layout);
         try {
-            tier.lockDirectory();
-            tier.start();
-            tier.pending.get().size = 0; // recovery's budget evictions concern no listener yet
+            tier.start(journalCapacity);
             return tier;
         } catch (RuntimeException | Error e) {
             tier.abandon();
@@ -302,311 +235,26 @@ public final class DiskTier implements AutoCloseable {
         return Math.max(1024, Math.min(1L << 20, 2 * records));
     }
 
-    // ------------------------------------------------------------------------------------ open
-
-    private void lockDirectory() {
-        Path lockFile = dir.resolve(DiskFormat.LOCK_FILE);
-        if (Files.isSymbolicLink(lockFile)) {
-            throw new IllegalArgumentException("lock file " + lockFile + " is a symbolic link (refused)");
-        }
-        try {
-            lockChannel = FileChannel.open(lockFile, Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(
-                            PosixFilePermissions.fromString("rw-------")));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot open lock file " + lockFile, e);
-        }
-        try {
-            fileLock = lockChannel.tryLock();
-        } catch (OverlappingFileLockException e) {
-            fileLock = null;
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot lock " + lockFile, e);
-        }
-        if (fileLock == null) {
-            throw new IllegalStateException("disk tier directory " + dir + " is held by another manager (lock "
-                    + lockFile + " is taken); use a directory of its own for each manager");
-        }
-    }
-
-    private void start() {
-        List<Path> own = listOwnFiles();
-        Path metaFile = dir.resolve(DiskFormat.META_FILE);
-        boolean wipe = !options.persistent();
-        if (!wipe) {
-            String mismatch = layoutMismatch(metaFile, own);
-            if (mismatch != null) {
-                if (!options.wipeOnLayoutMismatch()) {
-                    throw new IllegalStateException("disk tier directory " + dir + " was written for another layout ("
-                            + mismatch + "), this tier's layout is " + layout
-                            + "; use another directory or set wipeOnLayoutMismatch");
-                }
-                LOG.log(System.Logger.Level.WARNING, "wiping disk tier directory {0}: written for another layout ({1})",
-                        dir, mismatch);
-                wipe = true;
-            }
-        }
-        if (wipe) {
-            for (Path p : own) {
-                if (!p.getFileName().toString().equals(DiskFormat.LOCK_FILE)) {
-                    DiskFiles.deleteQuietly(p);
-                }
-            }
-        }
-        writeMeta(metaFile);
-        usedBytes = DiskFormat.META_BYTES;
+    private void start(long journalCapacity) {
+        directory = TierDirectory.lock(dir);
+        directory.prepare(options, layout, crc);
+        segments.usedBytes = DiskFormat.META_BYTES;
         if (options.persistent()) {
-            recover();
+            new Recovery(directory, options, rules, crc, index, segments, space, counters)
+                    .run(journalCapacity);
         }
-    }
-
-    /** Own files in the directory: regular files (not links) with the tier's names. */
-    private List<Path> listOwnFiles() {
-        List<Path> own = new ArrayList<>();
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
-            for (Path p : ds) {
-                String name = p.getFileName().toString();
-                if (!DiskFormat.isOwnFileName(name)) {
-                    continue;
-                }
-                if (!Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
-                    LOG.log(System.Logger.Level.WARNING, "leaving {0} alone: named like a disk tier file but not a "
-                            + "regular file (a symbolic link?)", p);
-                    continue;
-                }
-                own.add(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot list disk tier directory " + dir, e);
-        }
-        own.sort(null);
-        return own;
-    }
-
-    /** Describes the foreign layout a persistent directory was written for, or null if it matches. */
-    private String layoutMismatch(Path metaFile, List<Path> own) {
-        if (Files.isRegularFile(metaFile, LinkOption.NOFOLLOW_LINKS)) {
-            try (Arena arena = Arena.ofConfined()) {
-                byte[] bytes = Files.readAllBytes(metaFile);
-                MemorySegment meta = arena.allocate(Math.max(1, bytes.length));
-                MemorySegment.copy(MemorySegment.ofArray(bytes), 0, meta, 0, bytes.length);
-                meta = meta.asSlice(0, bytes.length);
-                if (DiskFormat.checkMeta(meta, crc) == DiskFormat.VALID) {
-                    long fp = DiskFormat.metaFingerprint(meta);
-                    return fp == fingerprint ? null : DiskFormat.metaLayoutText(meta) + ", fingerprint "
-                            + Long.toHexString(fp);
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot read " + metaFile, e);
-            }
-        }
-        // no readable metadata: judge by the segment headers that verify
-        for (Path p : own) {
-            if (DiskFormat.segmentIdOf(p.getFileName().toString()) < 0) {
-                continue;
-            }
-            try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-                ByteBuffer head = ByteBuffer.allocate(DiskFormat.SEGMENT_HEADER_BYTES);
-                if (ch.read(head, 0) < DiskFormat.SEGMENT_HEADER_BYTES) {
-                    continue;
-                }
-                MemorySegment h = MemorySegment.ofArray(head.array());
-                if (DiskFormat.checkSegmentHeader(h, crc, DiskFormat.SEGMENT_HEADER_BYTES, fingerprint)
-                        == DiskFormat.BAD_FINGERPRINT) {
-                    return "segment " + p.getFileName() + " has fingerprint "
-                            + Long.toHexString(h.get(DiskFormat.LONG, DiskFormat.SEG_FINGERPRINT));
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot read " + p, e);
-            }
-        }
-        return null;
-    }
-
-    private void writeMeta(Path metaFile) {
-        Path temp = dir.resolve(DiskFormat.META_FILE + DiskFormat.TEMP_SUFFIX);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment meta = arena.allocate(DiskFormat.META_BYTES);
-            DiskFormat.writeMeta(meta, crc, layout);
-            DiskFiles.deleteQuietly(temp);
-            DiskFiles.createOwnerOnly(temp);
-            Files.write(temp, meta.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
-            Files.move(temp, metaFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (IOException e) {
-            DiskFiles.deleteQuietly(temp);
-            throw new UncheckedIOException("cannot write " + metaFile, e);
-        }
-    }
-
-    /** A journal entry, as a set member during recovery. */
-    private record Deleted(long nonce, long offset, long hashHi, long hashLo) {}
-
-    private void recover() {
-        long[] entries = DeletionJournal.readEntries(dir.resolve(DiskFormat.JOURNAL_FILE), fingerprint);
-        Set<Deleted> deleted = new HashSet<>();
-        for (int i = 0; i + 3 < entries.length; i += 4) {
-            deleted.add(new Deleted(entries[i], entries[i + 1], entries[i + 2], entries[i + 3]));
-        }
-        List<Path> files = new ArrayList<>();
-        for (Path p : listOwnFiles()) {
-            String name = p.getFileName().toString();
-            if (name.endsWith(DiskFormat.TEMP_SUFFIX)) {
-                DiskFiles.deleteQuietly(p); // an interrupted journal or metadata rewrite
-            } else if (DiskFormat.segmentIdOf(name) >= 0) {
-                files.add(p);
-            }
-        }
-        files.sort((a, b) -> Integer.compare(DiskFormat.segmentIdOf(a.getFileName().toString()),
-                DiskFormat.segmentIdOf(b.getFileName().toString())));
-        for (Path file : files) {
-            int id = DiskFormat.segmentIdOf(file.getFileName().toString());
-            nextSegmentId = Math.max(nextSegmentId, id + 1);
-            recoverSegment(file, id, deleted);
-        }
-        Set<Long> nonces = liveNonces();
-        long[] keep = new long[entries.length];
-        int k = 0;
-        for (int i = 0; i + 3 < entries.length; i += 4) {
-            if (nonces.contains(entries[i])) {
-                System.arraycopy(entries, i, keep, k, 4);
-                k += 4;
-            }
-        }
-        long capacity = Math.max(journalCapacity, k / 4);
-        journal = DeletionJournal.create(dir, fingerprint, capacity, Arrays.copyOf(keep, k));
-        usedBytes += journal.fileBytes();
-        while (usedBytes > options.budgetBytes() && index.size() > 0) {
-            removeSlot(index.leastRecent(), Cause.EVICT);
-        }
-        if (journal.count() * 4 > journal.capacity() * 3) {
-            ensureJournalRoom();
-        }
-    }
-
-    private void recoverSegment(Path file, int id, Set<Deleted> deleted) {
-        FileChannel ch = null;
-        Arena arena = null;
-        try {
-            ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
-            long size = ch.size();
-            if (size < DiskFormat.SEGMENT_HEADER_BYTES || size > DiskOptions.MAX_SEGMENT_BYTES) {
-                ch.close();
-                dropSegmentFile(file, size < DiskFormat.SEGMENT_HEADER_BYTES ? "shorter than a segment header"
-                        : "larger than the largest segment");
-                return;
-            }
-            arena = Arena.ofShared();
-            MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
-            adviseRandom(map);
-            int status = DiskFormat.checkSegmentHeader(map, crc, size, fingerprint);
-            if (status != DiskFormat.VALID || map.get(DiskFormat.INT, DiskFormat.SEG_ID) != id) {
-                arena.close();
-                ch.close();
-                dropSegmentFile(file, status == DiskFormat.VALID ? "id differs from the file name"
-                        : DiskFormat.reason(status));
-                return;
-            }
-            Segment seg = new Segment(id, file, arena, ch, map, map.get(DiskFormat.LONG, DiskFormat.SEG_NONCE));
-            long headerBytes = map.get(DiskFormat.LONG, DiskFormat.SEG_BYTES);
-            long hwm = DiskFormat.readHighWaterMark(map, crc);
-            boolean hwmTrusted = hwm >= DiskFormat.SEGMENT_HEADER_BYTES;
-            if (!hwmTrusted) {
-                fault(file, DiskFormat.SEG_HWM, "high-water mark damaged: scanning the whole file");
-            }
-            long limit = hwmTrusted ? Math.min(hwm, size) : size;
-            if (size < headerBytes) {
-                if (hwmTrusted && hwm > size) {
-                    fault(file, size, "truncated to " + size + " B, records written up to " + hwm);
-                }
-            }
-            addSegment(seg);
-            usedBytes += size;
-            long end = scanRecords(seg, limit, hwmTrusted, deleted);
-            if (seg.liveRecords == 0) {
-                deleteSegment(seg);
-                return;
-            }
-            seg.highWaterMark = end;
-            DiskFormat.writeHighWaterMark(map, crc, end);
-        } catch (IOException e) {
-            if (arena != null && arena.scope().isAlive()) {
-                arena.close();
-            }
-            if (ch != null) {
-                try {
-                    ch.close();
-                } catch (IOException ignored) {
-                    // already failing
-                }
-            }
-            throw new UncheckedIOException("cannot recover segment " + file
-                    + " (if mapping failed, check vm.max_map_count and the address-space limit)", e);
-        }
-    }
-
-    /** Indexes the valid records of a recovered segment; returns the end of the last valid one. */
-    private long scanRecords(Segment seg, long limit, boolean hwmTrusted, Set<Deleted> deleted) {
-        MemorySegment map = seg.map;
-        long pos = DiskFormat.SEGMENT_HEADER_BYTES;
-        long end = pos;
-        boolean inFault = false;
-        while (pos + DiskFormat.RECORD_HEADER_BYTES <= limit) {
-            int status = DiskFormat.checkRecordHeader(map, pos, limit, crc, fingerprint, seg.nonce, maxTokens, maxRaw);
-            if (status == DiskFormat.VALID) {
-                inFault = false;
-                long len = DiskFormat.recordBytesAt(map, pos);
-                long hi = DiskFormat.recordHashHi(map, pos);
-                long lo = DiskFormat.recordHashLo(map, pos);
-                if (!deleted.contains(new Deleted(seg.nonce, pos, hi, lo)) && index.find(hi, lo) == RecordIndex.NONE) {
-                    index.insert(hi, lo, seg.slot, pos, len);
-                    seg.liveBytes += len;
-                    seg.liveRecords++;
-                    liveBytes += len;
-                    recoveredBlocks++;
-                }
-                pos += len;
-                end = pos;
-            } else if (status == DiskFormat.STALE_NONCE) {
-                inFault = false;
-                pos += DiskFormat.recordBytesAt(map, pos);
-            } else {
-                boolean empty = !hwmTrusted && map.get(DiskFormat.LONG, pos) == 0L;
-                if (!inFault && !empty) {
-                    inFault = true;
-                    fault(seg.file, pos, "recovery dropped bytes: " + DiskFormat.reason(status));
-                }
-                pos += DiskFormat.RECORD_ALIGN_BYTES;
-            }
-        }
-        return end;
-    }
-
-    private void fault(Path file, long offset, String reason) {
-        recoveryFaults++;
-        DiskFaultEvent.emit(file.toString(), offset, reason);
-        LOG.log(System.Logger.Level.WARNING, "disk tier fault in {0} at {1}: {2}", file, offset, reason);
-    }
-
-    private void dropSegmentFile(Path file, String reason) {
-        droppedSegments++;
-        segmentsDeleted++;
-        DiskFaultEvent.emit(file.toString(), -1, "segment dropped: " + reason);
-        LOG.log(System.Logger.Level.WARNING, "disk tier dropped segment {0}: {1}", file, reason);
-        DiskFiles.deleteQuietly(file);
+        notices.clear(); // recovery's budget evictions concern no listener yet
     }
 
     /** Releases everything after a failed open; the caller rethrows. */
     private void abandon() {
-        for (int i = 0; i < segments.length; i++) {
-            if (segments[i] != null) {
-                segments[i].close();
-                segments[i] = null;
-            }
+        segments.abandon();
+        if (space.journal() != null) {
+            space.journal().close();
         }
-        if (journal != null) {
-            journal.close();
+        if (directory != null) {
+            directory.release(false);
         }
-        releaseLock(false);
         scratchArena.close();
         closed = true;
     }
@@ -620,7 +268,7 @@ public final class DiskTier implements AutoCloseable {
      * @param l the listener
      */
     public void setEvictionListener(EvictionListener l) {
-        this.listener = l;
+        notices.setListener(l);
     }
 
     /**
@@ -661,74 +309,21 @@ public final class DiskTier implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-        deliverEvictions();
+        notices.deliver();
         return stored;
     }
 
     private boolean putLocked(long hi, long lo, MemorySegment tokenIds, int tokenCount, MemorySegment block) {
         if (index.find(hi, lo) != RecordIndex.NONE) {
-            putsExisting++;
+            counters.putsExisting++;
             return true;
         }
         if (admission != null && !admission.admit(hi, lo)) {
-            admissionRejects++;
+            counters.admissionRejects++;
             return false;
         }
-        int rawLength = (int) block.byteSize();
-        codec.encode(block);
-        MemorySegment stored = codec.stored;
-        int storedLength = (int) stored.byteSize();
-        long tokenBytes = 4L * tokenCount;
-        MemorySegment.copy(tokenIds, 0, headerScratch, DiskFormat.RECORD_HEADER_BYTES, tokenBytes);
-        crc.reset();
-        DiskFormat.update(crc, headerScratch, DiskFormat.RECORD_HEADER_BYTES, tokenBytes);
-        DiskFormat.update(crc, stored, 0, storedLength);
-        int payloadCrc = (int) crc.getValue();
-        long recordLength = DiskFormat.recordBytes(tokenCount, storedLength);
-        Segment seg;
-        try {
-            seg = allocate(recordLength, hi, lo);
-        } catch (DiskFullException e) {
-            diskFullFailures++;
-            throw e;
-        }
-        long off = seg.highWaterMark;
-        DiskFormat.writeRecordHeader(headerScratch, 0, crc, codec.codec, codec.encodedShuffleWidth, fingerprint, hi,
-                lo, seg.nonce, tokenCount, rawLength, storedLength, payloadCrc);
-        long headLength = DiskFormat.RECORD_HEADER_BYTES + tokenBytes;
-        if (SPILL_PATH == SpillPath.MAPPED) {
-            MemorySegment.copy(headerScratch, 0, seg.map, off, headLength);
-            MemorySegment.copy(stored, 0, seg.map, off + headLength, storedLength);
-        } else {
-            writeFully(seg, headerScratch.asSlice(0, headLength), off);
-            writeFully(seg, stored, off + headLength);
-        }
-        seg.highWaterMark = off + recordLength;
-        DiskFormat.writeHighWaterMark(seg.map, crc, seg.highWaterMark);
-        index.insert(hi, lo, seg.slot, off, recordLength);
-        seg.liveBytes += recordLength;
-        seg.liveRecords++;
-        liveBytes += recordLength;
-        puts++;
-        bytesWritten += storedLength;
-        rawBytesWritten += rawLength;
-        recordBytesWritten += recordLength;
+        writer.write(hi, lo, tokenIds, tokenCount, block);
         return true;
-    }
-
-    private static void writeFully(Segment seg, MemorySegment src, long position) {
-        if (src.byteSize() == 0) {
-            return;
-        }
-        ByteBuffer buf = src.asByteBuffer();
-        try {
-            long pos = position;
-            while (buf.hasRemaining()) {
-                pos += seg.channel.write(buf, pos);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("write to " + seg.file + " at " + position + " failed", e);
-        }
     }
 
     /**
@@ -747,20 +342,24 @@ public final class DiskTier implements AutoCloseable {
     }
 
     /**
-     * Loads a block: verifies the record's header and the CRC32C of its token ids and payload,
-     * then copies (or decompresses) into the outputs. A record that fails verification is a
-     * counted miss, is quarantined (dropped from the index, journaled, reported to the eviction
-     * listener) and none of its bytes are written to {@code blockOut}. A hit makes the record most
-     * recently used.
+     * Loads a block: verifies the record's header and the CRC32C of its token ids and payload, and
+     * delivers the block into {@code blockOut} and the token ids into {@code tokenIdsOut}. A
+     * record that fails verification is a counted miss, is quarantined (dropped from the index,
+     * journaled, reported to the eviction listener), its token ids are not written, and no byte of
+     * it is left in {@code blockOut} (a raw payload is checked as it is copied, so on a mismatch
+     * the first {@code rawLength} bytes of {@code blockOut} are zeroed before the call returns).
+     * A hit makes the record most recently used.
      *
      * @param hashHi      block hash, high 64 bits
      * @param hashLo      block hash, low 64 bits
      * @param tokenIdsOut receives the stored token ids (native-order ints), or {@code null}
-     * @param blockOut    receives the block's raw bytes from offset 0
+     * @param blockOut    receives the block's raw bytes from offset 0; on a miss its contents are
+     *                    unspecified (unchanged, or zeroed over the stored length)
      * @return the block's length in bytes on a hit, -1 on a miss
      * @throws IllegalArgumentException if {@code blockOut} (or a non-null {@code tokenIdsOut}) is
      *     smaller than the record's block (or token ids)
      * @throws IllegalStateException if the tier is closed
+     * @throws UncheckedIOException if reading the segment file failed
      */
     public int load(long hashHi, long hashLo, MemorySegment tokenIdsOut, MemorySegment blockOut) {
         Objects.requireNonNull(blockOut, "blockOut");
@@ -768,83 +367,12 @@ public final class DiskTier implements AutoCloseable {
         lock.lock();
         try {
             ensureOpen();
-            result = loadLocked(hashHi, hashLo, tokenIdsOut, blockOut);
+            result = reader.read(hashHi, hashLo, tokenIdsOut, blockOut);
         } finally {
             lock.unlock();
         }
-        deliverEvictions();
+        notices.deliver();
         return result;
-    }
-
-    private int loadLocked(long hi, long lo, MemorySegment tokenIdsOut, MemorySegment blockOut) {
-        int slot = index.find(hi, lo);
-        if (slot == RecordIndex.NONE) {
-            gets++;
-            misses++;
-            return -1;
-        }
-        Segment seg = segments[index.segment[slot]];
-        long off = index.offset[slot];
-        long len = index.length[slot];
-        MemorySegment map = seg.map;
-        if (LOAD_WILLNEED && len > PAGE_BYTES) {
-            // before the header is read: its page comes with the same request as the rest
-            Libc.madvise(map.asSlice(off, len), Libc.MADV_WILLNEED);
-        }
-        int status = DiskFormat.checkRecordHeader(map, off, off + len, crc, fingerprint, seg.nonce, maxTokens, maxRaw);
-        if (status != DiskFormat.VALID) {
-            gets++;
-            return corrupt(slot, seg, off, DiskFormat.reason(status), -1, -1);
-        }
-        if (DiskFormat.recordHashHi(map, off) != hi || DiskFormat.recordHashLo(map, off) != lo
-                || DiskFormat.recordBytesAt(map, off) != len) {
-            gets++;
-            return corrupt(slot, seg, off, "header names another block or length", -1, -1);
-        }
-        int tokens = DiskFormat.recordTokenCount(map, off);
-        int raw = DiskFormat.recordRawLength(map, off);
-        int storedLength = DiskFormat.recordStoredLength(map, off);
-        if (blockOut.byteSize() < raw) {
-            throw new IllegalArgumentException("blockOut: " + blockOut.byteSize() + " bytes (expected >= " + raw
-                    + ", the stored block's length)");
-        }
-        if (tokenIdsOut != null && tokenIdsOut.byteSize() < 4L * tokens) {
-            throw new IllegalArgumentException("tokenIdsOut: " + tokenIdsOut.byteSize() + " bytes (expected >= "
-                    + 4L * tokens + " for " + tokens + " tokens)");
-        }
-        gets++;
-        long bodyOff = off + DiskFormat.RECORD_HEADER_BYTES;
-        long bodyLength = 4L * tokens + storedLength;
-        int expected = DiskFormat.recordPayloadCrc(map, off);
-        int actual = DiskFormat.crc32c(crc, map, bodyOff, bodyLength);
-        if (actual != expected) {
-            return corrupt(slot, seg, off, "payload checksum mismatch", expected & 0xFFFFFFFFL, actual & 0xFFFFFFFFL);
-        }
-        MemorySegment payload = map.asSlice(bodyOff + 4L * tokens, storedLength);
-        if (!codec.decode(payload, DiskFormat.recordCodec(map, off), DiskFormat.recordShuffleWidth(map, off), raw,
-                blockOut)) {
-            return corrupt(slot, seg, off, "payload does not decode to " + raw + " bytes", -1, -1);
-        }
-        if (tokenIdsOut != null && tokens > 0) {
-            MemorySegment.copy(map, bodyOff, tokenIdsOut, 0, 4L * tokens);
-        }
-        hits++;
-        bytesRead += storedLength;
-        rawBytesRead += raw;
-        index.touch(slot);
-        return raw;
-    }
-
-    /** Counts (the caller counted the get), reports and quarantines a record that failed verification. */
-    private int corrupt(int slot, Segment seg, long off, String reason, long expected, long actual) {
-        misses++;
-        corruptMisses++;
-        CorruptBlockException e = new CorruptBlockException(seg.file.getFileName() + "@" + off, reason, expected,
-                actual);
-        DiskFaultEvent.emit(seg.file.toString(), off, reason);
-        LOG.log(System.Logger.Level.WARNING, e.getMessage() + " (record quarantined, served as a miss)");
-        removeSlot(slot, Cause.QUARANTINE);
-        return -1;
     }
 
     /**
@@ -880,13 +408,13 @@ public final class DiskTier implements AutoCloseable {
             ensureOpen();
             int slot = index.find(hashHi, hashLo);
             if (slot != RecordIndex.NONE) {
-                removeSlot(slot, Cause.REMOVE);
+                space.drop(slot, SpaceManager.Cause.REMOVE);
                 removed = true;
             }
         } finally {
             lock.unlock();
         }
-        deliverEvictions(); // records quarantined by a compaction that made journal room
+        notices.deliver(); // records quarantined by a compaction that made journal room
         return removed;
     }
 
@@ -907,13 +435,13 @@ public final class DiskTier implements AutoCloseable {
         try {
             ensureOpen();
             while (n < count && index.size() > 0) {
-                removeSlot(index.leastRecent(), Cause.EVICT);
+                space.drop(index.leastRecent(), SpaceManager.Cause.EVICT);
                 n++;
             }
         } finally {
             lock.unlock();
         }
-        deliverEvictions();
+        notices.deliver();
         return n;
     }
 
@@ -958,16 +486,17 @@ public final class DiskTier implements AutoCloseable {
         lock.lock();
         try {
             ensureOpen();
-            for (Segment s : segments) {
-                if (s != null && s.liveRatio() < options.compactBelowLiveRatio() && deadBytes(s) > 0) {
-                    compactInPlace(s);
+            for (int i = 0; i < segments.slotCount(); i++) {
+                Segment s = segments.at(i);
+                if (s != null && s.liveRatio() < options.compactBelowLiveRatio() && Compactor.deadBytes(s) > 0) {
+                    space.compact(s);
                     n++;
                 }
             }
         } finally {
             lock.unlock();
         }
-        deliverEvictions(); // records quarantined because their header failed verification
+        notices.deliver(); // records quarantined because their header failed verification
         return n;
     }
 
@@ -1006,7 +535,7 @@ public final class DiskTier implements AutoCloseable {
             if (slot == RecordIndex.NONE) {
                 return -1;
             }
-            return DiskFormat.recordStoredLength(segments[index.segment[slot]].map, index.offset[slot]);
+            return DiskFormat.recordStoredLength(segments.at(index.segment[slot]).map, index.offset[slot]);
         } finally {
             lock.unlock();
         }
@@ -1022,7 +551,7 @@ public final class DiskTier implements AutoCloseable {
         lock.lock();
         try {
             ensureOpen();
-            return usedBytes;
+            return segments.usedBytes;
         } finally {
             lock.unlock();
         }
@@ -1079,11 +608,8 @@ public final class DiskTier implements AutoCloseable {
     public DiskStats stats() {
         lock.lock();
         try {
-            return new DiskStats(puts, putsExisting, admissionRejects, gets, hits, misses, corruptMisses, evictions,
-                    removals, quarantined, bytesWritten, rawBytesWritten, recordBytesWritten, bytesRead, rawBytesRead,
-                    DiskStats.ratio(rawBytesWritten, bytesWritten), recoveredBlocks, recoveryFaults, droppedSegments,
-                    compactions, compactedBytes, segmentsCreated, segmentsDeleted, diskFullFailures,
-                    closed ? 0 : usedBytes, options.budgetBytes(), liveBytes, closed ? 0 : index.size(), segmentCount);
+            return counters.snapshot(closed ? 0 : segments.usedBytes, options.budgetBytes(),
+                    closed ? 0 : index.size(), segments.count());
         } finally {
             lock.unlock();
         }
@@ -1102,79 +628,8 @@ public final class DiskTier implements AutoCloseable {
         lock.lock();
         try {
             ensureOpen();
-            String problem = index.check();
-            if (problem != null) {
-                throw new IllegalStateException("index: " + problem);
-            }
-            long[] bytes = new long[segments.length];
-            int[] records = new int[segments.length];
-            List<long[]> extents = new ArrayList<>();
-            long live = 0;
-            for (int slot = index.leastRecent(); slot != RecordIndex.NONE; slot = index.newerThan(slot)) {
-                int s = index.segment[slot];
-                if (s < 0 || s >= segments.length || segments[s] == null) {
-                    throw new IllegalStateException("record slot " + slot + " points at missing segment " + s);
-                }
-                bytes[s] += index.length[slot];
-                records[s]++;
-                live += index.length[slot];
-                extents.add(new long[] {s, index.offset[slot], index.length[slot]});
-            }
-            if (live != liveBytes) {
-                throw new IllegalStateException("liveBytes " + liveBytes + " but records sum to " + live);
-            }
-            extents.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
-            for (int i = 0; i < extents.size(); i++) {
-                long[] e = extents.get(i);
-                Segment seg = segments[(int) e[0]];
-                if (e[1] < DiskFormat.SEGMENT_HEADER_BYTES || e[1] + e[2] > seg.highWaterMark) {
-                    throw new IllegalStateException("record at " + e[1] + " (+" + e[2] + ") outside " + seg);
-                }
-                if (i > 0 && extents.get(i - 1)[0] == e[0] && extents.get(i - 1)[1] + extents.get(i - 1)[2] > e[1]) {
-                    throw new IllegalStateException("records overlap at " + e[1] + " in " + seg);
-                }
-            }
-            long expectedUsed = DiskFormat.META_BYTES + (journal == null ? 0 : journal.fileBytes());
-            int count = 0;
-            for (int s = 0; s < segments.length; s++) {
-                Segment seg = segments[s];
-                if (seg == null) {
-                    continue;
-                }
-                count++;
-                expectedUsed += seg.capacity;
-                if (seg.liveBytes != bytes[s] || seg.liveRecords != records[s]) {
-                    throw new IllegalStateException(seg + " counts " + seg.liveRecords + " records / " + seg.liveBytes
-                            + " B but the index holds " + records[s] + " / " + bytes[s]);
-                }
-                if (seg.highWaterMark > seg.capacity || seg.highWaterMark < DiskFormat.SEGMENT_HEADER_BYTES) {
-                    throw new IllegalStateException(seg + " high-water mark out of range");
-                }
-                if (seg.liveRecords == 0 && seg != active) {
-                    throw new IllegalStateException(seg + " is empty but kept");
-                }
-            }
-            if (count != segmentCount) {
-                throw new IllegalStateException("segmentCount " + segmentCount + " but " + count + " in the table");
-            }
-            if (expectedUsed != usedBytes) {
-                throw new IllegalStateException("usedBytes " + usedBytes + " but files account for " + expectedUsed);
-            }
-            long onDisk = 0;
-            for (Path p : listOwnFiles()) {
-                try {
-                    onDisk += Files.size(p);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            }
-            if (onDisk != usedBytes) {
-                throw new IllegalStateException("usedBytes " + usedBytes + " but the directory's tier files hold "
-                        + onDisk + " B");
-            }
-            if (usedBytes > options.budgetBytes()) {
-                throw new IllegalStateException("usedBytes " + usedBytes + " over budget " + options.budgetBytes());
-            }
+            InvariantCheck.check(index, segments, space.journal(), counters.liveBytes, options.budgetBytes(),
+                    directory.ownFiles());
         } finally {
             lock.unlock();
         }
@@ -1195,22 +650,8 @@ public final class DiskTier implements AutoCloseable {
             }
             closed = true;
             boolean keep = options.persistent();
-            for (int i = 0; i < segments.length; i++) {
-                Segment seg = segments[i];
-                if (seg == null) {
-                    continue;
-                }
-                if (keep) {
-                    seg.map.force();
-                }
-                seg.close();
-                if (!keep) {
-                    DiskFiles.deleteQuietly(seg.file);
-                }
-                segments[i] = null;
-            }
-            segmentCount = 0;
-            active = null;
+            segments.closeAll(keep);
+            DeletionJournal journal = space.journal();
             if (journal != null) {
                 if (keep) {
                     journal.sync();
@@ -1222,7 +663,7 @@ public final class DiskTier implements AutoCloseable {
             if (!keep) {
                 DiskFiles.deleteQuietly(dir.resolve(DiskFormat.META_FILE));
             }
-            releaseLock(!keep);
+            directory.release(!keep);
             scratchArena.close();
         } finally {
             lock.unlock();
@@ -1231,11 +672,9 @@ public final class DiskTier implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "DiskTier[" + dir + ", " + (closed ? "closed" : index.size() + " blocks, " + usedBytes + "/"
+        return "DiskTier[" + dir + ", " + (closed ? "closed" : index.size() + " blocks, " + segments.usedBytes + "/"
                 + options.budgetBytes() + " B") + "]";
     }
-
-    // ------------------------------------------------------------------------------- internals
 
     private void ensureOpen() {
         if (closed) {
@@ -1243,339 +682,7 @@ public final class DiskTier implements AutoCloseable {
         }
     }
 
-    private void releaseLock(boolean deleteFile) {
-        try {
-            if (fileLock != null && fileLock.isValid()) {
-                if (deleteFile) {
-                    DiskFiles.deleteQuietly(dir.resolve(DiskFormat.LOCK_FILE));
-                }
-                fileLock.release();
-            }
-            if (lockChannel != null) {
-                lockChannel.close();
-            }
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "releasing the lock of " + dir + " failed", e);
-        }
-    }
-
-    private enum Cause { EVICT, REMOVE, QUARANTINE, COMPACTION_QUARANTINE }
-
-    /**
-     * Drops a live record: journals it (persistent), updates counts, deletes its segment if that
-     * emptied it, and queues a listener call for evictions and quarantines.
-     */
-    private void removeSlot(int slot, Cause cause) {
-        long hi = index.hashHi[slot];
-        long lo = index.hashLo[slot];
-        if (journal != null && cause != Cause.COMPACTION_QUARANTINE) {
-            ensureJournalRoom();
-            if (!index.isLive(slot) || index.hashHi[slot] != hi || index.hashLo[slot] != lo) {
-                return; // the compaction that made room quarantined this very record
-            }
-            Segment seg = segments[index.segment[slot]];
-            journal.append(seg.nonce, index.offset[slot], hi, lo);
-        }
-        Segment seg = segments[index.segment[slot]];
-        long len = index.length[slot];
-        seg.liveBytes -= len;
-        seg.liveRecords--;
-        liveBytes -= len;
-        index.remove(slot);
-        switch (cause) {
-            case EVICT -> evictions++;
-            case REMOVE -> removals++;
-            default -> quarantined++;
-        }
-        if (cause != Cause.REMOVE) {
-            pending.get().add(hi, lo);
-        }
-        if (seg.liveRecords == 0 && seg != active && cause != Cause.COMPACTION_QUARANTINE) {
-            deleteSegment(seg);
-        }
-    }
-
-    /** Makes room for one journal entry: drop obsolete entries, and if that is not enough, compact. */
-    private void ensureJournalRoom() {
-        if (journal.count() < journal.capacity()) {
-            return;
-        }
-        journal.compact(liveNonces()::contains);
-        if (journal.count() * 4 > journal.capacity() * 3) {
-            // the dead records still named by the journal sit in live segments: compacting those
-            // segments gives them new nonces, which makes every entry about them obsolete
-            for (Segment s : segments) {
-                if (s != null && deadBytes(s) > 0) {
-                    compactInPlace(s);
-                }
-            }
-            journal.compact(liveNonces()::contains);
-        }
-    }
-
-    private Set<Long> liveNonces() {
-        Set<Long> nonces = new HashSet<>();
-        for (Segment s : segments) {
-            if (s != null) {
-                nonces.add(s.nonce);
-            }
-        }
-        return nonces;
-    }
-
-    private static long deadBytes(Segment s) {
-        return s.highWaterMark - DiskFormat.SEGMENT_HEADER_BYTES - s.liveBytes;
-    }
-
-    /**
-     * Finds a segment with {@code recordLength} bytes free at its high-water mark, creating,
-     * compacting or evicting as the class comment describes.
-     */
-    private Segment allocate(long recordLength, long hi, long lo) {
-        while (true) {
-            if (active != null) {
-                if (active.freeTailBytes() >= recordLength) {
-                    return active;
-                }
-                Segment full = active;
-                full.sealed = true;
-                active = null;
-                if (full.liveRecords == 0) {
-                    deleteSegment(full);
-                }
-            }
-            Segment roomy = null;
-            for (Segment s : segments) {
-                if (s != null && !s.sealed && s.freeTailBytes() >= recordLength
-                        && (roomy == null || s.freeTailBytes() > roomy.freeTailBytes())) {
-                    roomy = s;
-                }
-            }
-            if (roomy != null) {
-                active = roomy;
-                continue;
-            }
-            if (usedBytes + options.segmentBytes() <= options.budgetBytes()) {
-                active = createSegment();
-                continue;
-            }
-            Segment best = null;
-            for (Segment s : segments) {
-                if (s != null && s.capacity - DiskFormat.SEGMENT_HEADER_BYTES - s.liveBytes >= recordLength
-                        && (best == null || s.liveRatio() < best.liveRatio())) {
-                    best = s;
-                }
-            }
-            if (best != null && best.liveRatio() < options.compactBelowLiveRatio()) {
-                if (compactInPlace(best)) {
-                    active = best;
-                }
-                continue;
-            }
-            if (index.size() == 0) {
-                throw new IllegalStateException("disk tier cannot make room for a " + recordLength + " B record: "
-                        + "no records left to evict, " + usedBytes + " B used of " + options.budgetBytes()
-                        + " (block " + Long.toHexString(hi) + Long.toHexString(lo) + ")");
-            }
-            removeSlot(index.leastRecent(), Cause.EVICT);
-        }
-    }
-
-    private Segment createSegment() {
-        long bytes = options.segmentBytes();
-        long usable = DiskFiles.usableBytes(dir);
-        if (CHECK_USABLE_SPACE && usable >= 0 && usable < bytes) {
-            throw new DiskFullException(dir.toString(), bytes, usable);
-        }
-        if (usable >= 0 && options.lowSpaceWarnBytes() > 0) {
-            boolean low = usable - bytes < options.lowSpaceWarnBytes();
-            if (low && !lowSpaceWarned) {
-                LOG.log(System.Logger.Level.WARNING, "disk tier {0}: {1} B usable on its file system after this "
-                        + "segment, below lowSpaceWarnBytes {2}", dir, usable - bytes, options.lowSpaceWarnBytes());
-            }
-            lowSpaceWarned = low;
-        }
-        int id = nextSegmentId++;
-        Path file = dir.resolve(DiskFormat.segmentFileName(id));
-        try {
-            DiskFiles.createOwnerOnly(file);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create segment " + file, e);
-        }
-        FileChannel ch = null;
-        Arena arena = null;
-        try {
-            DiskFiles.reserve(file, bytes, dir);
-            ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
-            arena = Arena.ofShared();
-            MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
-            adviseRandom(map);
-            long nonce = newNonce();
-            DiskFormat.writeSegmentHeader(map, crc, fingerprint, nonce, id, bytes);
-            Segment seg = new Segment(id, file, arena, ch, map, nonce);
-            seg.highWaterMark = DiskFormat.SEGMENT_HEADER_BYTES;
-            addSegment(seg);
-            usedBytes += bytes;
-            segmentsCreated++;
-            return seg;
-        } catch (IOException | RuntimeException e) {
-            if (arena != null && arena.scope().isAlive()) {
-                arena.close();
-            }
-            if (ch != null) {
-                try {
-                    ch.close();
-                } catch (IOException ignored) {
-                    // already failing
-                }
-            }
-            DiskFiles.deleteQuietly(file);
-            if (e instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new UncheckedIOException("cannot map segment " + file + " (" + bytes + " B; check vm.max_map_count "
-                    + "and the address-space limit)", (IOException) e);
-        }
-    }
-
-    /**
-     * Switches off read-ahead on a segment mapping: recovery touches one header page per record
-     * and a load asks for exactly its record's pages ({@code MADV_WILLNEED}), so the kernel's
-     * default window (128 KiB per fault) would only read bytes nobody asked for. Advice is a hint:
-     * a refusal changes speed, not correctness, and is ignored.
-     */
-    private static void adviseRandom(MemorySegment map) {
-        Libc.madvise(map, Libc.MADV_RANDOM);
-    }
-
-    private long newNonce() {
-        long n;
-        do {
-            n = random.nextLong();
-        } while (n == 0 || liveNonces().contains(n));
-        return n;
-    }
-
-    private void addSegment(Segment seg) {
-        int slot = -1;
-        for (int i = 0; i < segments.length; i++) {
-            if (segments[i] == null) {
-                slot = i;
-                break;
-            }
-        }
-        if (slot < 0) {
-            slot = segments.length;
-            segments = Arrays.copyOf(segments, segments.length * 2);
-        }
-        segments[slot] = seg;
-        seg.slot = slot;
-        segmentCount++;
-    }
-
-    private void deleteSegment(Segment seg) {
-        segments[seg.slot] = null;
-        segmentCount--;
-        if (active == seg) {
-            active = null;
-        }
-        seg.close();
-        try {
-            Files.deleteIfExists(seg.file);
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "cannot delete emptied segment " + seg.file, e);
-        }
-        usedBytes -= seg.capacity;
-        segmentsDeleted++;
-    }
-
-    /**
-     * Slides a segment's live records to its front under a new nonce. The nonce goes first, so a
-     * crash part-way leaves moved records valid and unmoved ones recognisably stale (lost, never
-     * wrong). A live record whose header fails verification is quarantined instead of moved.
-     *
-     * @return false if the segment ended up empty and was deleted
-     */
-    private boolean compactInPlace(Segment seg) {
-        int n = seg.liveRecords;
-        long[] order = new long[n];
-        int k = 0;
-        for (int slot = 0; slot < index.slotLimit() && k < n; slot++) {
-            if (index.isLive(slot) && index.segment[slot] == seg.slot) {
-                order[k++] = ((long) index.offset[slot] << 32) | slot;
-            }
-        }
-        Arrays.sort(order, 0, k);
-        long oldNonce = seg.nonce;
-        long newNonce = newNonce();
-        MemorySegment map = seg.map;
-        DiskFormat.writeSegmentNonce(map, crc, newNonce);
-        seg.nonce = newNonce;
-        long cursor = DiskFormat.SEGMENT_HEADER_BYTES;
-        long moved = 0;
-        for (int i = 0; i < k; i++) {
-            int slot = (int) order[i];
-            long off = order[i] >>> 32;
-            long len = index.length[slot];
-            int status = DiskFormat.checkRecordHeader(map, off, off + len, crc, fingerprint, oldNonce, maxTokens,
-                    maxRaw);
-            if (status != DiskFormat.VALID || DiskFormat.recordHashHi(map, off) != index.hashHi[slot]
-                    || DiskFormat.recordHashLo(map, off) != index.hashLo[slot]) {
-                DiskFaultEvent.emit(seg.file.toString(), off, "compaction found a damaged header");
-                LOG.log(System.Logger.Level.WARNING, "disk tier: record at {0}@{1} failed verification during "
-                        + "compaction: quarantined", seg.file, off);
-                removeSlot(slot, Cause.COMPACTION_QUARANTINE);
-                continue;
-            }
-            if (off != cursor) {
-                MemorySegment.copy(map, off, map, cursor, len);
-                moved += len;
-            }
-            DiskFormat.rewriteRecordNonce(map, cursor, crc, newNonce);
-            index.offset[slot] = (int) cursor;
-            cursor += len;
-        }
-        seg.highWaterMark = cursor;
-        DiskFormat.writeHighWaterMark(map, crc, cursor);
-        seg.sealed = false;
-        compactions++;
-        compactedBytes += moved;
-        if (seg.liveRecords == 0 && seg != active) {
-            deleteSegment(seg);
-            return false;
-        }
-        return true;
-    }
-
-    /** Per-thread list of keys to report to the listener once the lock is released. */
-    private static final class Pending {
-        long[] keys = new long[32];
-        int size;
-
-        void add(long hi, long lo) {
-            if (size + 2 > keys.length) {
-                keys = Arrays.copyOf(keys, keys.length * 2);
-            }
-            keys[size++] = hi;
-            keys[size++] = lo;
-        }
-    }
-
-    private void deliverEvictions() {
-        Pending p = pending.get();
-        if (p.size == 0) {
-            return;
-        }
-        long[] keys = Arrays.copyOf(p.keys, p.size);
-        p.size = 0;
-        EvictionListener l = listener;
-        if (l == null) {
-            return;
-        }
-        for (int i = 0; i < keys.length; i += 2) {
-            l.evicted(keys[i], keys[i + 1]);
-        }
-    }
+    // ------------------------------------------------------------------------------ for tests
 
     /**
      * Where a record lies, for tests that damage files on purpose.
@@ -1599,7 +706,7 @@ public final class DiskTier implements AutoCloseable {
             ensureOpen();
             List<RecordLocation> out = new ArrayList<>();
             for (int slot = index.leastRecent(); slot != RecordIndex.NONE; slot = index.newerThan(slot)) {
-                Segment seg = segments[index.segment[slot]];
+                Segment seg = segments.at(index.segment[slot]);
                 long off = index.offset[slot];
                 long used = DiskFormat.RECORD_HEADER_BYTES + 4L * DiskFormat.recordTokenCount(seg.map, off)
                         + DiskFormat.recordStoredLength(seg.map, off);
@@ -1619,13 +726,7 @@ public final class DiskTier implements AutoCloseable {
     List<Path> segmentFiles() {
         lock.lock();
         try {
-            List<Path> out = new ArrayList<>();
-            for (Segment s : segments) {
-                if (s != null) {
-                    out.add(s.file);
-                }
-            }
-            return out;
+            return segments.files();
         } finally {
             lock.unlock();
         }

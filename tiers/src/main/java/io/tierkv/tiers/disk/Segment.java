@@ -31,6 +31,13 @@ final class Segment {
     long nonce;
     /** End of the last record written; the next record goes here. */
     long highWaterMark;
+    /**
+     * End of the bytes written into this file since it was created (records and headers, across
+     * recycling and compaction): pages below it are in the page cache.
+     */
+    long writtenBytes;
+    /** Bytes of records evicted for room since the segment was last compacted or recycled. */
+    long evictedBytes;
     /** Bytes of live records. */
     long liveBytes;
     /** Live records. */
@@ -74,6 +81,18 @@ final class Segment {
      */
     double liveRatio() {
         return (double) liveBytes / (capacity - DiskFormat.SEGMENT_HEADER_BYTES);
+    }
+
+    /**
+     * Fraction of the bytes available for records that compaction would keep or that eviction has
+     * not yet reached: live bytes plus bytes evicted for room. Bytes freed by eviction lie next to
+     * the records next in line for eviction, so compacting them away would move records only to
+     * evict them soon after; a segment emptied by eviction is recycled instead.
+     *
+     * @return a fraction in [0, 1]
+     */
+    double keptRatio() {
+        return (double) (liveBytes + evictedBytes) / (capacity - DiskFormat.SEGMENT_HEADER_BYTES);
     }
 
     /** Unmaps and closes the file; idempotent. */

@@ -24,14 +24,19 @@
  * From the {@code DiskPathMeasurement} tool in this package's tests, on the 2-core development
  * VMs (shared, so ranges; 256 KiB to 2 MiB blocks, medians of interleaved repetitions):
  * <ul>
- *   <li>Spill: positional {@code FileChannel} write, 0.48 to 0.60 of a bare {@code FileChannel}
- *       write of the same bytes; the difference is the CRC32C pass over the block. Copying into a
- *       fresh mapping faults every page (0.12).</li>
+ *   <li>Spill: the payload is checksummed and copied in one pass, 128 KiB at a time, into the
+ *       mapping where the segment's pages exist (a recycled segment), else with positional
+ *       {@code FileChannel} writes (copying into a fresh mapping faults every page: 0.12 of a
+ *       bare write). Segments emptied by eviction are recycled, and holes made by eviction are
+ *       not compacted, so a full tier's steady state writes each byte once
+ *       ({@code SpillLoadBenchmark}: 0.25-0.31 of the faster plain write before, see
+ *       BENCHMARKS.md for after).</li>
  *   <li>Load: copy out of the mapping after {@code MADV_WILLNEED}, the mapping advised
- *       {@code MADV_RANDOM}. Cold (page cache dropped): 0.6 to 0.9 of the best plain read, with
- *       device bytes per byte asked at or below 1; without the advice 0.04 GB/s. Warm: 0.5 to 0.6
- *       of a bare mapped copy (the CRC32C pass again: every byte is verified before one reaches the
- *       caller).</li>
+ *       {@code MADV_RANDOM}, checksumming each 128 KiB chunk in the destination right after it
+ *       is copied. Cold (page cache dropped): 0.6 to 0.9 of the best plain read, with device
+ *       bytes per byte asked at or below 1; without the advice 0.04 GB/s. Warm: bounded by the
+ *       CRC32C pass (every byte is verified before the call returns a hit); positional channel
+ *       reads measured no faster.</li>
  *   <li>Compression: none by default. LZ4 ratio (raw / stored) on real KV blocks of a stories260K
  *       decode: F16 1.003 plain, 1.001 shuffled; BF16 1.003 plain, 1.097 shuffled; F32 1.003 plain,
  *       1.039 shuffled. Synthetic: F16 normal 0.996 either way, BF16 normal 1.19 shuffled, random

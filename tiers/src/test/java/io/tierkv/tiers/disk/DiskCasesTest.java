@@ -285,7 +285,7 @@ class DiskCasesTest {
     @Test
     void case23_fallocateRefusalLeavesNoPartialSegmentAndSpillingResumes() throws Exception {
         Path mnt = mountSmallFileSystem(tmp.resolve("small-fs"));
-        DiskTier.CHECK_USABLE_SPACE = false; // go straight to posix_fallocate, as a racing writer would
+        SegmentTable.CHECK_USABLE_SPACE = false; // go straight to posix_fallocate, as a racing writer would
         try {
             Path dir = mnt.resolve("tier");
             long seg = segmentBytes(60);
@@ -312,7 +312,7 @@ class DiskCasesTest {
                 tier.checkInvariants();
             }
         } finally {
-            DiskTier.CHECK_USABLE_SPACE = true;
+            SegmentTable.CHECK_USABLE_SPACE = true;
             unmount(mnt);
         }
     }

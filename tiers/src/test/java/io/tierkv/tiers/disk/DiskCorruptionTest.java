@@ -89,6 +89,10 @@ class DiskCorruptionTest {
         if (hit) {
             assertEquals(-1L, block(k).mismatch(b), why + ": wrong byte served for key " + k);
             assertEquals(-1L, tokens(k).mismatch(t), why + ": wrong token id served for key " + k);
+        } else {
+            MemorySegment zeros = arena.allocate(b.byteSize(), 64);
+            assertEquals(-1L, zeros.mismatch(b), why + ": a miss left bytes of key " + k + " in the block");
+            assertEquals(-1L, zeros.asSlice(0, t.byteSize()).mismatch(t), why + ": a miss wrote token ids of " + k);
         }
         return hit;
     }

@@ -226,15 +226,26 @@ class DiskPartsTest {
             }
             codec.encode(runs);
             assertEquals(DiskFormat.CODEC_LZ4, codec.codec);
+            assertEquals(0, codec.encodedShuffleWidth, "LZ4 alone more than halves runs: not shuffled");
+            MemorySegment bf16 = arena.allocate(len);
+            DiskPathMeasurement.fillNormalBf16(bf16, new SplittableRandom(2));
+            codec.encode(bf16);
+            assertEquals(DiskFormat.CODEC_LZ4, codec.codec, "BF16 normal compresses once shuffled");
             assertEquals(2, codec.encodedShuffleWidth);
+            MemorySegment packed = arena.allocate(codec.stored.byteSize());
+            packed.copyFrom(codec.stored);
+            MemorySegment back = arena.allocate(len);
+            assertTrue(codec.decode(packed, DiskFormat.CODEC_LZ4, 2, len, back));
+            assertEquals(-1L, bf16.mismatch(back));
+            codec.encode(runs);
             MemorySegment stored = arena.allocate(codec.stored.byteSize());
             stored.copyFrom(codec.stored);
             MemorySegment out = arena.allocate(len);
-            assertTrue(codec.decode(stored, DiskFormat.CODEC_LZ4, 2, len, out));
+            assertTrue(codec.decode(stored, DiskFormat.CODEC_LZ4, 0, len, out));
             assertEquals(-1L, runs.mismatch(out));
             stored.set(ValueLayout.JAVA_BYTE, 0, (byte) 0xFF);
             stored.set(ValueLayout.JAVA_BYTE, stored.byteSize() / 2, (byte) 0xFF);
-            assertFalse(codec.decode(stored.asSlice(0, stored.byteSize() / 2), DiskFormat.CODEC_LZ4, 2, len, out),
+            assertFalse(codec.decode(stored.asSlice(0, stored.byteSize() / 2), DiskFormat.CODEC_LZ4, 0, len, out),
                     "a malformed stream is refused, not decoded to the wrong length");
         }
     }

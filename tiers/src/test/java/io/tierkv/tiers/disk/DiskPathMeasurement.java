@@ -43,7 +43,7 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
  *       freshly {@code posix_fallocate}d mapping and out of a fresh mapping (plain and with
  *       {@code MADV_WILLNEED});</li>
  *   <li>the tier ({@link Compression#NONE}, persistent, reopened before each read pass so its
- *       mapping is fresh): {@link DiskTier#put} through each {@link DiskTier.SpillPath},
+ *       mapping is fresh): {@link DiskTier#put} through each {@link RecordWriter.SpillPath},
  *       {@link DiskTier#get} with and without {@code MADV_WILLNEED};</li>
  *   <li>LZ4 (BF16 normal blocks, which the shuffle makes compressible): lz4-java's compressor and
  *       decompressor alone against the tier's LZ4 put and get; and the ratio on random, F16 normal,
@@ -152,7 +152,7 @@ public final class DiskPathMeasurement {
                 }
                 double bestWrite = Math.max(last(f, "write baseline FileChannel"),
                         last(f, "write baseline mapped (fresh file)"));
-                for (DiskTier.SpillPath path : DiskTier.SpillPath.values()) {
+                for (RecordWriter.SpillPath path : RecordWriter.SpillPath.values()) {
                     double w = tierPut(dir.resolve("tier-" + path), layout, Compression.NONE, path, src, tokens, n);
                     f.add("write tier NONE via " + path, w);
                     f.add("  " + path + " ratio to best baseline write", w / bestWrite);
@@ -191,7 +191,7 @@ public final class DiskPathMeasurement {
                         Math.max(last(f, "read baseline mapped"), last(f, "read baseline mapped + WILLNEED")));
                 for (int will = 0; will < 2; will++) {
                     double[] amp = new double[1];
-                    double r = tierGet(dir.resolve("tier-" + DiskTier.SPILL_PATH), layout, Compression.NONE, will == 1,
+                    double r = tierGet(dir.resolve("tier-" + RecordWriter.SPILL_PATH), layout, Compression.NONE, will == 1,
                             cold, order, dst, amp);
                     String name = "read tier NONE" + (will == 1 ? " + WILLNEED" : "");
                     f.add(name, r);
@@ -200,7 +200,7 @@ public final class DiskPathMeasurement {
                 }
                 // ---- LZ4 on compressible (BF16 normal) blocks
                 double lz4w = tierPut(dir.resolve("tier-lz4"), KvLayout.of(1, 1, block / (2 * 16 * 2), DType.BF16, 16),
-                        Compression.LZ4, DiskTier.SPILL_PATH, bf16, tokens, n);
+                        Compression.LZ4, RecordWriter.SPILL_PATH, bf16, tokens, n);
                 f.add("write tier LZ4+shuffle (BF16 normal)", lz4w);
                 double lz4r = tierGet(dir.resolve("tier-lz4"), KvLayout.of(1, 1, block / (2 * 16 * 2), DType.BF16, 16),
                         Compression.LZ4, true, cold, order, dst, new double[1]);
@@ -221,10 +221,10 @@ public final class DiskPathMeasurement {
         return l.get(l.size() - 1);
     }
 
-    private static double tierPut(Path dir, KvLayout layout, Compression c, DiskTier.SpillPath path,
+    private static double tierPut(Path dir, KvLayout layout, Compression c, RecordWriter.SpillPath path,
                                   MemorySegment[] src, MemorySegment tokens, int n) {
-        DiskTier.SpillPath saved = DiskTier.SPILL_PATH;
-        DiskTier.SPILL_PATH = path;
+        RecordWriter.SpillPath saved = RecordWriter.SPILL_PATH;
+        RecordWriter.SPILL_PATH = path;
         long block = layout.bytesPerBlock();
         long seg = 64L << 20;
         DiskOptions o = DiskOptions.at(dir).withCompression(c).withShuffle(true).withPersistent(true)
@@ -236,14 +236,14 @@ public final class DiskPathMeasurement {
             }
             return gbps(n * block, System.nanoTime() - t0);
         } finally {
-            DiskTier.SPILL_PATH = saved;
+            RecordWriter.SPILL_PATH = saved;
         }
     }
 
     private static double tierGet(Path dir, KvLayout layout, Compression c, boolean willNeed, boolean cold,
                                   int[] order, MemorySegment[] dst, double[] amplification) throws IOException {
-        boolean saved = DiskTier.LOAD_WILLNEED;
-        DiskTier.LOAD_WILLNEED = willNeed;
+        boolean saved = RecordReader.LOAD_WILLNEED;
+        RecordReader.LOAD_WILLNEED = willNeed;
         long block = layout.bytesPerBlock();
         long seg = 64L << 20;
         DiskOptions o = DiskOptions.at(dir).withCompression(c).withShuffle(true).withPersistent(true)
@@ -261,7 +261,7 @@ public final class DiskPathMeasurement {
             amplification[0] = (double) (readBytes() - io0) / (order.length * block);
             return r;
         } finally {
-            DiskTier.LOAD_WILLNEED = saved;
+            RecordReader.LOAD_WILLNEED = saved;
         }
     }
 

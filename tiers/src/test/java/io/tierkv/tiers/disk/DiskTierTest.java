@@ -281,6 +281,41 @@ class DiskTierTest {
     }
 
     @Test
+    void segmentsEmptiedByEvictionAreRecycledAndTheirNewRecordsSurviveARestart() {
+        long budget = 2 * segmentBytes(8) + DiskFormat.META_BYTES + DiskFormat.journalBytes(1024);
+        DiskOptions o = options(dir, 8, budget).withPersistent(true);
+        assertEquals(1024, DiskTier.journalCapacityFor(o, LAYOUT));
+        Set<Long> live = new HashSet<>();
+        try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
+            tier.setEvictionListener((h, l) -> live.remove(l));
+            for (int k = 0; k < 40; k++) {
+                assertTrue(put(tier, arena, k));
+                live.add((long) k);
+                tier.checkInvariants();
+            }
+            DiskStats s = tier.stats();
+            assertEquals(2, s.segmentsCreated(), "emptied segments are reused, not reserved anew: " + s);
+            assertEquals(0, s.segmentsDeleted(), s.toString());
+            assertEquals(0, s.compactions(), "holes made by eviction are not compacted away: " + s);
+            assertEquals(40 - tier.blockCount(), s.evictions());
+            assertEquals(live.size(), tier.blockCount());
+            assertTrue(live.contains(39L) && !live.contains(0L), live.toString());
+            for (long k : live) {
+                assertTrue(getAndVerify(tier, arena, k), "key " + k);
+            }
+        }
+        try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
+            for (long k = 0; k < 40; k++) {
+                assertEquals(live.contains(k), tier.contains(hi(k), lo(k)), "key " + k);
+            }
+            for (long k : live) {
+                assertTrue(getAndVerify(tier, arena, k), "key " + k);
+            }
+            tier.checkInvariants();
+        }
+    }
+
+    @Test
     void aJournalThatFillsUpIsCompactedAndDeletionsStillHoldAfterRestart() {
         KvLayout small = KvLayout.of(1, 1, 32, DType.F16, 16);
         DiskOptions o = DiskOptions.at(dir).withSegmentBytes(64 << 10).withBudgetBytes(1 << 20)

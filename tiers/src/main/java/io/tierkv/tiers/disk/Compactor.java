@@ -1,0 +1,120 @@
+package io.tierkv.tiers.disk;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.function.IntConsumer;
+import java.util.zip.CRC32C;
+
+/**
+ * Compaction in place: slides a segment's live records to its front under a new nonce, so its
+ * dead bytes (evicted, removed or quarantined records) become room at its end again.
+ *
+ * <pre>
+ * before  | hdr | A | dead | B | dead  | C |    free    |
+ * after   | hdr | A | B | C |             free          |   (nonce replaced first)
+ * </pre>
+ *
+ * <p>Crash safety: the new nonce is written (with the header checksum) before the first record
+ * moves, and each moved record's header is rewritten with it after its bytes arrive; a crash part
+ * way leaves moved records valid and unmoved ones recognisably stale (lost, never wrong). Records
+ * move towards the front only, in offset order, so a record is never overwritten before it moved.
+ * A live record whose header fails verification is quarantined instead of moved.
+ *
+ * <p>Not thread-safe: used under the disk tier's lock.
+ */
+final class Compactor {
+
+    private static final System.Logger LOG = System.getLogger(DiskTier.class.getName());
+
+    private final RecordIndex index;
+    private final SegmentTable segments;
+    private final RecordRules rules;
+    private final CRC32C crc;
+    private final DiskCounters counters;
+
+    /**
+     * Creates the compactor of a tier.
+     *
+     * @param index    the record index
+     * @param segments the segment table
+     * @param rules    what a valid record looks like
+     * @param crc      the tier's checksum object
+     * @param counters the tier's counters
+     */
+    Compactor(RecordIndex index, SegmentTable segments, RecordRules rules, CRC32C crc, DiskCounters counters) {
+        this.index = index;
+        this.segments = segments;
+        this.rules = rules;
+        this.crc = crc;
+        this.counters = counters;
+    }
+
+    /**
+     * Bytes between a segment's header and its high-water mark that no live record holds.
+     *
+     * @param s a segment
+     * @return dead bytes
+     */
+    static long deadBytes(Segment s) {
+        return s.highWaterMark - DiskFormat.SEGMENT_HEADER_BYTES - s.liveBytes;
+    }
+
+    /**
+     * Compacts a segment in place; an emptied segment that is not the active one is deleted.
+     *
+     * @param seg        a segment in the table
+     * @param quarantine drops the record in the given index slot without journaling it (its
+     *                   segment's nonce changes) and without deleting the segment
+     * @return false if the segment ended up empty and was deleted
+     */
+    boolean compact(Segment seg, IntConsumer quarantine) {
+        int n = seg.liveRecords;
+        long[] order = new long[n];
+        int k = 0;
+        for (int slot = 0; slot < index.slotLimit() && k < n; slot++) {
+            if (index.isLive(slot) && index.segment[slot] == seg.slot) {
+                order[k++] = ((long) index.offset[slot] << 32) | slot;
+            }
+        }
+        Arrays.sort(order, 0, k);
+        long oldNonce = seg.nonce;
+        long newNonce = segments.newNonce();
+        MemorySegment map = seg.map;
+        DiskFormat.writeSegmentNonce(map, crc, newNonce);
+        seg.nonce = newNonce;
+        long cursor = DiskFormat.SEGMENT_HEADER_BYTES;
+        long moved = 0;
+        for (int i = 0; i < k; i++) {
+            int slot = (int) order[i];
+            long off = order[i] >>> 32;
+            long len = index.length[slot];
+            int status = rules.check(map, off, off + len, crc, oldNonce);
+            if (status != DiskFormat.VALID || DiskFormat.recordHashHi(map, off) != index.hashHi[slot]
+                    || DiskFormat.recordHashLo(map, off) != index.hashLo[slot]) {
+                DiskFaultEvent.emit(seg.file.toString(), off, "compaction found a damaged header");
+                LOG.log(System.Logger.Level.WARNING, "disk tier: record at {0}@{1} failed verification during "
+                        + "compaction: quarantined", seg.file, off);
+                quarantine.accept(slot);
+                continue;
+            }
+            if (off != cursor) {
+                MemorySegment.copy(map, off, map, cursor, len);
+                moved += len;
+            }
+            DiskFormat.rewriteRecordNonce(map, cursor, crc, newNonce);
+            index.offset[slot] = (int) cursor;
+            cursor += len;
+        }
+        seg.highWaterMark = cursor;
+        DiskFormat.writeHighWaterMark(map, crc, cursor);
+        seg.sealed = false;
+        seg.evictedBytes = 0;
+        counters.compactions++;
+        counters.compactedBytes += moved;
+        if (seg.liveRecords == 0 && seg != segments.active()) {
+            segments.delete(seg);
+            return false;
+        }
+        return true;
+    }
+}

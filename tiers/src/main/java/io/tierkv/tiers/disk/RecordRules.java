@@ -1,0 +1,40 @@
+package io.tierkv.tiers.disk;
+
+import io.tierkv.core.KvLayout;
+import java.lang.foreign.MemorySegment;
+import java.util.zip.CRC32C;
+
+/**
+ * What a valid record of one tier looks like: its layout fingerprint and the largest token count
+ * and raw length the layout allows. Immutable and thread-safe.
+ *
+ * @param fingerprint the layout fingerprint ({@link KvLayout#fingerprint()})
+ * @param maxTokens   the layout's {@code blockSizeTokens}
+ * @param maxRaw      the layout's {@code bytesPerBlock}
+ */
+record RecordRules(long fingerprint, int maxTokens, int maxRaw) {
+
+    /**
+     * The rules of a layout.
+     *
+     * @param layout the block layout
+     * @return its rules
+     */
+    static RecordRules of(KvLayout layout) {
+        return new RecordRules(layout.fingerprint(), layout.blockSizeTokens(), layout.bytesPerBlock());
+    }
+
+    /**
+     * Validates the record header at {@code off} ({@link DiskFormat#checkRecordHeader}).
+     *
+     * @param map   the mapped segment
+     * @param off   the record's offset, a multiple of 64
+     * @param limit first byte past the readable data
+     * @param crc   a checksum object
+     * @param nonce the segment's nonce
+     * @return {@link DiskFormat#VALID} or the first problem found
+     */
+    int check(MemorySegment map, long off, long limit, CRC32C crc, long nonce) {
+        return DiskFormat.checkRecordHeader(map, off, limit, crc, fingerprint, nonce, maxTokens, maxRaw);
+    }
+}

@@ -1,0 +1,216 @@
+package io.tierkv.tiers.disk;
+
+/**
+ * Room for records, and records leaving: finds a segment with room for a new record (recycling,
+ * creating, compacting or evicting as {@link DiskTier} describes) and drops records from the
+ * index (journaling the deletion in persistent mode, updating live counts, deleting a segment
+ * that emptied, queueing the key for the eviction listener).
+ *
+ * <p>Eviction against compaction: a segment is compacted to make room only when its live bytes
+ * plus the bytes evicted from it since its last compaction ({@link Segment#keptRatio()}) fall below
+ * {@link DiskOptions#compactBelowLiveRatio()}; bytes freed by eviction lie next to the records next
+ * in line for eviction, so moving those records would be paid twice. A segment that eviction
+ * empties while making room is recycled in place as the active segment.
+ *
+ * <p>Not thread-safe: used under the disk tier's lock.
+ */
+final class SpaceManager {
+
+    /**
+     * Why a record is dropped: {@code EVICT} by {@link DiskTier#evict} or recovery,
+     * {@code ROOM_EVICT} by {@link #allocate} (which recycles a segment that emptied),
+     * {@code REMOVE} by the caller, {@code QUARANTINE} on a failed load,
+     * {@code COMPACTION_QUARANTINE} during compaction.
+     */
+    enum Cause { EVICT, ROOM_EVICT, REMOVE, QUARANTINE, COMPACTION_QUARANTINE }
+
+    private final DiskOptions options;
+    private final RecordIndex index;
+    private final SegmentTable segments;
+    private final Compactor compactor;
+    private final DiskCounters counters;
+    private final EvictionNotices notices;
+    private DeletionJournal journal;
+
+    /**
+     * Creates the space manager of a tier.
+     *
+     * @param options   the options (budget, segment size, compaction ratio)
+     * @param index     the record index
+     * @param segments  the segment table
+     * @param compactor the compactor
+     * @param counters  the tier's counters
+     * @param notices   where dropped keys are queued for the listener
+     */
+    SpaceManager(DiskOptions options, RecordIndex index, SegmentTable segments, Compactor compactor,
+                 DiskCounters counters, EvictionNotices notices) {
+        this.options = options;
+        this.index = index;
+        this.segments = segments;
+        this.compactor = compactor;
+        this.counters = counters;
+        this.notices = notices;
+    }
+
+    /**
+     * Starts journaling deletions (persistent mode, once recovery wrote the journal).
+     *
+     * @param j the journal
+     */
+    void attachJournal(DeletionJournal j) {
+        this.journal = j;
+    }
+
+    /**
+     * The deletion journal.
+     *
+     * @return the journal, or null when not persistent (or before recovery created it)
+     */
+    DeletionJournal journal() {
+        return journal;
+    }
+
+    /**
+     * Finds a segment with {@code recordLength} bytes free at its high-water mark.
+     *
+     * @param recordLength the record's length on disk
+     * @param hi           the record's hash, high 64 bits (for the message)
+     * @param lo           the record's hash, low 64 bits (for the message)
+     * @return the segment to append at, the active one now
+     * @throws io.tierkv.core.error.DiskFullException if a new segment was needed and could not be
+     *     reserved
+     * @throws IllegalStateException if nothing is left to evict and the record still does not fit
+     */
+    Segment allocate(long recordLength, long hi, long lo) {
+        while (true) {
+            Segment active = segments.active();
+            if (active != null) {
+                if (active.freeTailBytes() >= recordLength) {
+                    return active;
+                }
+                active.sealed = true;
+                segments.setActive(null);
+                if (active.liveRecords == 0) {
+                    segments.delete(active);
+                }
+            }
+            Segment roomy = null;
+            for (int i = 0; i < segments.slotCount(); i++) {
+                Segment s = segments.at(i);
+                if (s != null && !s.sealed && s.freeTailBytes() >= recordLength
+                        && (roomy == null || s.freeTailBytes() > roomy.freeTailBytes())) {
+                    roomy = s;
+                }
+            }
+            if (roomy != null) {
+                segments.setActive(roomy);
+                continue;
+            }
+            if (segments.usedBytes + options.segmentBytes() <= options.budgetBytes()) {
+                segments.setActive(segments.create());
+                continue;
+            }
+            Segment best = null;
+            for (int i = 0; i < segments.slotCount(); i++) {
+                Segment s = segments.at(i);
+                if (s != null && s.capacity - DiskFormat.SEGMENT_HEADER_BYTES - s.liveBytes >= recordLength
+                        && (best == null || s.keptRatio() < best.keptRatio())) {
+                    best = s;
+                }
+            }
+            if (best != null && best.keptRatio() < options.compactBelowLiveRatio()) {
+                if (compact(best)) {
+                    segments.setActive(best);
+                }
+                continue;
+            }
+            if (index.size() == 0) {
+                throw new IllegalStateException("disk tier cannot make room for a " + recordLength + " B record: "
+                        + "no records left to evict, " + segments.usedBytes + " B used of " + options.budgetBytes()
+                        + " (block " + Long.toHexString(hi) + Long.toHexString(lo) + ")");
+            }
+            int victim = index.leastRecent();
+            Segment from = segments.at(index.segment[victim]);
+            drop(victim, Cause.ROOM_EVICT);
+            if (from.liveRecords == 0 && segments.at(from.slot) == from) {
+                segments.recycle(from);
+                segments.setActive(from);
+            }
+        }
+    }
+
+    /**
+     * Compacts a segment in place (see {@link Compactor}); records whose header fails
+     * verification on the way are quarantined.
+     *
+     * @param seg a segment in the table
+     * @return false if it ended up empty and was deleted
+     */
+    boolean compact(Segment seg) {
+        return compactor.compact(seg, slot -> drop(slot, Cause.COMPACTION_QUARANTINE));
+    }
+
+    /**
+     * Drops a live record: journals it (persistent; not for {@code COMPACTION_QUARANTINE}, whose
+     * segment gets a new nonce), updates counts, deletes its segment if that emptied it (not for
+     * {@code ROOM_EVICT}, whose caller recycles it, nor {@code COMPACTION_QUARANTINE}), and queues
+     * the key for the listener (all causes but {@code REMOVE}).
+     *
+     * @param slot  the record's index slot
+     * @param cause why
+     */
+    void drop(int slot, Cause cause) {
+        long hi = index.hashHi[slot];
+        long lo = index.hashLo[slot];
+        if (journal != null && cause != Cause.COMPACTION_QUARANTINE) {
+            ensureJournalRoom();
+            if (!index.isLive(slot) || index.hashHi[slot] != hi || index.hashLo[slot] != lo) {
+                return; // the compaction that made room quarantined this very record
+            }
+            Segment seg = segments.at(index.segment[slot]);
+            journal.append(seg.nonce, index.offset[slot], hi, lo);
+        }
+        Segment seg = segments.at(index.segment[slot]);
+        long len = index.length[slot];
+        seg.liveBytes -= len;
+        seg.liveRecords--;
+        counters.liveBytes -= len;
+        index.remove(slot);
+        switch (cause) {
+            case EVICT, ROOM_EVICT -> {
+                counters.evictions++;
+                seg.evictedBytes += len;
+            }
+            case REMOVE -> counters.removals++;
+            default -> counters.quarantined++;
+        }
+        if (cause != Cause.REMOVE) {
+            notices.add(hi, lo);
+        }
+        if (seg.liveRecords == 0 && seg != segments.active() && cause != Cause.COMPACTION_QUARANTINE
+                && cause != Cause.ROOM_EVICT) {
+            segments.delete(seg);
+        }
+    }
+
+    /**
+     * Makes room for one journal entry: drops obsolete entries, and if that is not enough,
+     * compacts every segment with dead bytes (the dead records the journal still names sit in
+     * them; new nonces make every entry about them obsolete) and drops again.
+     */
+    void ensureJournalRoom() {
+        if (journal.count() < journal.capacity()) {
+            return;
+        }
+        journal.compact(segments.liveNonces()::contains);
+        if (journal.count() * 4 > journal.capacity() * 3) {
+            for (int i = 0; i < segments.slotCount(); i++) {
+                Segment s = segments.at(i);
+                if (s != null && Compactor.deadBytes(s) > 0) {
+                    compact(s);
+                }
+            }
+            journal.compact(segments.liveNonces()::contains);
+        }
+    }
+}
