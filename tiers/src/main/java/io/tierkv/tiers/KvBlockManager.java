@@ -219,7 +219,8 @@ public final class KvBlockManager implements AutoCloseable {
                 counters.diskMisses.sum(), counters.diskSpillFailures.sum(), counters.diskAdoptions.sum(), counters.hostAllocationFailures.sum(),
                 counters.hostCleanDrops.sum(), counters.hostEvictions.sum(), counters.moverErrors.sum(),
                 counters.prefetchRejected.sum(), pinned.requestedBytes(), pinned.pinnedBytes(), monitor.mode(),
-                monitor.nanosInMode(System.nanoTime()), disk == null ? null : disk.stats());
+                monitor.nanosInMode(System.nanoTime()), disk == null ? null : disk.stats(),
+                TierStats.MoveStats.of(counters.hostReads), TierStats.MoveStats.of(counters.diskReads));
     }
 
     /**

@@ -22,10 +22,11 @@ package io.tierkv.core.cache;
  * @param retiredIds           unreferenced block ids freed because their bytes are kept by hash below (disk)
  * @param admissionWaits       allocations that had to wait for space
  * @param admissionFailures    allocations that failed with CapacityExhaustedException
+ * @param deviceReads          whole-block reads ({@link Sequence#readBlock}) served from the top tier
  */
 public record CacheStats(int deviceCapacityBlocks, int deviceUsedBlocks, int liveBlocks, int cachedBlocks,
         int indexedBlocks, long prefixHitBlocks, long prefixHitBlocksBelow, long prefixMissBlocks,
         long tokenMismatches, long evictions, long demotions, long cleanDrops, long failedDemotions,
         long promotions, long failedPromotions, long copiesOnWrite, long retiredIds, long admissionWaits,
-        long admissionFailures) {
+        long admissionFailures, long deviceReads) {
 }
