@@ -114,7 +114,7 @@ public final class KvBlockManager implements AutoCloseable {
             movers.add(m);
             moverThreads.add(t);
         }
-        if (!movers.isEmpty()) {
+        if (!movers.isEmpty() && b.promoteOnMatch) {
             host.onMatchedBelow(this::requestPromotion); // promotion on match, in the background
         }
     }
@@ -298,6 +298,7 @@ public final class KvBlockManager implements AutoCloseable {
         private long promotionTimeoutNanos = CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS;
         private int movers = 1;
         private int prefetchQueue = 256;
+        private boolean promoteOnMatch = true;
         private Consumer<Throwable> errorHandler = t -> System.getLogger("io.tierkv.tiers.Mover")
                 .log(System.Logger.Level.WARNING, "mover error", t);
 
@@ -440,6 +441,21 @@ public final class KvBlockManager implements AutoCloseable {
          */
         public Builder movers(int threads) {
             this.movers = threads;
+            return this;
+        }
+
+        /**
+         * Sets whether a prefix match that finds a block below the device asks a background mover
+         * to promote it at once, ahead of the lease that usually follows (promotion on match).
+         * A runtime that copies matched blocks out with {@link Sequence#readBlock} instead of
+         * leasing them turns it off: the promotion would move every block it reads twice. Without
+         * mover threads there is no promotion on match either way.
+         *
+         * @param enabled whether to promote on match (default true)
+         * @return this
+         */
+        public Builder promoteOnMatch(boolean enabled) {
+            this.promoteOnMatch = enabled;
             return this;
         }
 

@@ -14,6 +14,7 @@ import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.error.CorruptBlockException;
 import io.tierkv.core.testing.CacheInvariants;
+import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.io.IOException;
@@ -103,6 +104,40 @@ class WholeBlockTierTest {
             assertEquals(0, kv.stats().diskReads().blocks());
             assertThrows(CorruptBlockException.class, () -> s.readBlock(0, out), "lost stays lost");
             assertThrows(CorruptBlockException.class, () -> s.lease(0, 16).close());
+        }
+    }
+
+    @Test
+    void withPromotionOnMatchOffAMatchedBlockStaysBelowAndWithItOnAMoverPromotesIt() throws Exception {
+        for (boolean promote : new boolean[] {false, true}) {
+            KvLayout layout = Managers.LAYOUT;
+            long bb = layout.bytesPerBlock();
+            EmulatedDevice device = invariants.track(new EmulatedDevice(8 * bb + (1 << 20)), List::of);
+            KvBlockManager kv = KvBlockManager.builder(layout).device(device, 8 * bb).host(4 * bb)
+                    .recentDeviceBlocks(0).movers(1).promoteOnMatch(promote).build();
+            invariants.track(kv, kv::checkInvariants);
+            MemorySegment image = blockImage(arena.allocate(bb), layout, 8, 0);
+            int id;
+            try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+                s.appendBlock(tokens(700, 16), 0, image);
+                id = s.blockId(0);
+            }
+            assertTrue(kv.cache().demoteBlock(id));
+            MemorySegment out = arena.allocate(bb);
+            try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+                assertEquals(16, s.matchPrefix(tokens(700, 16)));
+                long until = System.nanoTime() + (promote ? 5_000_000_000L : 200_000_000L);
+                while (!kv.cache().isOnDevice(id) && System.nanoTime() < until) {
+                    Thread.sleep(5);
+                }
+                assertEquals(promote, kv.cache().isOnDevice(id), "promoteOnMatch(" + promote + ")");
+                s.readBlock(0, out);
+                assertEquals(-1, out.mismatch(image));
+            }
+            assertEquals(promote ? 1 : 0, kv.stats().promotions().blocks());
+            assertEquals(promote ? 0 : 1, kv.stats().hostReads().blocks(), "read from the host unless promoted");
+            assertEquals(promote ? 1 : 0, kv.stats().cache().deviceReads());
+            kv.close();
         }
     }
 
