@@ -150,9 +150,9 @@ public final class Sequence implements AutoCloseable {
      * (see {@link KvLayout#offsetOf}). The block is then complete: it seals (hashed, indexed,
      * shareable) at once if every earlier block of this sequence has sealed, else with the last of
      * them, exactly as if each position had been appended with {@link #appendToken} and written
-     * with {@link #write}. Equal content under an existing hash is not stored twice: the index keeps
-     * the first block and this one stays private to the sequence, as for a block written token
-     * by token.
+     * with {@link #write}. If the index already holds a block with the same hash, the index keeps
+     * that one; this block then serves only its own sequence and is freed when the sequence lets
+     * go of it, as for a block written token by token.
      *
      * @param tokenIds the token ids; B of them are read from {@code from}
      * @param from     index of the block's first token id, {@code 0 <= from <= tokenIds.length - B}
