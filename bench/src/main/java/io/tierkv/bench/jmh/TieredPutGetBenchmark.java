@@ -201,6 +201,8 @@ public class TieredPutGetBenchmark {
         KvLayout layout;
         /** Token ids of the key being put or got. */
         int[] tokens = new int[B];
+        /** The options of every sequence (one tenant), built once as a runtime keeps them. */
+        final SequenceOptions options = SequenceOptions.salt("kv");
         private EmulatedDevice device;
         private Path dir;
 
@@ -239,7 +241,7 @@ public class TieredPutGetBenchmark {
                     throw new IllegalStateException("key " + k + ": wrong bytes");
                 }
                 if (k < 16) {
-                    try (Sequence seq = kv.openSequence(SequenceOptions.salt("kv"))) {
+                    try (Sequence seq = kv.openSequence(options)) {
                         seq.matchPrefix(tokens);
                         for (int t = 0; t < B; t++) {
                             seq.read(0, t, k0, v0);
@@ -263,7 +265,7 @@ public class TieredPutGetBenchmark {
          */
         void put(long key, MemorySegment value) {
             int[] t = tokensOf(key);
-            try (Sequence seq = kv.openSequence(SequenceOptions.salt("kv"))) {
+            try (Sequence seq = kv.openSequence(options)) {
                 seq.appendBlock(t, 0, value);
             }
             if (movers == 0) {
@@ -279,7 +281,7 @@ public class TieredPutGetBenchmark {
          */
         void get(long key) {
             int[] t = tokensOf(key);
-            try (Sequence seq = kv.openSequence(SequenceOptions.salt("kv"))) {
+            try (Sequence seq = kv.openSequence(options)) {
                 if (seq.matchPrefix(t) != B) {
                     throw new IllegalStateException("key " + key + " not found");
                 }
