@@ -153,4 +153,75 @@ class CopyQueueTest {
         }));
         assertEquals(1, released.get());
     }
+
+    @Test
+    void runOrSubmitRunsInlineOnlyOnAnIdleQueueAndKeepsStreamOrder() throws Exception {
+        List<String> ran = new CopyOnWriteArrayList<>();
+        CountDownLatch gate = new CountDownLatch(1);
+        String caller = Thread.currentThread().getName();
+        try (CopyQueue q = new CopyQueue("test-worker", 4)) {
+            long inline = q.runOrSubmit(() -> ran.add("a:" + Thread.currentThread().getName()));
+            assertEquals(1, inline);
+            assertTrue(q.isDone(inline), "an inline task is done when runOrSubmit returns");
+            assertEquals(List.of("a:" + caller), ran);
+            long blocked = q.submit(blockingOn(gate)); // the worker is busy from here on
+            long behind = q.runOrSubmit(() -> ran.add("b:" + Thread.currentThread().getName()));
+            assertEquals(2, blocked);
+            assertEquals(3, behind);
+            Thread.sleep(50);
+            assertFalse(q.isDone(behind), "a task ran before the busy worker's task ended");
+            assertEquals(1, ran.size());
+            gate.countDown();
+            q.await(behind);
+            assertEquals(List.of("a:" + caller, "b:test-worker"), ran);
+            long again = q.runOrSubmit(() -> ran.add("c:" + Thread.currentThread().getName()));
+            long queued = q.submit(() -> ran.add("d:" + Thread.currentThread().getName()));
+            assertEquals(4, again);
+            assertEquals(5, queued);
+            q.await(queued);
+            assertEquals(5, q.completedSeq());
+            assertEquals(List.of("a:" + caller, "b:test-worker", "c:" + caller, "d:test-worker"), ran);
+        }
+    }
+
+    @Test
+    void aTaskThatRefusesToRunInlineIsQueuedAndOneThatThrowsInlineFailsTheQueue() {
+        AtomicInteger released = new AtomicInteger();
+        List<String> ran = new CopyOnWriteArrayList<>();
+        try (CopyQueue q = new CopyQueue("test-worker", 4)) {
+            long deferred = q.runOrSubmit(new CopyQueue.Task() {
+                @Override
+                public void run() {
+                    ran.add(Thread.currentThread().getName());
+                }
+
+                @Override
+                public boolean runInline() {
+                    return false;
+                }
+            });
+            q.await(deferred);
+            assertEquals(List.of("test-worker"), ran);
+            long failing = q.runOrSubmit(new CopyQueue.Task() {
+                @Override
+                public void run() {
+                    throw new IllegalStateException("Already closed");
+                }
+
+                @Override
+                public void release() {
+                    released.incrementAndGet();
+                }
+            });
+            assertEquals(2, failing);
+            assertEquals(1, released.get(), "release runs before runOrSubmit returns");
+            var e = assertThrows(GpuException.class, () -> q.isDone(failing));
+            assertEquals("EMULATED emulatedErrorIllegalAddress (700): queued task #2 failed:"
+                    + " java.lang.IllegalStateException: Already closed", e.getMessage());
+            long after = q.runOrSubmit(() -> ran.add("after:" + Thread.currentThread().getName()));
+            assertThrows(GpuException.class, () -> q.await(after)); // waits, then reports the failure
+            assertEquals(3, q.completedSeq()); // a failed queue runs nothing inline: the worker skipped it
+            assertEquals(List.of("test-worker"), ran);
+        }
+    }
 }

@@ -1,9 +1,9 @@
 package io.tierkv.natives;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.abort;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -122,24 +122,20 @@ class EmulatedDeviceTest extends GpuRuntimeContract {
 
     @Test
     void aCopyFromAHostSegmentClosedBeforeItRanFailsTheStreamWithIllegalAddress() {
-        DeviceBuffer big = runtime.allocateDevice(24 * MIB);
-        DeviceBuffer big2 = runtime.allocateDevice(24 * MIB);
+        EmulatedDevice device = (EmulatedDevice) runtime;
+        DeviceBuffer big = runtime.allocateDevice(MIB);
         DeviceBuffer small = runtime.allocateDevice(4096);
         GpuStream stream = runtime.createStream();
-        GpuEvent before;
         Arena shortLived = Arena.ofShared();
         MemorySegment src = shortLived.allocate(4096);
-        for (int i = 0; i < 60; i++) { // about 1.5 GB of copies ahead of the doomed one
-            stream.copyDeviceToDevice(big, 0, big2, 0, 24 * MIB);
-        }
-        before = stream.record();
+        device.stallCopies(); // the copies below queue behind a held one, so the arena closes first
+        stream.copyHostToDevice(arena.allocate(MIB), big, 0, MIB);
+        GpuEvent before = stream.record();
         stream.copyHostToDevice(src, small, 0, 4096);
         GpuEvent after = stream.record();
-        boolean ranAlready = after.isComplete();
+        assertFalse(after.isComplete());
         shortLived.close();
-        if (ranAlready) {
-            abort("the worker finished 1.5 GB of copies before the arena closed; cannot order the race");
-        }
+        device.resumeCopies();
         before.synchronize(); // work before the failure is fine
         var e = assertThrows(GpuException.class, after::synchronize);
         assertEquals(700, e.code());
@@ -147,5 +143,36 @@ class EmulatedDeviceTest extends GpuRuntimeContract {
         assertTrue(e.getCause() instanceof IllegalStateException, String.valueOf(e.getCause()));
         assertThrows(GpuException.class, stream::synchronize);
         assertThrows(GpuException.class, after::isComplete);
+    }
+
+    @Test
+    void anIdleStreamCopiesInlineAndAStalledCopyStillDefersTheCopiesBehindIt() throws Exception {
+        EmulatedDevice device = (EmulatedDevice) runtime;
+        MemorySegment ones = arena.allocate(MIB).fill((byte) 1);
+        MemorySegment twos = arena.allocate(MIB).fill((byte) 2);
+        MemorySegment back = arena.allocate(MIB);
+        try (DeviceBuffer d = runtime.allocateDevice(MIB); GpuStream stream = runtime.createStream()) {
+            MemorySegment view = d.hostView().orElseThrow();
+            stream.copyHostToDevice(ones, d, 0, MIB); // idle stream: done when the call returns
+            assertEquals(1, view.get(ValueLayout.JAVA_BYTE, MIB - 1));
+            try (GpuEvent first = stream.record()) {
+                assertTrue(first.isComplete(), "an event recorded after an inline copy completes at once");
+            }
+            device.stallCopies();
+            stream.copyHostToDevice(twos, d, 0, MIB); // stalled: must not run inline
+            GpuEvent held = stream.record();
+            stream.copyDeviceToHost(d, 0, back, MIB); // queued behind the held copy, not inline
+            Thread.sleep(50);
+            assertFalse(held.isComplete(), "a stalled copy completed");
+            assertEquals(1, view.get(ValueLayout.JAVA_BYTE, 0), "a stalled copy wrote the device");
+            assertEquals(0, back.get(ValueLayout.JAVA_BYTE, 0), "a copy overtook the stalled one");
+            device.resumeCopies();
+            held.synchronize();
+            held.close();
+            stream.synchronize();
+            assertEquals(-1L, back.mismatch(twos), "stream order: the read-back sees the held write");
+            stream.copyHostToDevice(ones, d, 0, MIB); // idle again: inline again
+            assertEquals(-1L, view.mismatch(ones));
+        }
     }
 }

@@ -228,6 +228,46 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     @Override
+    public boolean read(int blockId, MemorySegment out) {
+        long start = System.nanoTime();
+        long hi;
+        long lo;
+        int hs;
+        lock.lock();
+        try {
+            hs = hostSlot[blockId];
+            if (hs < 0 && (state[blockId] & ON_DISK) == 0) {
+                return false;
+            }
+            hi = hashHi[blockId];
+            lo = hashLo[blockId];
+            if (hs >= 0) { // copied under the lock: the slot cannot be dropped or reused meanwhile
+                MemorySegment.copy(slotViews[hs], 0, out, 0, layout.bytesPerBlock());
+                policy.onAccess(blockId);
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (hs >= 0) {
+            counters.hostReads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
+            return true;
+        }
+        if (!disk.get(hi, lo, null, out)) { // checksum verified before any byte reaches out
+            counters.diskMisses.increment();
+            TierEvents.fault("disk miss for block " + blockId);
+            lock.lock();
+            try {
+                state[blockId] &= ~ON_DISK;
+            } finally {
+                lock.unlock();
+            }
+            return false;
+        }
+        counters.diskReads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
+        return true;
+    }
+
+    @Override
     public void releaseLateSlots(IntConsumer sink) {
         lock.lock();
         try {

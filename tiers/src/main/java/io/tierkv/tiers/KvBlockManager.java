@@ -125,7 +125,7 @@ public final class KvBlockManager implements AutoCloseable {
             movers.add(m);
             moverThreads.add(t);
         }
-        if (!movers.isEmpty()) {
+        if (!movers.isEmpty() && b.promoteOnMatch) {
             host.onMatchedBelow(this::requestPromotion); // promotion on match, in the background
         }
     }
@@ -282,7 +282,8 @@ public final class KvBlockManager implements AutoCloseable {
                 counters.diskMisses.sum(), counters.diskSpillFailures.sum(), counters.diskAdoptions.sum(), counters.hostAllocationFailures.sum(),
                 counters.hostCleanDrops.sum(), counters.hostEvictions.sum(), counters.moverErrors.sum(),
                 queueStats(), pinned.requestedBytes(), pinned.pinnedBytes(), monitor.mode(),
-                monitor.nanosInMode(System.nanoTime()), disk == null ? null : disk.stats());
+                monitor.nanosInMode(System.nanoTime()), disk == null ? null : disk.stats(),
+                TierStats.MoveStats.of(counters.hostReads), TierStats.MoveStats.of(counters.diskReads));
     }
 
     private java.util.Map<MovePath, TierStats.QueueStats> queueStats() {
@@ -374,6 +375,7 @@ public final class KvBlockManager implements AutoCloseable {
         private long promotionTimeoutNanos = CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS;
         private int movers = 1;
         private int moveQueueCapacity = 256;
+        private boolean promoteOnMatch = true;
         private Consumer<Throwable> errorHandler = t -> System.getLogger("io.tierkv.tiers.Mover")
                 .log(System.Logger.Level.WARNING, "mover error", t);
 
@@ -528,6 +530,21 @@ public final class KvBlockManager implements AutoCloseable {
          */
         public Builder moveQueueCapacity(int entries) {
             this.moveQueueCapacity = entries;
+            return this;
+        }
+
+        /**
+         * Sets whether a prefix match that finds a block below the device asks a background mover
+         * to promote it at once, ahead of the lease that usually follows (promotion on match).
+         * A runtime that copies matched blocks out with {@link Sequence#readBlock} instead of
+         * leasing them turns it off: the promotion would move every block it reads twice. Without
+         * mover threads there is no promotion on match either way.
+         *
+         * @param enabled whether to promote on match (default true)
+         * @return this
+         */
+        public Builder promoteOnMatch(boolean enabled) {
+            this.promoteOnMatch = enabled;
             return this;
         }
 

@@ -40,6 +40,8 @@ final class TierCounters {
     final Move diskSpills = new Move("HOST->DISK");
     final Move diskLoads = new Move("DISK->DEVICE");
     final Move diskToHost = new Move("DISK->HOST");
+    final Move hostReads = new Move("HOST->CALLER");
+    final Move diskReads = new Move("DISK->CALLER");
     final LongAdder diskMisses = new LongAdder();
     final LongAdder diskSpillFailures = new LongAdder();
     final LongAdder diskAdoptions = new LongAdder();

@@ -29,6 +29,8 @@ import java.util.Map;
  * @param pressureMode          mode in force
  * @param nanosInMode           time spent in each mode
  * @param disk                  the disk tier's counters, or null without a disk tier
+ * @param hostReads             whole-block reads ({@code Sequence.readBlock}) served from the host tier
+ * @param diskReads             whole-block reads served from the disk tier (checksum verified)
  */
 public record TierStats(CacheStats cache, int hostCapacityBlocks, int hostUsedBlocks, MoveStats demotions,
         MoveStats promotions, MoveStats diskSpills, MoveStats diskLoads, MoveStats diskToHost, long diskMisses,
@@ -37,7 +39,7 @@ public record TierStats(CacheStats cache, int hostCapacityBlocks, int hostUsedBl
         long hostAllocationFailures, long hostCleanDrops, long hostEvictions, long moverErrors,
         Map<MovePath, QueueStats> queues,
         long pinnedBytesRequested, long pinnedBytes, PressureMode pressureMode, Map<PressureMode, Long> nanosInMode,
-        DiskStats disk) {
+        DiskStats disk, MoveStats hostReads, MoveStats diskReads) {
 
     /**
      * Validates and copies.

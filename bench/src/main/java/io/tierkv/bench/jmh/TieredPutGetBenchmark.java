@@ -2,7 +2,6 @@ package io.tierkv.bench.jmh;
 
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
-import io.tierkv.core.cache.BlockLease;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.natives.EmulatedDevice;
@@ -54,16 +53,20 @@ import org.openjdk.jmh.annotations.Threads;
  * in four come from disk (warm page cache); {@code fits}: 256 keys (16 MiB, a quarter of the memory
  * budget, half of TierKV's device tier, so it stays on the device below its watermarks), and the OHC peer, sized at the whole memory budget, joins. Values are random bytes;
  * every get copies the 64 KiB into the same native output block (Ehcache's and OHC's gets would
- * otherwise hand out a heap array or a view; TierKV's a leased block).
+ * otherwise hand out a heap array or a view).
  * <ul>
  * <li>TierKV: layout 1 layer x 8 KV heads x 128, F16, 16 tokens per block: 64 KiB per block. Key
- * {@code k} is the 16 token ids {@code 16k .. 16k+15}. {@link #tierkvPut}: open a sequence, append
- * the 16 tokens and write each token's K and V (4 KiB) from the value, close (the block seals,
- * is hashed and cached; the tiers demote and spill on their own when full), then one mover cycle
- * on this thread ({@code movers(0)}, as {@code tierkv replay}). {@link #tierkvGet}: open a
- * sequence, {@code matchPrefix} the key's tokens (the block is found in any tier), {@code lease}
- * it (promoted from host or disk to the device if needed), copy it out, close lease and sequence,
- * one mover cycle.</li>
+ * {@code k} is the 16 token ids {@code 16k .. 16k+15}; the value is the block image.
+ * {@link #tierkvPut}: open a sequence, {@link Sequence#appendBlock} (one copy; the block seals,
+ * is hashed and indexed), close (the block stays cached; when the device is full the allocation
+ * demotes a block to the host, and a full host spills one to disk, on this thread).
+ * {@link #tierkvGet}: open a sequence, {@code matchPrefix} the key's tokens (found in any tier,
+ * by hash, token ids compared), {@link Sequence#readBlock} into the output (from the device, the
+ * host, or the disk with its CRC32C checked; no promotion), close. {@code movers}: {@code 1}, one
+ * background mover thread does the pressure-mode demotions and forwards disk evictions (the
+ * builder's default); {@code 0}, the same work as one {@code runMoverCycle()} after each
+ * operation on the benchmark thread. Either way the tiers are full for the whole run (the setup
+ * fills them; every put is a new key).</li>
  * <li>Ehcache 3.12: {@code Cache<Long, byte[]>}, {@code heap(512 entries).offheap(32 MB)
  * .disk(512 MB, not persistent)}; {@link #ehcachePut} / {@link #ehcacheGet}. Ehcache's disk store
  * evicts a few keys of the 4x working set even below its size (its per-segment space): a get
@@ -184,17 +187,28 @@ public class TieredPutGetBenchmark {
         public TierKv() {
         }
 
+        /**
+         * Where the mover's work runs: {@code 1}, one background mover thread (the builder's
+         * default, what a runtime runs); {@code 0}, no mover thread and one
+         * {@link KvBlockManager#runMoverCycle()} after each operation on the benchmark thread.
+         */
+        @Param({"1", "0"})
+        public int movers;
+
         /** The manager. */
         KvBlockManager kv;
         /** The layout (64 KiB blocks). */
         KvLayout layout;
         /** Token ids of the key being put or got. */
         int[] tokens = new int[B];
+        /** The options of every sequence (one tenant), built once as a runtime keeps them. */
+        final SequenceOptions options = SequenceOptions.salt("kv");
         private EmulatedDevice device;
         private Path dir;
 
         /**
-         * Builds the manager, puts every key of the working set, gets each once (warm).
+         * Builds the manager, puts every key of the working set, then gets every key and checks
+         * its bytes (and, for the first 16 keys, the layout order token by token).
          *
          * @throws IOException if the benchmark files cannot be created, written or removed
          */
@@ -210,75 +224,80 @@ public class TieredPutGetBenchmark {
                     .device(device, MEMORY_BYTES / 2)
                     .host(MEMORY_BYTES / 2)
                     .disk(DiskOptions.at(dir.resolve("disk")).withSegmentBytes(64L << 20).withBudgetBytes(DISK_BYTES))
-                    .movers(0)
+                    .movers(movers)
+                    .promoteOnMatch(false) // gets copy blocks out (readBlock); they never lease
                     .build();
             for (int k = 0; k < keys; k++) {
                 put(k, nativeValues[k & 15]);
             }
-            // The block keeps K and V in its own arrangement: the first 16 keys give the image of
-            // each value (checked token by token with Sequence.read), later keys must match them.
-            MemorySegment[] images = new MemorySegment[16];
+            // A value is stored as the block image, so a get returns it byte for byte; the first
+            // 16 keys are also read token by token to check that K and V sit where KvLayout says.
             int stride = layout.tokenVectorBytes();
             MemorySegment k0 = arena.allocate(stride);
             MemorySegment v0 = arena.allocate(stride);
             for (int k = 0; k < keys; k++) {
                 get(k);
+                if (out.mismatch(nativeValues[k & 15]) != -1) {
+                    throw new IllegalStateException("key " + k + ": wrong bytes");
+                }
                 if (k < 16) {
-                    images[k] = arena.allocate(VALUE_BYTES).copyFrom(out);
-                    try (Sequence seq = kv.openSequence(SequenceOptions.salt("kv"))) {
+                    try (Sequence seq = kv.openSequence(options)) {
                         seq.matchPrefix(tokens);
                         for (int t = 0; t < B; t++) {
                             seq.read(0, t, k0, v0);
-                            if (k0.mismatch(nativeValues[k].asSlice(2L * stride * t, stride)) != -1
-                                    || v0.mismatch(nativeValues[k].asSlice(2L * stride * t + stride, stride)) != -1) {
-                                throw new IllegalStateException("key " + k + " token " + t + ": wrong bytes");
+                            if (k0.mismatch(out.asSlice(layout.offsetOf(0, KvLayout.K, t), stride)) != -1
+                                    || v0.mismatch(out.asSlice(layout.offsetOf(0, KvLayout.V, t), stride)) != -1) {
+                                throw new IllegalStateException("key " + k + " token " + t + ": not in KvLayout order");
                             }
                         }
                     }
-                } else if (out.mismatch(images[k & 15]) != -1) {
-                    throw new IllegalStateException("key " + k + ": wrong bytes");
                 }
             }
             System.out.printf("%ntierkv after warm-up: %s%n", kv.stats());
         }
 
         /**
-         * Writes a value as the block of a key.
+         * Writes a value as the block of a key: one sequence, one {@link Sequence#appendBlock},
+         * close (the block seals, is hashed and cached).
          *
          * @param key   the key
-         * @param value 64 KiB
+         * @param value 64 KiB, the block image
          */
         void put(long key, MemorySegment value) {
-            int stride = layout.tokenVectorBytes();
-            try (Sequence seq = kv.openSequence(SequenceOptions.salt("kv"))) {
-                for (int t = 0; t < B; t++) {
-                    int pos = seq.appendToken((int) (key * B + t));
-                    long off = 2L * stride * t;
-                    seq.write(0, pos, value.asSlice(off, stride), value.asSlice(off + stride, stride));
-                }
+            int[] t = tokensOf(key);
+            try (Sequence seq = kv.openSequence(options)) {
+                seq.appendBlock(t, 0, value);
             }
-            kv.runMoverCycle();
+            if (movers == 0) {
+                kv.runMoverCycle();
+            }
         }
 
         /**
-         * Reads the block of a key into {@link #out}.
+         * Reads the block of a key into {@link #out} from whichever tier holds it
+         * ({@link Sequence#readBlock}: no promotion).
          *
          * @param key the key
          */
         void get(long key) {
+            int[] t = tokensOf(key);
+            try (Sequence seq = kv.openSequence(options)) {
+                if (seq.matchPrefix(t) != B) {
+                    throw new IllegalStateException("key " + key + " not found");
+                }
+                seq.readBlock(0, out);
+            }
+            if (movers == 0) {
+                kv.runMoverCycle();
+            }
+        }
+
+        private int[] tokensOf(long key) {
             int[] t = tokens;
             for (int i = 0; i < B; i++) {
                 t[i] = (int) (key * B + i);
             }
-            try (Sequence seq = kv.openSequence(SequenceOptions.salt("kv"))) {
-                if (seq.matchPrefix(t) != B) {
-                    throw new IllegalStateException("key " + key + " not found");
-                }
-                try (BlockLease lease = seq.lease(0, B)) {
-                    MemorySegment.copy(lease.block(0), 0, out, 0, VALUE_BYTES);
-                }
-            }
-            kv.runMoverCycle();
+            return t;
         }
 
         /** Checks invariants, closes the manager, deletes the directory. */
@@ -399,6 +418,60 @@ public class TieredPutGetBenchmark {
         }
     }
 
+    /**
+     * The physical limits of a get served from disk and of a put that ends on disk, measured beside
+     * the peers: the working set's values in one file (page cache warm), mapped read-write. A get is
+     * one CRC32C pass over the 64 KiB (the disk tier verifies every record it serves) and one copy
+     * into the output; a put is one CRC32C pass over a value and one copy of it into the file (the
+     * least a new key costs once every tier is full and it must, sooner or later, go to disk),
+     * nothing else.
+     */
+    @State(Scope.Thread)
+    public static class Limit extends Base {
+
+        /** Creates the state; JMH sets the parameters and runs the fixtures. */
+        public Limit() {
+        }
+
+        /** The mapped values. */
+        MemorySegment file;
+        /** The checksum. */
+        final java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        private Arena mapArena;
+        private Path path;
+
+        /**
+         * Writes and maps the file.
+         *
+         * @throws IOException if the file cannot be created, written or mapped
+         */
+        @Setup(Level.Trial)
+        public void setUpLimit() throws IOException {
+            path = Files.createTempFile("tierkv-limit-", ".bin");
+            try (var ch = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.WRITE)) {
+                for (int k = 0; k < keys; k++) {
+                    ch.write(ByteBuffer.wrap(values[k & 15]));
+                }
+            }
+            mapArena = Arena.ofShared();
+            try (var ch = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.READ,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                file = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, 0, (long) keys * VALUE_BYTES, mapArena);
+            }
+        }
+
+        /**
+         * Unmaps and deletes the file.
+         *
+         * @throws IOException if the file cannot be deleted
+         */
+        @TearDown(Level.Trial)
+        public void tearDownLimit() throws IOException {
+            mapArena.close();
+            Files.delete(path);
+        }
+    }
+
     /** OHC key serializer: a long. */
     static final class LongSerializer implements CacheSerializer<Long> {
         @Override
@@ -460,6 +533,38 @@ public class TieredPutGetBenchmark {
     public byte tierkvGet(TierKv s) {
         s.get(s.randomKey());
         return s.out.get(ValueLayout.JAVA_BYTE, 0);
+    }
+
+    /**
+     * Limit: one CRC32C pass over a random key's 64 KiB in a mapped page-cache file, and one copy
+     * of it into the output block.
+     *
+     * @param s the mapped file
+     * @return the checksum
+     */
+    @Benchmark
+    public long limitGet(Limit s) {
+        MemorySegment value = s.file.asSlice((long) s.randomKey() * VALUE_BYTES, VALUE_BYTES);
+        s.crc.reset();
+        s.crc.update(value.asByteBuffer());
+        MemorySegment.copy(value, 0, s.out, 0, VALUE_BYTES);
+        return s.crc.getValue();
+    }
+
+    /**
+     * Limit: one CRC32C pass over a value and one copy of it into the mapped file, at the next
+     * key's place (round robin over the working set).
+     *
+     * @param s the mapped file
+     * @return the checksum
+     */
+    @Benchmark
+    public long limitPut(Limit s) {
+        MemorySegment value = s.nativeValues[s.nextValue()];
+        s.crc.reset();
+        s.crc.update(value.asByteBuffer());
+        MemorySegment.copy(value, 0, s.file, (s.nextPut++ % s.keys) * VALUE_BYTES, VALUE_BYTES);
+        return s.crc.getValue();
     }
 
     /**

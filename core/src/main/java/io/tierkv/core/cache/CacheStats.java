@@ -25,10 +25,12 @@ package io.tierkv.core.cache;
  * @param budgetDemotions      a sequence's own blocks demoted to keep it within its per-cache device budget
  * @param budgetSpills         a sequence's own host blocks spilled to disk to keep it within its host budget
  * @param budgetRefusedSpills  such spills refused by the sequence's disk budget or by the disk tier
+ * @param deviceReads          whole-block reads ({@link Sequence#readBlock}) served from the top tier
  */
 public record CacheStats(int deviceCapacityBlocks, int deviceUsedBlocks, int liveBlocks, int cachedBlocks,
         int indexedBlocks, long prefixHitBlocks, long prefixHitBlocksBelow, long prefixMissBlocks,
         long tokenMismatches, long evictions, long demotions, long cleanDrops, long failedDemotions,
         long promotions, long failedPromotions, long copiesOnWrite, long retiredIds, long admissionWaits,
-        long admissionFailures, long budgetDemotions, long budgetSpills, long budgetRefusedSpills) {
+        long admissionFailures, long budgetDemotions, long budgetSpills, long budgetRefusedSpills,
+        long deviceReads) {
 }

@@ -45,6 +45,19 @@ public interface LowerTier {
     int TIMED_OUT = 2;
 
     /**
+     * Copies a block held below into caller memory without moving it (a read that does not
+     * promote): from its host copy if there is one, else from disk after verifying the record's
+     * checksum. The read counts as a hit on the tier that served it and tells that tier's policy
+     * of the access.
+     *
+     * @param blockId the block, in transit for the call (not on the top tier)
+     * @param out     receives the block's {@code bytesPerBlock} bytes from offset 0
+     * @return true if {@code out} holds the block; false if the block is gone below (missing or
+     *         corrupt: a counted miss; {@code out} may hold partial bytes)
+     */
+    boolean read(int blockId, MemorySegment out);
+
+    /**
      * Hands back top-tier slots of timed-out promotions whose late copies have now completed (or
      * were cancelled), so they can be reused without a late write landing in them.
      *

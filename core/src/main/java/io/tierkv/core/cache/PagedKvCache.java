@@ -120,6 +120,7 @@ public final class PagedKvCache implements AutoCloseable {
     private long promotions;
     private long failedPromotions;
     private long copiesOnWrite;
+    private long deviceReads;
     private long retiredIds;
     private long admissionWaits;
     private long admissionFailures;
@@ -785,6 +786,15 @@ public final class PagedKvCache implements AutoCloseable {
         return count == writesPerBlock;
     }
 
+    /** Marks every (layer, offset) of an OPEN block written (a whole-block append). */
+    void markAllWritten(int id) {
+        long base = (long) id * writtenWords * Long.BYTES;
+        written.set(ValueLayout.JAVA_LONG, base, writesPerBlock);
+        for (int w = 0, left = writesPerBlock; left > 0; w++, left -= 64) {
+            written.set(ValueLayout.JAVA_LONG, base + (1L + w) * Long.BYTES, left >= 64 ? -1L : (1L << left) - 1);
+        }
+    }
+
     /** @return whether every position of every layer of an OPEN block has been written */
     boolean isComplete(int id) {
         return written.get(ValueLayout.JAVA_LONG, (long) id * writtenWords * Long.BYTES) == writesPerBlock;
@@ -829,6 +839,69 @@ public final class PagedKvCache implements AutoCloseable {
             leases[id]--;
             unref(id);
             throw e;
+        }
+    }
+
+    /**
+     * Copies a sealed block to {@code out} from the tier holding it, without promoting it: the
+     * block is flagged TRANSIT for the copy (nobody moves, frees or reuses it meanwhile), the copy
+     * runs with the lock released, and a block found lost below is marked LOST.
+     *
+     * @throws CorruptBlockException    if the block is lost below
+     * @throws TransferTimeoutException if another move of it does not end in time
+     */
+    void readSealed(int id, MemorySegment out) {
+        int s;
+        lock.lock();
+        try {
+            checkOpen();
+            long transitDeadline = System.nanoTime() + options.promotionTimeoutNanos();
+            while ((flags[id] & TRANSIT) != 0) {
+                long remaining = transitDeadline - System.nanoTime();
+                if (remaining <= 0) {
+                    throw new TransferTimeoutException("wait for block " + id + " in transit",
+                            options.promotionTimeoutNanos());
+                }
+                awaitChange(remaining);
+            }
+            if (state[id] == LOST) {
+                throw new CorruptBlockException("block " + id, "its bytes were lost below the top tier", -1, -1);
+            }
+            policy.onAccess(id);
+            flags[id] |= TRANSIT;
+            refresh(id);
+            s = slot[id];
+        } finally {
+            lock.unlock();
+        }
+        boolean copied = false;
+        boolean lost = false;
+        try {
+            if (s >= 0) {
+                MemorySegment.copy(memory.slot(s), 0, out, 0, blockBytes);
+                copied = true;
+            } else {
+                copied = lower.read(id, out);
+                lost = !copied;
+            }
+        } finally {
+            lock.lock();
+            try {
+                flags[id] &= ~TRANSIT;
+                if (lost) {
+                    markLost(id);
+                } else if (copied && s >= 0) {
+                    deviceReads++;
+                }
+                refresh(id);
+                endTransit(id);
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+        if (lost) {
+            throw new CorruptBlockException("block " + id, "missing or corrupt below the top tier", -1, -1);
         }
     }
 
@@ -1075,7 +1148,7 @@ public final class PagedKvCache implements AutoCloseable {
                     prefixHitBlocks, prefixHitBlocksBelow, prefixMissBlocks, tokenMismatches, evictions,
                     demotions, cleanDrops, failedDemotions, promotions, failedPromotions, copiesOnWrite,
                     retiredIds, admissionWaits, admissionFailures, budget.demotions(), budget.spills(),
-                    budget.refusedSpills());
+                    budget.refusedSpills(), deviceReads);
         } finally {
             lock.unlock();
         }

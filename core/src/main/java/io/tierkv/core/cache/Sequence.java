@@ -6,6 +6,7 @@ import io.tierkv.core.error.BudgetExceededException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * One sequence (one request or session) of a {@link PagedKvCache}: its block table (logical
@@ -16,6 +17,11 @@ import java.util.Arrays;
  * are written and every earlier block has sealed: it then gets its chained hash and becomes
  * shareable. Sealed blocks are immutable. A block shared with a fork is copied before the first
  * divergent write to it (copy-on-write). Reads go through leases, which pin blocks on the top tier.
+ *
+ * <p>Whole blocks: a runtime that holds a block's image already (an offloading connector, a
+ * KV store in front of a prefix cache) appends it with {@link #appendBlock} (one copy, sealed at
+ * once) and copies a sealed block out with {@link #readBlock} from whichever tier holds it,
+ * without promoting it.
  *
  * <p>Thread-safety: one thread at a time per sequence (the runtime's rule); different sequences
  * may be used from different threads concurrently.
@@ -139,6 +145,85 @@ public final class Sequence implements AutoCloseable {
         } finally {
             cache.lock.unlock();
         }
+    }
+
+    /**
+     * Appends one whole block: the B token ids {@code tokenIds[from .. from + B)} at the next B
+     * positions, and the block's K and V for every layer copied in one piece from {@code block},
+     * which holds the block image in the layout's order {@code [layer][K|V][token][head][dim]}
+     * (see {@link KvLayout#offsetOf}). The block is then complete: it seals (hashed, indexed,
+     * shareable) at once if every earlier block of this sequence has sealed, else with the last of
+     * them, exactly as if each position had been appended with {@link #appendToken} and written
+     * with {@link #write}. If the index already holds a block with the same hash, the index keeps
+     * that one; this block then serves only its own sequence and is freed when the sequence lets
+     * go of it, as for a block written token by token.
+     *
+     * @param tokenIds the token ids; B of them are read from {@code from}
+     * @param from     index of the block's first token id, {@code 0 <= from <= tokenIds.length - B}
+     * @param block    at least {@code bytesPerBlock} bytes of block image; read, not kept
+     * @return the position of the block's first token (the sequence length before the call)
+     * @throws NullPointerException      if tokenIds or block is null
+     * @throws IndexOutOfBoundsException if {@code from} is out of range
+     * @throws IllegalArgumentException  if {@code block} is shorter than {@code bytesPerBlock}
+     * @throws IllegalStateException     if the sequence length is not a multiple of B (a partly
+     *                                   filled tail block), if the sequence is closed, if the top tier is not
+     *                                   host-visible (a real GPU), or if {@code block} cannot be read (its
+     *                                   arena closed); nothing is appended then
+     * @throws io.tierkv.core.error.CapacityExhaustedException if no block can be had in time
+     * @throws BudgetExceededException   if a new block would exceed this sequence's budget
+     */
+    public int appendBlock(int[] tokenIds, int from, MemorySegment block) {
+        Objects.requireNonNull(tokenIds, "tokenIds");
+        Objects.requireNonNull(block, "block");
+        int b = cache.blockTokens;
+        if (from < 0 || from > tokenIds.length - b) {
+            throw new IndexOutOfBoundsException("from: " + from + " (expected 0 <= from <= tokenIds.length - blockSizeTokens = "
+                    + tokenIds.length + " - " + b + ")");
+        }
+        if (block.byteSize() < cache.blockBytes) {
+            throw new IllegalArgumentException("block.byteSize: " + block.byteSize() + " (expected >= bytesPerBlock "
+                    + cache.blockBytes + ")");
+        }
+        int id;
+        int position;
+        cache.lock.lock();
+        try {
+            checkOpen();
+            if (length % b != 0) {
+                throw new IllegalStateException("appendBlock at length " + length + " (expected a multiple of blockSizeTokens "
+                        + b + "; the tail block is partly filled)");
+            }
+            checkBudget(1);
+            id = cache.allocateOpenBlock(cache.admissionDeadline());
+            cache.priority[id] = PagedKvCache.priorityByte(options.priority());
+            push(id);
+            MemorySegment.copy(tokenIds, from, cache.tokens, ValueLayout.JAVA_INT, (long) id * b * Integer.BYTES, b);
+            position = length;
+            length += b;
+        } finally {
+            cache.lock.unlock();
+        }
+        try {
+            MemorySegment.copy(block, 0, cache.slotMemory(cache.slot[id]), 0, cache.blockBytes); // unshared OPEN block: no lock
+        } catch (RuntimeException e) {
+            cache.lock.lock();
+            try {
+                blockCount--;
+                length -= b;
+                cache.unref(id); // OPEN and unreferenced: freed
+            } finally {
+                cache.lock.unlock();
+            }
+            throw e;
+        }
+        cache.markAllWritten(id);
+        cache.lock.lock();
+        try {
+            sealReady();
+        } finally {
+            cache.lock.unlock();
+        }
+        return position;
     }
 
     /**
@@ -371,6 +456,46 @@ public final class Sequence implements AutoCloseable {
     /** {@return the options this sequence was opened with} */
     public SequenceOptions options() {
         return options;
+    }
+
+    /**
+     * Copies one sealed block's bytes (the whole block image, layout order) into {@code out},
+     * from the tier that holds it now: the device, the host, or the disk (whose record's CRC32C
+     * is verified before any byte is copied). The block is not promoted and stays where it was; the
+     * read counts as a hit on that tier ({@code deviceReads} in {@link CacheStats}, the host and
+     * disk reads in the tier manager's stats) and tells the eviction policies of the access. While
+     * the copy runs the block is held in place (in transit): nobody moves or frees it.
+     *
+     * @param blockIndex a sealed block of this sequence, {@code 0 <= blockIndex < sealedBlocks()}
+     * @param out        receives {@code bytesPerBlock} bytes from offset 0; writable
+     * @throws NullPointerException      if out is null
+     * @throws IndexOutOfBoundsException if blockIndex is outside {@code [0, blockCount())}
+     * @throws IllegalArgumentException  if out is read-only or shorter than {@code bytesPerBlock}
+     * @throws IllegalStateException     if the block is not sealed yet, the sequence is closed, or
+     *                                   the device tier is not host-visible (a real GPU)
+     * @throws io.tierkv.core.error.CorruptBlockException if the block's bytes are lost below (a
+     *                                   disk record missing or failing its checksum: a counted miss);
+     *                                   {@code out} may then hold partial bytes and must not be used
+     * @throws io.tierkv.core.error.TransferTimeoutException if another move of the block does not end in time
+     */
+    public void readBlock(int blockIndex, MemorySegment out) {
+        Objects.requireNonNull(out, "out");
+        if (blockIndex < 0 || blockIndex >= blockCount) {
+            throw new IndexOutOfBoundsException("blockIndex: " + blockIndex + " (expected 0 <= blockIndex < blockCount "
+                    + blockCount + ")");
+        }
+        if (out.isReadOnly() || out.byteSize() < cache.blockBytes) {
+            throw new IllegalArgumentException("out: " + out.byteSize() + " bytes" + (out.isReadOnly() ? ", read-only" : "")
+                    + " (expected writable and >= bytesPerBlock " + cache.blockBytes + ")");
+        }
+        if (closed) {
+            throw new IllegalStateException("sequence is closed");
+        }
+        if (blockIndex >= sealedBlocks) {
+            throw new IllegalStateException("block " + blockIndex + " is not sealed (sealedBlocks " + sealedBlocks
+                    + "; write every position of it and of the blocks before it)");
+        }
+        cache.readSealed(table[blockIndex], out);
     }
 
     /** {@return the cache's block layout} */

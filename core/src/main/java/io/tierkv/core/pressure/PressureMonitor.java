@@ -12,7 +12,10 @@ import java.util.Map;
 public final class PressureMonitor {
 
     private final PressureWatermarks marks;
-    private final long[] nanosIn = new long[PressureMode.values().length];
+    /** The modes in order, kept once: {@code values()} allocates a fresh array on every call. */
+    private static final PressureMode[] MODES = PressureMode.values();
+
+    private final long[] nanosIn = new long[MODES.length];
     private PressureMode mode = PressureMode.RELAXED;
     private long since;
     private long transitions;
@@ -41,7 +44,7 @@ public final class PressureMonitor {
             throw new IllegalArgumentException("utilisation: " + utilisation + " (expected 0 <= utilisation <= 1)");
         }
         PressureMode next = mode;
-        PressureMode[] all = PressureMode.values();
+        PressureMode[] all = MODES;
         while (next.ordinal() < all.length - 1 && utilisation >= marks.enter(all[next.ordinal() + 1])) {
             next = all[next.ordinal() + 1];
         }

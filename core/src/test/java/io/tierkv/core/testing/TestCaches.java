@@ -63,6 +63,28 @@ public final class TestCaches {
     }
 
     /**
+     * Fills a whole block image, in the layout's order {@code [layer][K|V][token][head][dim]}, with
+     * the payloads {@link #appendWritten} writes for the block's positions.
+     *
+     * @param dst           at least bytesPerBlock
+     * @param layout        the layout
+     * @param contentKey    payload key
+     * @param firstPosition the block's first position in its sequence (a multiple of B)
+     * @return {@code dst}
+     */
+    public static MemorySegment blockImage(MemorySegment dst, KvLayout layout, long contentKey, int firstPosition) {
+        int n = layout.tokenVectorBytes();
+        for (int l = 0; l < layout.layers(); l++) {
+            for (int kv = 0; kv < 2; kv++) {
+                for (int t = 0; t < layout.blockSizeTokens(); t++) {
+                    Payloads.fill(dst.asSlice(layout.offsetOf(l, kv, t), n), layout, contentKey, firstPosition + t, l, kv);
+                }
+            }
+        }
+        return dst;
+    }
+
+    /**
      * Checks that every position of a sequence reads back its payload.
      *
      * @param seq        the sequence
