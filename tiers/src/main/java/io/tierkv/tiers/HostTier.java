@@ -458,31 +458,88 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The record is read (and its checksum verified) once: into a free host slot when one is
+     * free, so that the promotion or read that usually follows a match is a host copy rather than
+     * a second disk read; else through a staging buffer, keeping only the token ids. No host block
+     * is evicted or spilled for it (the caller holds the cache lock).
+     */
     @Override
     public boolean adopt(int blockId, long hi, long lo, MemorySegment tokensOut) {
         if (disk == null || !disk.contains(hi, lo)) {
             return false;
         }
-        int buffer = staging.acquire();
-        try {
-            if (!disk.get(hi, lo, tokensOut, staging.block(buffer))) {
-                counters.diskMisses.increment();
-                return false;
+        long tokenBytes = (long) layout.blockSizeTokens() * Integer.BYTES;
+        long start = System.nanoTime();
+        int hs = freeHostSlot();
+        boolean hit = false;
+        if (hs >= 0) {
+            try {
+                hit = disk.get(hi, lo, hostTokens.asSlice(tokenOffset(hs), tokenBytes), slotViews[hs]);
+            } finally {
+                lock.lock();
+                try {
+                    reservedHostSlots--;
+                    if (hit) {
+                        bindAdopted(blockId, hi, lo, hs);
+                        policy.onAdmit(blockId, 0, lo);
+                    } else {
+                        slots.free(hs);
+                    }
+                } finally {
+                    lock.unlock();
+                }
             }
-        } finally {
-            staging.release(buffer);
+            if (hit) {
+                MemorySegment.copy(hostTokens, tokenOffset(hs), tokensOut, 0, tokenBytes);
+                counters.diskToHost.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
+            }
+        } else {
+            int buffer = staging.acquire();
+            try {
+                hit = disk.get(hi, lo, tokensOut, staging.block(buffer));
+            } finally {
+                staging.release(buffer);
+            }
+            if (hit) {
+                lock.lock();
+                try {
+                    bindAdopted(blockId, hi, lo, -1);
+                } finally {
+                    lock.unlock();
+                }
+            }
         }
-        lock.lock();
-        try {
-            hostSlot[blockId] = -1;
-            state[blockId] = ON_DISK;
-            hashHi[blockId] = hi;
-            hashLo[blockId] = lo;
-        } finally {
-            lock.unlock();
+        if (!hit) {
+            counters.diskMisses.increment();
+            return false;
         }
         counters.diskAdoptions.increment();
         return true;
+    }
+
+    /** Binds an adopted disk record to a block id, with its bytes in host slot {@code hs} or none (-1). Lock held. */
+    private void bindAdopted(int blockId, long hi, long lo, int hs) {
+        hostSlot[blockId] = hs;
+        state[blockId] = ON_DISK;
+        hashHi[blockId] = hi;
+        hashLo[blockId] = lo;
+    }
+
+    /** A host slot free now, reserved (no eviction, no spill), or -1. */
+    private int freeHostSlot() {
+        lock.lock();
+        try {
+            int s = slots.allocate();
+            if (s >= 0) {
+                reservedHostSlots++;
+            }
+            return s;
+        } finally {
+            lock.unlock();
+        }
     }
 
     @Override
