@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -57,6 +58,10 @@ class TierManagerCasesTest {
                 kv.demote(Integer.MAX_VALUE);
             }
         });
+        Arena arena = Arena.ofConfined();
+        MemorySegment expected = arena.allocate(layout.bytesPerBlock());
+        MemorySegment actual = arena.allocate(layout.bytesPerBlock());
+        int demotedCopiesChecked = 0;
         try {
             for (int run = 0; run < 10_000; run++) {
                 try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
@@ -76,14 +81,25 @@ class TierManagerCasesTest {
                             }
                         }
                     }
+                    // The copy where the block lies now (the demoted host copy once it left the
+                    // device): its CRC32C equals the final written bytes' checksum.
+                    boolean below = !kv.cache().isOnDevice(s.blockId(0));
+                    s.readBlock(0, actual);
+                    assertEquals(crc32c(TestCaches.blockImage(expected, layout, run, 0)), crc32c(actual),
+                            "run " + run + " seed " + seed + (below ? ": demoted copy" : ": device copy"));
+                    if (below) {
+                        demotedCopiesChecked++;
+                    }
                     assertEquals(-1, firstMismatch(s, run, 0, 16), "run " + run + " seed " + seed);
                 }
             }
         } finally {
             stop.set(true);
             demoter.join();
+            arena.close();
         }
         assertEquals(0, demotedEarly.get(), "an unsealed block was demoted (seed " + seed + ")");
+        assertTrue(demotedCopiesChecked > 0, "some demoted copies were checked");
         assertTrue(kv.stats().demotions().blocks() > 0, "the demoter did demote sealed blocks");
     }
 
@@ -138,6 +154,12 @@ class TierManagerCasesTest {
         TierStats st = kv.stats();
         assertEquals(3, st.demotions().blocks() + st.cache().cleanDrops(), "A, B, then one more left the device");
         assertOwnPatterns(kv, seqs, "promote B");
+    }
+
+    private static int crc32c(MemorySegment block) {
+        CRC32C crc = new CRC32C();
+        crc.update(block.asByteBuffer());
+        return (int) crc.getValue();
     }
 
     /**
