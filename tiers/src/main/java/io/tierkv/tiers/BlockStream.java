@@ -9,7 +9,9 @@ import java.lang.foreign.MemorySegment;
  * Streams one layer of a sequence's blocks in order for blockwise attention over more context
  * than fits on the device: {@link #next()} leases the next block (promoting it if it is below) and
  * releases the previous one, while read-ahead promotions for the following blocks run on the
- * mover. Not thread-safe; close it to release the last lease.
+ * mover. The blocks streamed are the {@code blockCount()} blocks the sequence held when the
+ * stream was made ({@link KvBlockManager#stream}); blocks appended later are not streamed. Not
+ * thread-safe; close it to release the last lease (a second close does nothing).
  */
 public final class BlockStream implements AutoCloseable {
 
@@ -22,6 +24,7 @@ public final class BlockStream implements AutoCloseable {
     private int nextIndex;
     private int leased = -1;
     private MemorySegment current;
+    private boolean closed;
 
     BlockStream(KvBlockManager manager, Sequence sequence, int layer, int readAhead) {
         this.manager = manager;
@@ -35,18 +38,27 @@ public final class BlockStream implements AutoCloseable {
         }
     }
 
-    /** {@return whether another block follows} */
+    /** {@return whether another block follows: false once the fixed block count is reached or after close} */
     public boolean hasNext() {
-        return nextIndex < blocks;
+        return !closed && nextIndex < blocks;
     }
 
     /**
-     * Leases the next block and releases the previous one.
+     * Leases the next block and releases the previous one; the segments of the previous block
+     * ({@link #keys()}, {@link #values()}) are then no longer valid.
      *
-     * @return the block index now current
+     * @return the block index now current, in {@code [0, blocks)} where {@code blocks} is the
+     *         sequence's block count when the stream was made
+     * @throws IllegalStateException            if the stream or its sequence is closed
      * @throws java.util.NoSuchElementException if no block is left
      */
     public int next() {
+        if (closed) {
+            throw new IllegalStateException("stream is closed");
+        }
+        if (sequence.isClosed()) {
+            throw new IllegalStateException("sequence is closed");
+        }
         if (!hasNext()) {
             throw new java.util.NoSuchElementException("no block after index " + (nextIndex - 1));
         }
@@ -67,17 +79,33 @@ public final class BlockStream implements AutoCloseable {
         }
     }
 
-    /** {@return the current block's keys for this stream's layer: B x H x D elements} */
+    /**
+     * The current block's keys for this stream's layer: {@code layerBlockBytes} bytes, B x H x D
+     * elements of the layout's dtype in the order {@code [token][head][dim]}. The segment is a view
+     * of the leased top-tier slot, not a copy: it is valid only until the next {@link #next()} or
+     * {@link #close()}, after which the slot may hold another block and its bytes may change.
+     *
+     * @return the keys of the current block
+     * @throws IllegalStateException before the first {@link #next()} or after close
+     */
     public MemorySegment keys() {
         return half(KvLayout.K);
     }
 
-    /** {@return the current block's values for this stream's layer} */
+    /**
+     * The current block's values for this stream's layer, shaped and valid as {@link #keys()}.
+     *
+     * @return the values of the current block
+     * @throws IllegalStateException before the first {@link #next()} or after close
+     */
     public MemorySegment values() {
         return half(KvLayout.V);
     }
 
     private MemorySegment half(int kv) {
+        if (closed) {
+            throw new IllegalStateException("stream is closed");
+        }
         if (current == null) {
             throw new IllegalStateException("call next() first");
         }
@@ -93,8 +121,10 @@ public final class BlockStream implements AutoCloseable {
         }
     }
 
+    /** Releases the current block's lease; idempotent. Later {@link #next()} calls throw. */
     @Override
     public void close() {
+        closed = true;
         releaseCurrent();
     }
 }

@@ -20,6 +20,7 @@ import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.DiskTier;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
@@ -55,6 +56,7 @@ public final class KvBlockManager implements AutoCloseable {
     private final PagedKvCache cache;
     private final PressureMonitor monitor;
     private final PressureWatermarks watermarks;
+    private final Consumer<Throwable> errorHandler;
     private final TierCounters counters;
     private final List<Mover> movers = new ArrayList<>();
     private final List<Thread> moverThreads = new ArrayList<>();
@@ -115,6 +117,7 @@ public final class KvBlockManager implements AutoCloseable {
         this.pinned = pin;
         this.disk = dsk;
         this.watermarks = b.watermarks;
+        this.errorHandler = b.errorHandler;
         this.monitor = new PressureMonitor(b.watermarks, System.nanoTime());
         for (MovePath p : MovePath.values()) {
             queues[p.ordinal()] = new MoveQueue(b.moveQueueCapacity);
@@ -147,12 +150,14 @@ public final class KvBlockManager implements AutoCloseable {
      *
      * @param options salt, keys, priority, budgets
      * @return the sequence; close it
+     * @throws NullPointerException     if options is null
      * @throws IllegalArgumentException if a per-cache budget is larger than this manager's, smaller
      *                                  than one block, or (device) smaller than the tail plus the
      *                                  recent blocks; the message names the field, value and bound
      * @throws IllegalStateException after close
      */
     public Sequence openSequence(SequenceOptions options) {
+        Objects.requireNonNull(options, "options");
         Budgets own = options.budgets();
         if (own != null) {
             String name = "cache[" + options.salt() + "]";
@@ -188,18 +193,30 @@ public final class KvBlockManager implements AutoCloseable {
     /**
      * Iterates one layer of a sequence's blocks in order, leasing each and promoting the next
      * {@code readAheadBlocks} in the background, so attention can run blockwise over more context
-     * than the device holds.
+     * than the device holds. The stream covers the {@code sequence.blockCount()} blocks the
+     * sequence holds when this is called; blocks appended later are not streamed.
      *
-     * @param sequence        the sequence
-     * @param layer           the layer
+     * @param sequence        the sequence, open
+     * @param layer           the layer, {@code 0 <= layer < layers}
      * @param readAheadBlocks blocks to request ahead, >= 0; with per-cache budgets, at most
      *                        {@code transferBytes / bytesPerBlock} (read-ahead promotions in flight
      *                        are what the sequence's transfer budget counts)
      * @return the reader; close it
-     * @throws IllegalArgumentException if readAheadBlocks is negative
-     * @throws BudgetExceededException if the read-ahead would exceed the sequence's transfer budget
+     * @throws NullPointerException      if sequence is null
+     * @throws IndexOutOfBoundsException if layer is out of range
+     * @throws IllegalArgumentException  if readAheadBlocks is negative
+     * @throws IllegalStateException     if the sequence is closed
+     * @throws BudgetExceededException   if the read-ahead would exceed the sequence's transfer budget
      */
     public BlockStream stream(Sequence sequence, int layer, int readAheadBlocks) {
+        Objects.requireNonNull(sequence, "sequence");
+        if (sequence.isClosed()) {
+            throw new IllegalStateException("sequence is closed");
+        }
+        if (layer < 0 || layer >= layout.layers()) {
+            throw new IndexOutOfBoundsException("layer: " + layer + " (expected 0 <= layer < layers "
+                    + layout.layers() + ")");
+        }
         if (readAheadBlocks < 0) {
             throw new IllegalArgumentException("readAheadBlocks: " + readAheadBlocks + " (expected >= 0)");
         }
@@ -265,12 +282,16 @@ public final class KvBlockManager implements AutoCloseable {
 
     /**
      * Runs one mover cycle on the calling thread (for managers built with no mover threads, and
-     * tests).
+     * tests). An error of the cycle is handled as on a mover thread: counted in
+     * {@link TierStats#moverErrors()} and passed to the configured {@link Builder#errorHandler},
+     * not thrown.
      *
-     * @return units of work done
+     * @return units of work done in this cycle: blocks demoted, promoted, spilled to disk and loaded from
+     *         disk, plus records forwarded to the disk tier and late device slots reclaimed; 0 when
+     *         there was nothing to do (or the cycle failed and its error went to the handler)
      */
     public int runMoverCycle() {
-        return new Mover(cache, host, monitor, watermarks, counters, t -> { }, queues).doWork();
+        return new Mover(cache, host, monitor, watermarks, counters, errorHandler, queues).cycle();
     }
 
     /** {@return an immutable snapshot; thread-safe} */
@@ -413,7 +434,8 @@ public final class KvBlockManager implements AutoCloseable {
         /**
          * Sets the transfer staging budget.
          *
-         * @param budgetBytes transfer staging bytes, at least one block (default: one block)
+         * @param budgetBytes transfer staging bytes, at least one block, at most
+         *                    {@link Budgets#MAX_BYTES} (default: one block)
          * @return this
          */
         public Builder transfer(long budgetBytes) {
@@ -468,7 +490,7 @@ public final class KvBlockManager implements AutoCloseable {
         /**
          * Sets the pressure watermarks.
          *
-         * @param marks pressure watermarks
+         * @param marks pressure watermarks, not null
          * @return this
          */
         public Builder watermarks(PressureWatermarks marks) {
@@ -551,7 +573,8 @@ public final class KvBlockManager implements AutoCloseable {
         /**
          * Sets the handler of mover errors.
          *
-         * @param handler receives every error of the movers (they go on)
+         * @param handler receives every error of the movers and of {@link KvBlockManager#runMoverCycle()}
+         *                (they go on); not null
          * @return this
          */
         public Builder errorHandler(Consumer<Throwable> handler) {
@@ -565,11 +588,25 @@ public final class KvBlockManager implements AutoCloseable {
          * @return the manager; close it
          * @throws IllegalArgumentException naming the field, value and bound of a bad option
          * @throws io.tierkv.core.error.BudgetExceededException if the pool cannot take this manager's tiers
+         * @throws IllegalStateException if the device runtime is closed, or the disk tier's directory
+         *                               is locked by another manager or process, or holds persistent
+         *                               records of another layout without
+         *                               {@link DiskOptions#wipeOnLayoutMismatch()} (see
+         *                               {@link DiskTier#open}); nothing is left allocated
+         * @throws io.tierkv.natives.GpuException if the device runtime cannot allocate the device tier
+         *                               or the pinned host buffer ({@code isOutOfMemory()} when they do
+         *                               not fit); nothing is left allocated
          */
         public KvBlockManager build() {
             long block = layout.bytesPerBlock();
             if (runtime == null) {
                 throw new IllegalArgumentException("device: not set (expected device(GpuRuntime, budgetBytes))");
+            }
+            if (watermarks == null) {
+                throw new IllegalArgumentException("watermarks: null (expected PressureWatermarks, e.g. PressureWatermarks.defaults())");
+            }
+            if (errorHandler == null) {
+                throw new IllegalArgumentException("errorHandler: null (expected a Consumer<Throwable>)");
             }
             checkAtLeast("device.budgetBytes", deviceBytes, block);
             checkAtLeast("host.budgetBytes", hostBytes, block);
@@ -577,7 +614,8 @@ public final class KvBlockManager implements AutoCloseable {
                 checkAtLeast("transfer.budgetBytes", transferBytes, block);
             }
             long cap = Budgets.MAX_BYTES;
-            for (Object[] f : new Object[][] {{"device.budgetBytes", deviceBytes}, {"host.budgetBytes", hostBytes}}) {
+            for (Object[] f : new Object[][] {{"device.budgetBytes", deviceBytes}, {"host.budgetBytes", hostBytes},
+                    {"transfer.budgetBytes", transferBytes}}) {
                 if ((long) f[1] > cap) {
                     throw new IllegalArgumentException(f[0] + ": " + f[1] + " (expected <= " + cap + ")");
                 }
@@ -585,6 +623,13 @@ public final class KvBlockManager implements AutoCloseable {
             if (disk != null && disk.budgetBytes() < block) {
                 throw new IllegalArgumentException("disk.budgetBytes: " + disk.budgetBytes()
                         + " (expected >= bytesPerBlock " + block + ")");
+            }
+            if (disk != null) {
+                try {
+                    DiskTier.check(disk, layout);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("disk." + e.getMessage(), e);
+                }
             }
             if (!EvictionPolicies.names().contains(policy)) {
                 throw new IllegalArgumentException("policy: '" + policy + "' (expected one of " + EvictionPolicies.names() + ")");

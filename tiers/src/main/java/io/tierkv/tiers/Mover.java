@@ -159,20 +159,29 @@ final class Mover implements Runnable {
         return moved;
     }
 
+    /**
+     * One cycle whose error, if any, is counted in {@code moverErrors}, recorded as a fault event
+     * and passed to the error handler instead of thrown.
+     *
+     * @return units of work done, as {@link #doWork()}; 0 if the cycle failed
+     */
+    int cycle() {
+        try {
+            return doWork();
+        } catch (Throwable t) {
+            counters.moverErrors.increment();
+            TierEvents.fault("mover: " + t);
+            errorHandler.accept(t);
+            return 0;
+        }
+    }
+
     @Override
     public void run() {
         runner = Thread.currentThread();
         long idleNanos = 0;
         while (running && !Thread.currentThread().isInterrupted()) {
-            int work;
-            try {
-                work = doWork();
-            } catch (Throwable t) {
-                counters.moverErrors.increment();
-                TierEvents.fault("mover: " + t);
-                errorHandler.accept(t);
-                work = 0;
-            }
+            int work = cycle();
             if (work > 0) {
                 idleNanos = 0;
             } else {

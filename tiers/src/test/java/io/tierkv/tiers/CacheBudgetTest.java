@@ -1,6 +1,7 @@
 package io.tierkv.tiers;
 
 import static io.tierkv.core.testing.TestCaches.appendWritten;
+import static io.tierkv.core.testing.TestCaches.blockImage;
 import static io.tierkv.core.testing.TestCaches.firstMismatch;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -16,6 +17,8 @@ import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.error.BudgetExceededException;
 import io.tierkv.core.testing.CacheInvariants;
 import io.tierkv.tiers.disk.DiskOptions;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -59,6 +62,24 @@ class CacheBudgetTest {
         assertEquals(2, kv.cache().deviceUsedBlocks(), "the pool had room; only the budget moved blocks");
         assertEquals(3, kv.stats().hostUsedBlocks());
         assertEquals(-1, firstMismatch(s, 1, 0, 16 * 5));
+        s.close();
+    }
+
+    @Test
+    void wholeBlockAppendsKeepTheSameDeviceBudgetAsTokenAppends() {
+        KvBlockManager kv = Managers.build(invariants, 8, 16, null);
+        Sequence s = kv.openSequence(budgets("a", 2, 16, 1L << 30));
+        int[] ids = tokens(0, 16 * 5);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment image = arena.allocate(bb);
+            for (int i = 0; i < 5; i++) {
+                assertEquals(16 * i, s.appendBlock(ids, 16 * i, blockImage(image, Managers.LAYOUT, 1, 16 * i)));
+            }
+        }
+        assertOnDevice(kv.cache(), s, false, false, false, true, true);
+        assertEquals(3, kv.stats().cache().budgetDemotions());
+        assertEquals(2, kv.cache().deviceUsedBlocks(), "the pool had room; only the budget moved blocks");
+        assertEquals(-1, firstMismatch(s, 1, 0, 16 * 5), "nothing stored is lost");
         s.close();
     }
 

@@ -17,9 +17,12 @@ import io.tierkv.core.pressure.PressureMode;
 import io.tierkv.core.testing.CacheInvariants;
 import io.tierkv.core.testing.Payloads;
 import io.tierkv.natives.EmulatedDevice;
+import io.tierkv.tiers.disk.DiskOptions;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 class KvBlockManagerTest {
 
@@ -49,6 +52,76 @@ class KvBlockManagerTest {
                 () -> KvBlockManager.builder(l).device(dev, 4 * bb).host(bb).movers(9).build()).getMessage());
         assertThrows(IllegalArgumentException.class, () -> KvBlockManager.builder(l).host(bb).build());
         assertEquals(0, dev.usedBytes(), "a refused build allocates nothing");
+    }
+
+    @Test
+    void nullsAndOutOfRangeOptionsAreRejectedAtBuildAndDiskRulesNameBothFields(@TempDir Path dir) {
+        EmulatedDevice dev = invariants.track(new EmulatedDevice(1 << 20), List::of);
+        KvLayout l = Managers.LAYOUT;
+        assertEquals("watermarks: null (expected PressureWatermarks, e.g. PressureWatermarks.defaults())",
+                assertThrows(IllegalArgumentException.class,
+                        () -> KvBlockManager.builder(l).device(dev, 4 * bb).host(bb).watermarks(null).build()).getMessage());
+        assertEquals("errorHandler: null (expected a Consumer<Throwable>)",
+                assertThrows(IllegalArgumentException.class,
+                        () -> KvBlockManager.builder(l).device(dev, 4 * bb).host(bb).errorHandler(null).build()).getMessage());
+        assertEquals("transfer.budgetBytes: " + Long.MAX_VALUE + " (expected <= " + Budgets.MAX_BYTES + ")",
+                assertThrows(IllegalArgumentException.class,
+                        () -> KvBlockManager.builder(l).device(dev, 4 * bb).host(bb).transfer(Long.MAX_VALUE).build())
+                        .getMessage());
+        DiskOptions budgetBelowSegment = DiskOptions.at(dir.resolve("kv")).withBudgetBytes(1 << 20);
+        String message = assertThrows(IllegalArgumentException.class,
+                () -> KvBlockManager.builder(l).device(dev, 4 * bb).host(bb).disk(budgetBelowSegment).build()).getMessage();
+        assertTrue(message.startsWith("disk.budgetBytes: 1048576 (expected >= segmentBytes 67108864 + "), message);
+        assertEquals(0, dev.usedBytes(), "a refused build allocates nothing");
+        KvBlockManager kv = Managers.build(invariants, 4, 4,
+                DiskOptions.at(dir.resolve("kv")).withBudgetBytes(1 << 20).withSegmentBytes(64 << 10));
+        assertEquals(1 << 20, kv.budgets().diskBytes(), "the budget set before the segment size is taken");
+    }
+
+    @Test
+    void streamAndOpenSequenceNameTheirBadArgumentsAndAClosedStreamOrSequenceLeasesNothing() {
+        KvBlockManager kv = Managers.build(invariants, 4, 4, null);
+        assertEquals("options", assertThrows(NullPointerException.class, () -> kv.openSequence(null)).getMessage());
+        assertEquals("sequence", assertThrows(NullPointerException.class, () -> kv.stream(null, 0, 0)).getMessage());
+        Sequence s = kv.openSequence(SequenceOptions.salt("a"));
+        appendWritten(s, 1, tokens(0, 32));
+        int layers = Managers.LAYOUT.layers();
+        assertEquals("layer: " + layers + " (expected 0 <= layer < layers " + layers + ")",
+                assertThrows(IndexOutOfBoundsException.class, () -> kv.stream(s, layers, 0)).getMessage());
+        assertEquals("layer: -1 (expected 0 <= layer < layers " + layers + ")",
+                assertThrows(IndexOutOfBoundsException.class, () -> kv.stream(s, -1, 0)).getMessage());
+        BlockStream stream = kv.stream(s, 0, 0);
+        assertEquals(0, stream.next());
+        assertEquals(2, kv.cache().referenceCount(s.blockId(0)), "the table and the stream's lease");
+        stream.close();
+        assertEquals("stream is closed", assertThrows(IllegalStateException.class, stream::next).getMessage());
+        assertEquals("stream is closed", assertThrows(IllegalStateException.class, stream::keys).getMessage());
+        assertEquals(1, kv.cache().referenceCount(s.blockId(0)), "no lease is taken after close");
+        BlockStream open = kv.stream(s, 1, 0);
+        int firstId = s.blockId(0);
+        s.close();
+        assertEquals("sequence is closed", assertThrows(IllegalStateException.class, open::next).getMessage());
+        open.close();
+        assertEquals("sequence is closed", assertThrows(IllegalStateException.class, () -> kv.stream(s, 0, 0)).getMessage());
+        assertEquals(0, kv.cache().referenceCount(firstId), "the closed sequence's blocks hold no lease");
+    }
+
+    @Test
+    void runMoverCycleHandsItsErrorsToTheConfiguredHandler() {
+        // Not tracked by the invariants: the device is closed under the manager on purpose.
+        EmulatedDevice dev = new EmulatedDevice(4 * bb + (1 << 20));
+        List<Throwable> errors = new java.util.ArrayList<>();
+        KvBlockManager kv = KvBlockManager.builder(Managers.LAYOUT).device(dev, 4 * bb).host(4 * bb)
+                .recentDeviceBlocks(0).movers(0).errorHandler(errors::add).build();
+        try (Sequence s = kv.openSequence(SequenceOptions.salt("a"))) {
+            appendWritten(s, 1, tokens(0, 64)); // the device is full: the cycle demotes
+        }
+        dev.close();
+        assertEquals(0, kv.runMoverCycle(), "a failed cycle did no work");
+        assertEquals(1, errors.size(), "the error went to the handler, not to the caller");
+        assertTrue(errors.get(0) instanceof IllegalStateException, errors.get(0).toString());
+        assertEquals(1, kv.stats().moverErrors());
+        kv.close();
     }
 
     @Test

@@ -120,7 +120,9 @@ public record ReplayReport(String source, String format, int traceBlockTokens, S
      * @param failedPromotions  promotions that failed (lost or timed out)
      * @param evictions         blocks dropped from the cache entirely (any tier)
      * @param hostEvictions     of which: unreferenced blocks freed to make host room (no disk below)
-     * @param diskEvictions     disk records dropped to stay within the disk budget
+     * @param diskEvictions     disk records dropped to stay within the disk budget; a record held by
+     *                          hash alone (its block id retired) is not counted in {@code evictions},
+     *                          so this may exceed it
      * @param deviceCleanDrops  device copies dropped because a clean copy existed below
      * @param hostCleanDrops    clean host copies dropped to make room
      * @param diskSpills        blocks written from host to disk
@@ -179,8 +181,9 @@ public record ReplayReport(String source, String format, int traceBlockTokens, S
                         ? ", " + events.verifyFailures + " BLOCKS DIFFERED" : ""));
         line(b, "demotions", events.demotions + " (failed " + events.failedDemotions + "), promotions "
                 + events.promotions + " (failed " + events.failedPromotions + ")");
-        line(b, "evictions", events.evictions + " total: host full " + events.hostEvictions + ", disk budget "
-                + events.diskEvictions + "; clean drops device " + events.deviceCleanDrops + ", host "
+        line(b, "evictions", events.evictions + " blocks freed (host full " + events.hostEvictions
+                + " of them); disk budget dropped " + events.diskEvictions
+                + " records (those held by hash alone are not in the blocks freed); clean drops device " + events.deviceCleanDrops + ", host "
                 + events.hostCleanDrops + "; disk spills " + events.diskSpills
                 + String.format(Locale.ROOT, " (ratio %.2f)", events.compressionRatio));
         line(b, "match+promote", String.format(Locale.ROOT,

@@ -163,19 +163,6 @@ public record GeneratorOptions(
     }
 
     /**
-     * A copy with another popularity skew.
-     *
-     * @param v Zipf exponent, {@code >= 0}
-     * @return the validated copy
-     * @throws IllegalArgumentException if out of range
-     */
-    public GeneratorOptions withZipfExponent(double v) {
-        return new GeneratorOptions(seed, requests, blockSizeTokens, systemPrompts, systemPromptTokens, documents,
-                documentTokens, documentProbability, v, meanTurns, userTurnTokens, outputTokens,
-                concurrentSessions, requestsPerSecond);
-    }
-
-    /**
      * A copy with other conversations.
      *
      * @param turns              mean turns per session, {@code >= 1}

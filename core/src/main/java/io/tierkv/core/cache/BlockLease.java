@@ -34,27 +34,42 @@ public final class BlockLease implements AutoCloseable {
     }
 
     /**
-     * Returns the block id at a logical block index.
+     * Returns the block id of a leased block.
      *
      * @param i leased block number in [0, blockCount)
      * @return the block's id
+     * @throws IndexOutOfBoundsException if i is out of range
+     * @throws IllegalStateException     after close (the id may belong to another sequence by then)
      */
     public int blockId(int i) {
+        check(i);
         return blockIds[i];
     }
 
     /**
-     * The bytes of a leased block, laid out as {@link io.tierkv.core.KvLayout} describes.
+     * The bytes of a leased block: {@code bytesPerBlock} bytes in the layout's order
+     * {@code [layer][K|V][token][head][dim]} (offsets from {@link io.tierkv.core.KvLayout#offsetOf}).
+     * The segment is the block's top-tier slot itself, not a copy: it is valid only until this
+     * lease closes. After that the slot may hold another block and its bytes may change at any
+     * time; the segment must not be read or kept.
      *
      * @param i leased block number in [0, blockCount)
      * @return the block's top-tier slot, bytesPerBlock long
-     * @throws IllegalStateException after close
+     * @throws IndexOutOfBoundsException if i is out of range
+     * @throws IllegalStateException     after close
      */
     public MemorySegment block(int i) {
+        check(i);
+        return segments[i];
+    }
+
+    private void check(int i) {
         if (closed) {
             throw new IllegalStateException("lease is closed");
         }
-        return segments[i];
+        if (i < 0 || i >= blockIds.length) {
+            throw new IndexOutOfBoundsException("i: " + i + " (expected 0 <= i < blockCount " + blockIds.length + ")");
+        }
     }
 
     /** Releases every block of the lease; idempotent. */

@@ -185,9 +185,11 @@ public final class PagedKvCache implements AutoCloseable {
      *
      * @param options salt, extra keys, priority and budget
      * @return the new, empty sequence
+     * @throws NullPointerException  if options is null
      * @throws IllegalStateException after close
      */
     public Sequence openSequence(SequenceOptions options) {
+        java.util.Objects.requireNonNull(options, "options");
         lock.lock();
         try {
             checkOpen();
@@ -800,9 +802,9 @@ public final class PagedKvCache implements AutoCloseable {
         return written.get(ValueLayout.JAVA_LONG, (long) id * writtenWords * Long.BYTES) == writesPerBlock;
     }
 
-    /** Retention priorities are kept in a byte per block: values are clamped to [-128, 127]. */
+    /** Retention priorities are kept in a byte per block; {@link SequenceOptions} bounds them to a byte. */
     static byte priorityByte(int priority) {
-        return (byte) Math.max(Byte.MIN_VALUE, Math.min(Byte.MAX_VALUE, priority));
+        return (byte) priority;
     }
 
     // ---------------------------------------------------------------- leases
@@ -810,16 +812,25 @@ public final class PagedKvCache implements AutoCloseable {
     /**
      * Leases one block: promotes it if needed and pins it on the top tier.
      *
-     * @param blockId a live block id
+     * @param blockId a live block id, {@code 0 <= blockId < maxBlocks}
      * @return its top-tier bytes
-     * @throws IllegalStateException if the block is free
+     * @throws IndexOutOfBoundsException if blockId is out of range
+     * @throws IllegalStateException     if the block is free
      */
     public MemorySegment acquireLease(int blockId) {
+        checkBlockId(blockId);
         lock.lock();
         try {
             return memory.slot(leaseLocked(blockId, System.nanoTime() + options.admissionTimeoutNanos()));
         } finally {
             lock.unlock();
+        }
+    }
+
+    private void checkBlockId(int blockId) {
+        if (blockId < 0 || blockId >= state.length) {
+            throw new IndexOutOfBoundsException("blockId: " + blockId + " (expected 0 <= blockId < maxBlocks "
+                    + state.length + ")");
         }
     }
 
@@ -908,10 +919,12 @@ public final class PagedKvCache implements AutoCloseable {
     /**
      * Releases a lease taken with {@link #acquireLease(int)}.
      *
-     * @param blockId the leased block
-     * @throws IllegalStateException if the block holds no lease
+     * @param blockId the leased block, {@code 0 <= blockId < maxBlocks}
+     * @throws IndexOutOfBoundsException if blockId is out of range
+     * @throws IllegalStateException     if the block holds no lease
      */
     public void releaseLease(int blockId) {
+        checkBlockId(blockId);
         lock.lock();
         try {
             releaseLocked(blockId);

@@ -56,9 +56,11 @@ public final class Sequence implements AutoCloseable {
      *
      * @param promptTokens the prompt's token ids
      * @return tokens now present: a multiple of B, at most the prompt length
+     * @throws NullPointerException  if promptTokens is null
      * @throws IllegalStateException if the sequence is not empty or is closed
      */
     public int matchPrefix(int[] promptTokens) {
+        Objects.requireNonNull(promptTokens, "promptTokens");
         return matchPrefix(promptTokens, promptTokens.length);
     }
 
@@ -68,14 +70,22 @@ public final class Sequence implements AutoCloseable {
      * Each candidate block is found by its chained hash and then its stored token ids are compared:
      * a hash alone never proves identity.
      *
+     * <p>The match stops at this sequence's {@link SequenceOptions#budgetBytes() budgetBytes}: it
+     * takes at most {@code budgetBytes / bytesPerBlock} blocks and returns the tokens taken, so the
+     * runtime computes the rest of the prompt as for a shorter match (appending it then fails with
+     * {@link BudgetExceededException} as any append over the budget does). Per-tier budgets
+     * ({@link SequenceOptions#budgets()}) do not limit a match: matched blocks are not new blocks.
+     *
      * @param promptTokens the prompt's token ids
      * @param maxTokens    most tokens to take, 0..promptTokens.length
-     * @return tokens now present: a multiple of B, at most maxTokens
+     * @return tokens now present: a multiple of B, at most maxTokens and at most
+     *         {@code budgetBytes / bytesPerBlock * B}
+     * @throws NullPointerException     if promptTokens is null
      * @throws IllegalStateException    if the sequence is not empty or is closed
      * @throws IllegalArgumentException if maxTokens is out of range
-     * @throws BudgetExceededException  if the matched blocks exceed this sequence's budget
      */
     public int matchPrefix(int[] promptTokens, int maxTokens) {
+        Objects.requireNonNull(promptTokens, "promptTokens");
         if (maxTokens < 0 || maxTokens > promptTokens.length) {
             throw new IllegalArgumentException("maxTokens: " + maxTokens + " (expected 0 <= maxTokens <= "
                     + promptTokens.length + ")");
@@ -88,7 +98,7 @@ public final class Sequence implements AutoCloseable {
             if (length != 0) {
                 throw new IllegalStateException("matchPrefix on a sequence holding " + length + " tokens (expected 0)");
             }
-            int full = maxTokens / b;
+            int full = (int) Math.min(maxTokens / b, options.budgetBytes() / cache.blockBytes);
             for (int i = 0; i < full; i++) {
                 cache.hasher.hashBlock(saltHi, saltLo, parentHi, parentLo, extraKeys, prompt, (long) i * b, b);
                 long hi = cache.hasher.hi();
@@ -97,7 +107,6 @@ public final class Sequence implements AutoCloseable {
                 if (id < 0) {
                     break;
                 }
-                checkBudget(1);
                 cache.ref(id);
                 push(id);
                 parentHi = hi;
@@ -170,7 +179,9 @@ public final class Sequence implements AutoCloseable {
      *                                   host-visible (a real GPU), or if {@code block} cannot be read (its
      *                                   arena closed); nothing is appended then
      * @throws io.tierkv.core.error.CapacityExhaustedException if no block can be had in time
-     * @throws BudgetExceededException   if a new block would exceed this sequence's budget
+     * @throws BudgetExceededException   if a new block would exceed this sequence's budget, or its
+     *                                   per-cache device share cannot be made room for, exactly as
+     *                                   for {@link #appendToken} (nothing stored is lost)
      */
     public int appendBlock(int[] tokenIds, int from, MemorySegment block) {
         Objects.requireNonNull(tokenIds, "tokenIds");
@@ -194,6 +205,7 @@ public final class Sequence implements AutoCloseable {
                         + b + "; the tail block is partly filled)");
             }
             checkBudget(1);
+            cache.budget.admitNewBlock(this);
             id = cache.allocateOpenBlock(cache.admissionDeadline());
             cache.priority[id] = PagedKvCache.priorityByte(options.priority());
             push(id);
@@ -231,15 +243,21 @@ public final class Sequence implements AutoCloseable {
      *
      * @param layer    layer in [0, L)
      * @param position an appended position whose block is not sealed
-     * @param k        {@code tokenVectorBytes} bytes of keys, layout {@code [head][dim]}
-     * @param v        {@code tokenVectorBytes} bytes of values
-     * @throws IndexOutOfBoundsException if layer or position is out of range, or k / v too short
+     * @param k        at least {@code tokenVectorBytes} bytes of keys, layout {@code [head][dim]};
+     *                 the first {@code tokenVectorBytes} are read
+     * @param v        at least {@code tokenVectorBytes} bytes of values, same layout
+     * @throws NullPointerException      if k or v is null
+     * @throws IndexOutOfBoundsException if layer or position is out of range
+     * @throws IllegalArgumentException  if k or v is shorter than {@code tokenVectorBytes}; both are
+     *                                   checked before any byte is copied
      * @throws IllegalStateException     if the position's block is sealed, or the sequence closed
      */
     public void write(int layer, int position, MemorySegment k, MemorySegment v) {
-        int id = writableBlock(layer, position);
         KvLayout l = cache.layout;
         int n = l.tokenVectorBytes();
+        checkLength("k.byteSize", Objects.requireNonNull(k, "k").byteSize(), n, "tokenVectorBytes");
+        checkLength("v.byteSize", Objects.requireNonNull(v, "v").byteSize(), n, "tokenVectorBytes");
+        int id = writableBlock(layer, position);
         int offset = position % cache.blockTokens;
         MemorySegment dst = cache.slotMemory(cache.slot[id]);
         MemorySegment.copy(k, 0, dst, l.offsetOf(layer, KvLayout.K, offset), n);
@@ -252,18 +270,24 @@ public final class Sequence implements AutoCloseable {
      *
      * @param layer    layer in [0, L)
      * @param position an appended position whose block is not sealed
-     * @param k        H x D keys
-     * @param v        H x D values
-     * @throws IllegalStateException as {@link #write(int, int, MemorySegment, MemorySegment)}, or
-     *                               if the layout's dtype is not F32
+     * @param k        at least H x D keys, layout {@code [head][dim]}; the first H x D are read
+     * @param v        at least H x D values, same layout
+     * @throws NullPointerException      if k or v is null
+     * @throws IndexOutOfBoundsException if layer or position is out of range
+     * @throws IllegalArgumentException  if k or v holds fewer than H x D elements; both are checked
+     *                                   before any element is copied
+     * @throws IllegalStateException     as {@link #write(int, int, MemorySegment, MemorySegment)}, or
+     *                                   if the layout's dtype is not F32
      */
     public void write(int layer, int position, float[] k, float[] v) {
         KvLayout l = cache.layout;
         if (l.dtype() != DType.F32) {
             throw new IllegalStateException("float[] write needs dtype F32, layout has " + l.dtype());
         }
-        int id = writableBlock(layer, position);
         int n = l.kvHeads() * l.headDim();
+        checkLength("k.length", Objects.requireNonNull(k, "k").length, n, "kvHeads x headDim");
+        checkLength("v.length", Objects.requireNonNull(v, "v").length, n, "kvHeads x headDim");
+        int id = writableBlock(layer, position);
         int offset = position % cache.blockTokens;
         MemorySegment dst = cache.slotMemory(cache.slot[id]);
         MemorySegment.copy(k, 0, dst, ValueLayout.JAVA_FLOAT, l.offsetOf(layer, KvLayout.K, offset), n);
@@ -271,10 +295,14 @@ public final class Sequence implements AutoCloseable {
         afterWrite(id, layer, offset);
     }
 
-    private int writableBlock(int layer, int position) {
-        if (closed) {
-            throw new IllegalStateException("sequence is closed");
+    private static void checkLength(String field, long value, int bound, String boundName) {
+        if (value < bound) {
+            throw new IllegalArgumentException(field + ": " + value + " (expected >= " + boundName + " " + bound + ")");
         }
+    }
+
+    private int writableBlock(int layer, int position) {
+        checkClosed();
         if (position < 0 || position >= length) {
             throw new IndexOutOfBoundsException("position: " + position + " (expected 0 <= position < length "
                     + length + ")");
@@ -394,10 +422,12 @@ public final class Sequence implements AutoCloseable {
      * @param toToken   end token (exclusive), {@code <= length}
      * @return the lease; close it
      * @throws IndexOutOfBoundsException if the range is invalid
+     * @throws IllegalStateException     if the sequence is closed
      * @throws io.tierkv.core.error.CapacityExhaustedException if the top tier cannot hold them in time
      * @throws io.tierkv.core.error.CorruptBlockException      if a block was lost below
      */
     public BlockLease lease(int fromToken, int toToken) {
+        checkClosed();
         if (fromToken < 0 || toToken > length || fromToken >= toToken) {
             throw new IndexOutOfBoundsException("token range [" + fromToken + ", " + toToken
                     + ") (expected 0 <= from < to <= length " + length + ")");
@@ -432,15 +462,27 @@ public final class Sequence implements AutoCloseable {
      *
      * @param layer    layer in [0, L)
      * @param position position in [0, length)
-     * @param kOut     receives tokenVectorBytes of keys
-     * @param vOut     receives tokenVectorBytes of values
-     * @throws IndexOutOfBoundsException if out of range
+     * @param kOut     receives tokenVectorBytes of keys, layout {@code [head][dim]}; writable
+     * @param vOut     receives tokenVectorBytes of values, same layout; writable
+     * @throws NullPointerException      if kOut or vOut is null
+     * @throws IndexOutOfBoundsException if layer or position is out of range
+     * @throws IllegalArgumentException  if kOut or vOut is shorter than {@code tokenVectorBytes}
+     * @throws IllegalStateException     if the sequence is closed (its block ids may already hold
+     *                                   another sequence's bytes)
      */
     public void read(int layer, int position, MemorySegment kOut, MemorySegment vOut) {
+        checkClosed();
         if (position < 0 || position >= length) {
             throw new IndexOutOfBoundsException("position: " + position + " (expected 0 <= position < length "
                     + length + ")");
         }
+        if (layer < 0 || layer >= cache.layout.layers()) {
+            throw new IndexOutOfBoundsException("layer: " + layer + " (expected 0 <= layer < "
+                    + cache.layout.layers() + ")");
+        }
+        int n = cache.layout.tokenVectorBytes();
+        checkLength("kOut.byteSize", Objects.requireNonNull(kOut, "kOut").byteSize(), n, "tokenVectorBytes");
+        checkLength("vOut.byteSize", Objects.requireNonNull(vOut, "vOut").byteSize(), n, "tokenVectorBytes");
         int id = table[position / cache.blockTokens];
         MemorySegment block = cache.acquireLease(id);
         try {
@@ -488,9 +530,7 @@ public final class Sequence implements AutoCloseable {
             throw new IllegalArgumentException("out: " + out.byteSize() + " bytes" + (out.isReadOnly() ? ", read-only" : "")
                     + " (expected writable and >= bytesPerBlock " + cache.blockBytes + ")");
         }
-        if (closed) {
-            throw new IllegalStateException("sequence is closed");
-        }
+        checkClosed();
         if (blockIndex >= sealedBlocks) {
             throw new IllegalStateException("block " + blockIndex + " is not sealed (sealedBlocks " + sealedBlocks
                     + "; write every position of it and of the blocks before it)");
@@ -503,17 +543,17 @@ public final class Sequence implements AutoCloseable {
         return cache.layout;
     }
 
-    /** {@return tokens appended (or matched) so far} */
+    /** {@return tokens appended (or matched) so far; after close, the length at close} */
     public int length() {
         return length;
     }
 
-    /** {@return blocks in the table} */
+    /** {@return blocks in the table; after close, the count at close (the blocks are no longer held)} */
     public int blockCount() {
         return blockCount;
     }
 
-    /** {@return leading blocks that are sealed} */
+    /** {@return leading blocks that are sealed; after close, the count at close} */
     public int sealedBlocks() {
         return sealedBlocks;
     }
@@ -524,8 +564,11 @@ public final class Sequence implements AutoCloseable {
      * @param blockIndex logical block index in [0, blockCount)
      * @return the block id at that index
      * @throws IndexOutOfBoundsException if out of range
+     * @throws IllegalStateException     if the sequence is closed (the id may belong to another
+     *                                   sequence by then)
      */
     public int blockId(int blockIndex) {
+        checkClosed();
         if (blockIndex < 0 || blockIndex >= blockCount) {
             throw new IndexOutOfBoundsException("blockIndex: " + blockIndex + " (expected 0 <= blockIndex < "
                     + blockCount + ")");
@@ -538,8 +581,12 @@ public final class Sequence implements AutoCloseable {
      *
      * @param position a position in [0, length)
      * @return the token id stored at that position
+     * @throws IndexOutOfBoundsException if out of range
+     * @throws IllegalStateException     if the sequence is closed (its blocks may hold another
+     *                                   sequence's tokens by then)
      */
     public int tokenAt(int position) {
+        checkClosed();
         if (position < 0 || position >= length) {
             throw new IndexOutOfBoundsException("position: " + position + " (expected 0 <= position < " + length + ")");
         }
@@ -606,9 +653,13 @@ public final class Sequence implements AutoCloseable {
     }
 
     private void checkOpen() {
+        checkClosed();
+        cache.checkOpen();
+    }
+
+    private void checkClosed() {
         if (closed) {
             throw new IllegalStateException("sequence is closed");
         }
-        cache.checkOpen();
     }
 }

@@ -7,7 +7,8 @@ import io.tierkv.core.budget.Budgets;
  *
  * @param salt              cache salt mixed into every block hash (tenant isolation); may be empty
  * @param extraKeys         extra hash keys (model id, adapter id); copied, never null
- * @param priority          retention priority for {@code priority-lru}; higher is kept longer
+ * @param priority          retention priority for {@code priority-lru}; higher is kept longer;
+ *                          {@value #MIN_PRIORITY}..{@value #MAX_PRIORITY} (kept in one byte per block)
  * @param budgetBytes       most bytes of blocks this sequence's table may reference, over all tiers, > 0
  * @param budgets           per-tier budgets of this cache (device, host, transfer staging, disk),
  *                          or {@code null} for none beyond the manager's pools; checked against the
@@ -15,6 +16,12 @@ import io.tierkv.core.budget.Budgets;
  *                          (see {@link Sequence#appendToken})
  */
 public record SequenceOptions(String salt, long[] extraKeys, int priority, long budgetBytes, Budgets budgets) {
+
+    /** Lowest retention priority: -128. */
+    public static final int MIN_PRIORITY = Byte.MIN_VALUE;
+
+    /** Highest retention priority: 127. */
+    public static final int MAX_PRIORITY = Byte.MAX_VALUE;
 
     /**
      * Validates and copies.
@@ -29,6 +36,10 @@ public record SequenceOptions(String salt, long[] extraKeys, int priority, long 
             throw new IllegalArgumentException("extraKeys: null (expected an array, empty for none)");
         }
         extraKeys = extraKeys.clone();
+        if (priority < MIN_PRIORITY || priority > MAX_PRIORITY) {
+            throw new IllegalArgumentException("priority: " + priority + " (expected " + MIN_PRIORITY
+                    + " <= priority <= " + MAX_PRIORITY + ")");
+        }
         if (budgetBytes <= 0) {
             throw new IllegalArgumentException("budgetBytes: " + budgetBytes + " (expected > 0)");
         }
@@ -52,8 +63,9 @@ public record SequenceOptions(String salt, long[] extraKeys, int priority, long 
     /**
      * Returns a validated copy with a new {@code priority}.
      *
-     * @param value retention priority
+     * @param value retention priority, {@value #MIN_PRIORITY}..{@value #MAX_PRIORITY}
      * @return a copy
+     * @throws IllegalArgumentException if value is out of range (naming the field, value and bounds)
      */
     public SequenceOptions withPriority(int value) {
         return new SequenceOptions(salt, extraKeys, value, budgetBytes, budgets);

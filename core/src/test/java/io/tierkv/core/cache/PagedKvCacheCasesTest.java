@@ -169,11 +169,12 @@ class PagedKvCacheCasesTest {
         assertEquals(0, cache.stats().indexedBlocks(), "a partial block has no key");
         appendWritten(a, 3, tokens(11, 6));
         assertEquals(1, cache.stats().indexedBlocks());
-        long[] key = cache.blockHash(a.blockId(0));
+        int id = a.blockId(0);
+        long[] key = cache.blockHash(id);
         for (int i = 0; i < 3; i++) { // sealing is idempotent: no key reappears or changes
             a.close();
             assertEquals(1, cache.stats().indexedBlocks());
-            assertEquals(a.blockId(0), cache.indexedBlock(key[0], key[1]));
+            assertEquals(id, cache.indexedBlock(key[0], key[1]));
         }
         Sequence b = cache.openSequence(SequenceOptions.defaults());
         assertEquals(16, b.matchPrefix(tokens(1, 16)));

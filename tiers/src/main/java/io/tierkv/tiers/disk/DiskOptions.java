@@ -3,9 +3,12 @@ package io.tierkv.tiers.disk;
 import java.nio.file.Path;
 
 /**
- * Configuration of a {@link DiskTier}. Immutable and validated: an instance that exists is valid on
- * its own; the bounds that depend on the block layout (a segment must hold the largest record) are
- * checked by {@link DiskTier#open(DiskOptions, io.tierkv.core.KvLayout)}.
+ * Configuration of a {@link DiskTier}. Immutable; each field is validated on its own, so the
+ * {@code withX} methods may be called in any order (for example {@code withBudgetBytes(1 << 20)}
+ * before {@code withSegmentBytes(64 << 10)}). The rules that tie fields together or to the block
+ * layout (the budget holds at least one segment plus metadata, a segment holds the largest record)
+ * are checked once where the options are used: {@link DiskTier#check(DiskOptions,
+ * io.tierkv.core.KvLayout)}, called by {@link DiskTier#open} and by the tier manager's builder.
  *
  * <p>Start from {@link #at(Path)} and adjust with the {@code withX} methods; each returns a
  * validated copy. Every rejection is an {@link IllegalArgumentException} whose message names the
@@ -15,7 +18,9 @@ import java.nio.file.Path;
  * @param directory             the tier's dedicated directory; created (owner-only permissions) if
  *                              absent; must not be a symbolic link
  * @param budgetBytes           the most bytes the tier keeps on disk, counting every file it
- *                              writes (segments, journal, metadata); at least {@code segmentBytes}
+ *                              writes (segments, journal, metadata); at least
+ *                              {@link #MIN_SEGMENT_BYTES} here, and at least {@code segmentBytes}
+ *                              plus metadata where the options are used
  * @param segmentBytes          size of one segment file in bytes: a multiple of 4096 in
  *                              [4096, 2^30]; each is reserved whole with {@code posix_fallocate}
  * @param compression           how payloads are stored
@@ -66,9 +71,9 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
             throw new IllegalArgumentException("segmentBytes: " + segmentBytes + " (expected a multiple of 4096 in ["
                     + MIN_SEGMENT_BYTES + ", " + MAX_SEGMENT_BYTES + "])");
         }
-        if (budgetBytes < segmentBytes) {
-            throw new IllegalArgumentException("budgetBytes: " + budgetBytes + " (expected >= segmentBytes "
-                    + segmentBytes + ")");
+        if (budgetBytes < MIN_SEGMENT_BYTES) {
+            throw new IllegalArgumentException("budgetBytes: " + budgetBytes + " (expected >= MIN_SEGMENT_BYTES "
+                    + MIN_SEGMENT_BYTES + ")");
         }
         if (compression == null) {
             throw new IllegalArgumentException("compression: null (expected NONE or LZ4)");

@@ -179,6 +179,33 @@ public final class DiskTier implements AutoCloseable {
     }
 
     /**
+     * Checks the rules that tie the options' fields together and to the layout, which
+     * {@link DiskOptions} leaves to its user so its {@code withX} methods work in any order: a
+     * segment holds a 64-byte header plus the largest record of the layout, and the budget holds
+     * one segment plus the metadata (and, when persistent, the journal). Touches no file.
+     *
+     * @param options the options
+     * @param layout  the block layout
+     * @throws NullPointerException     if options or layout is null
+     * @throws IllegalArgumentException naming the field, its value and the bound; for the budget,
+     *                                  the message names both {@code budgetBytes} and
+     *                                  {@code segmentBytes}
+     */
+    public static void check(DiskOptions options, KvLayout layout) {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(layout, "layout");
+        DiskFormat.checkSegmentFits(options.segmentBytes(), layout);
+        long journalCapacity = options.persistent() ? journalCapacityFor(options, layout) : 0;
+        long overhead = DiskFormat.META_BYTES + (options.persistent() ? DiskFormat.journalBytes(journalCapacity) : 0);
+        if (options.budgetBytes() < options.segmentBytes() + overhead) {
+            throw new IllegalArgumentException("budgetBytes: " + options.budgetBytes() + " (expected >= segmentBytes "
+                    + options.segmentBytes() + " + " + overhead + " B of metadata"
+                    + (options.persistent() ? " and journal" : "") + " = " + (options.segmentBytes() + overhead)
+                    + "; lower segmentBytes or raise budgetBytes)");
+        }
+    }
+
+    /**
      * Opens a disk tier on its directory: creates the directory (owner-only) if absent, locks it,
      * and either recovers what a persistent tier left there or starts empty (deleting this tier's
      * own files left by an earlier non-persistent run or a crash; foreign files are left alone).
@@ -198,20 +225,12 @@ public final class DiskTier implements AutoCloseable {
      * @throws UncheckedIOException on other I/O failures
      */
     public static DiskTier open(DiskOptions options, KvLayout layout) {
-        Objects.requireNonNull(options, "options");
-        Objects.requireNonNull(layout, "layout");
+        check(options, layout);
         if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
             throw new UnsupportedOperationException("the disk tier's files are little-endian; this platform is "
                     + ByteOrder.nativeOrder());
         }
-        DiskFormat.checkSegmentFits(options.segmentBytes(), layout);
         long journalCapacity = options.persistent() ? journalCapacityFor(options, layout) : 0;
-        long overhead = DiskFormat.META_BYTES + (options.persistent() ? DiskFormat.journalBytes(journalCapacity) : 0);
-        if (options.budgetBytes() < options.segmentBytes() + overhead) {
-            throw new IllegalArgumentException("budgetBytes: " + options.budgetBytes() + " (expected >= "
-                    + (options.segmentBytes() + overhead) + ": one segment of " + options.segmentBytes()
-                    + " B plus " + overhead + " B of metadata" + (options.persistent() ? " and journal" : "") + ")");
-        }
         DiskFiles.ensureDirectory(options.directory());
         DiskTier tier = new DiskTier(options, layout);
         try {

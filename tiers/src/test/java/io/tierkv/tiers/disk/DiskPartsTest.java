@@ -45,8 +45,8 @@ class DiskPartsTest {
                 () -> o.withSegmentBytes(1000));
         assertMessage("segmentBytes: 2147483648 (expected a multiple of 4096 in [4096, 1073741824])",
                 () -> o.withSegmentBytes(1L << 31));
-        assertMessage("budgetBytes: 4096 (expected >= segmentBytes 67108864)", () -> o.withBudgetBytes(4096));
-        assertMessage("budgetBytes: -1 (expected >= segmentBytes 67108864)", () -> o.withBudgetBytes(-1));
+        assertMessage("budgetBytes: 4095 (expected >= MIN_SEGMENT_BYTES 4096)", () -> o.withBudgetBytes(4095));
+        assertMessage("budgetBytes: -1 (expected >= MIN_SEGMENT_BYTES 4096)", () -> o.withBudgetBytes(-1));
         assertMessage("compactBelowLiveRatio: 1.0 (expected 0 <= compactBelowLiveRatio < 1)",
                 () -> o.withCompactBelowLiveRatio(1.0));
         assertMessage("compactBelowLiveRatio: NaN (expected 0 <= compactBelowLiveRatio < 1)",
@@ -54,6 +54,25 @@ class DiskPartsTest {
         assertMessage("lowSpaceWarnBytes: -5 (expected >= 0)", () -> o.withLowSpaceWarnBytes(-5));
         assertMessage("compression: null (expected NONE or LZ4)", () -> o.withCompression(null));
         assertMessage("directory: null (expected a path)", () -> DiskOptions.at(null));
+    }
+
+    @Test
+    void settersWorkInAnyOrderAndTheBudgetAgainstTheSegmentIsCheckedWhereTheOptionsAreUsed() {
+        DiskOptions budgetFirst = DiskOptions.at(DIR).withBudgetBytes(1 << 20).withSegmentBytes(64 << 10);
+        DiskOptions segmentFirst = DiskOptions.at(DIR).withSegmentBytes(64 << 10).withBudgetBytes(1 << 20);
+        assertEquals(segmentFirst, budgetFirst);
+        assertEquals(1 << 20, budgetFirst.budgetBytes());
+        assertEquals(64 << 10, budgetFirst.segmentBytes());
+        KvLayout small = KvLayout.of(1, 1, 32, DType.F16, 16);
+        DiskOptions tooSmall = DiskOptions.at(DIR).withBudgetBytes(1 << 20); // default 64 MiB segments
+        assertEquals(1 << 20, tooSmall.budgetBytes(), "the setter takes a budget below the segment size");
+        var e = assertThrows(IllegalArgumentException.class, () -> DiskTier.check(tooSmall, small));
+        assertTrue(e.getMessage().startsWith("budgetBytes: 1048576 (expected >= segmentBytes 67108864 + "),
+                e.getMessage());
+        assertTrue(e.getMessage().contains("lower segmentBytes or raise budgetBytes"), e.getMessage());
+        assertEquals(e.getMessage(), assertThrows(IllegalArgumentException.class,
+                () -> DiskTier.open(tooSmall, small)).getMessage());
+        DiskTier.check(budgetFirst, small);
     }
 
     @Test

@@ -1,0 +1,30 @@
+package io.tierkv.bench.cli;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The replay summary's figures say what they count. */
+class ReplayReportTest {
+
+    private static ReplayReport report(long evictions, long hostEvictions, long diskEvictions) {
+        ReplayReport.Move none = new ReplayReport.Move(0, 0);
+        ReplayReport.Latency latency = new ReplayReport.Latency(0, 0, 0, 0, 0, 0, 0);
+        return new ReplayReport("synthetic", "generator", 16,
+                new ReplayReport.Setup("L2", 16, 2048, true, 4, 64, 4, 1 << 20, "LZ4", "lru", "full", 0, 0, -1, 0),
+                10, 0, null, 100, 50, 0.5, 0.6, 50, 0, new ReplayReport.Hits(3, 1, 1, 1, 0),
+                new ReplayReport.Moves(none, none, none, none, 0, 0),
+                new ReplayReport.Events(5, 2, 0, 0, evictions, hostEvictions, diskEvictions, 0, 0, 40, 0, 0, 0, 1.0),
+                latency, 1.0, 10.0, 100.0, List.of());
+    }
+
+    @Test
+    void theEvictionLineCallsNoFigureATotalThatOneOfItsPartsExceeds() {
+        String line = report(2, 1, 40).summary().lines().filter(l -> l.startsWith("evictions:")).findFirst()
+                .orElseThrow();
+        assertFalse(line.contains("total"), line);
+        assertTrue(line.contains("2 blocks freed (host full 1 of them); disk budget dropped 40 records"), line);
+    }
+}

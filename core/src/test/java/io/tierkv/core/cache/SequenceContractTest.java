@@ -1,0 +1,275 @@
+package io.tierkv.core.cache;
+
+import static io.tierkv.core.testing.TestCaches.appendWritten;
+import static io.tierkv.core.testing.TestCaches.smallLayout;
+import static io.tierkv.core.testing.TestCaches.tokens;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.error.BudgetExceededException;
+import io.tierkv.core.pool.SlabMemory;
+import io.tierkv.core.testing.CacheInvariants;
+import io.tierkv.core.testing.TestCaches;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.function.Executable;
+
+/** The public contract of {@link Sequence} and {@link BlockLease} under misuse: closed sequences, bad arguments, budgets. */
+class SequenceContractTest {
+
+    @RegisterExtension
+    final CacheInvariants invariants = new CacheInvariants();
+
+    private static final int B = 4;
+    private final Arena arena = Arena.ofAuto();
+    private final PagedKvCache cache = TestCaches.singleTier(invariants, CacheOptions.of(smallLayout(B), 8)
+            .withAdmissionTimeoutNanos(1_000_000));
+    private final KvLayout layout = cache.layout();
+    private final int tv = layout.tokenVectorBytes();
+
+    private MemorySegment filled(long bytes, int value) {
+        return arena.allocate(bytes).fill((byte) value);
+    }
+
+    private static void assertMessage(Class<? extends Throwable> type, String message, Executable e) {
+        assertEquals(message, assertThrows(type, e).getMessage());
+    }
+
+    @Test
+    void aClosedSequenceServesNoBytesNorIdsOfBlocksThatReuseItsIds() {
+        Sequence a = cache.openSequence(SequenceOptions.salt("a"));
+        int pos = a.appendToken(5); // a partial block: freed when a closes
+        for (int l = 0; l < layout.layers(); l++) {
+            a.write(l, pos, filled(tv, 1), filled(tv, 1));
+        }
+        int id = a.blockId(0);
+        a.close();
+        try (Sequence c = cache.openSequence(SequenceOptions.salt("c"))) {
+            int q = c.appendToken(9);
+            for (int l = 0; l < layout.layers(); l++) {
+                c.write(l, q, filled(tv, 7), filled(tv, 7));
+            }
+            assertEquals(id, c.blockId(0), "the freed id is reused by the other tenant");
+            MemorySegment k = filled(tv, 0);
+            MemorySegment v = filled(tv, 0);
+            String closed = "sequence is closed";
+            assertMessage(IllegalStateException.class, closed, () -> a.read(0, 0, k, v));
+            assertEquals(0, k.get(ValueLayout.JAVA_BYTE, 0), "nothing of c's block was copied");
+            assertMessage(IllegalStateException.class, closed, () -> a.tokenAt(0));
+            assertMessage(IllegalStateException.class, closed, () -> a.blockId(0));
+            assertMessage(IllegalStateException.class, closed, () -> a.lease(0, 1));
+            assertMessage(IllegalStateException.class, closed, () -> a.write(0, 0, filled(tv, 3), filled(tv, 3)));
+            assertMessage(IllegalStateException.class, closed, () -> a.readBlock(0, filled(layout.bytesPerBlock(), 0)));
+            assertEquals(1, a.length(), "the length at close");
+            assertEquals(9, c.tokenAt(0));
+        }
+    }
+
+    @Test
+    void aClosedLeaseNamesItsStateAndABadIndexNamesTheIndexAndTheBound() {
+        try (Sequence s = cache.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, tokens(0, 2 * B));
+            BlockLease lease = s.lease(0, 2 * B);
+            assertEquals(s.blockId(1), lease.blockId(1));
+            assertMessage(IndexOutOfBoundsException.class, "i: 5 (expected 0 <= i < blockCount 2)", () -> lease.block(5));
+            assertMessage(IndexOutOfBoundsException.class, "i: -1 (expected 0 <= i < blockCount 2)", () -> lease.blockId(-1));
+            lease.close();
+            assertMessage(IllegalStateException.class, "lease is closed", () -> lease.blockId(0));
+            assertMessage(IllegalStateException.class, "lease is closed", () -> lease.block(0));
+        }
+        assertMessage(IndexOutOfBoundsException.class, "blockId: -1 (expected 0 <= blockId < maxBlocks 8)",
+                () -> cache.acquireLease(-1));
+        assertMessage(IndexOutOfBoundsException.class, "blockId: 8 (expected 0 <= blockId < maxBlocks 8)",
+                () -> cache.releaseLease(8));
+    }
+
+    @Test
+    void aShortKOrVIsRefusedBeforeAnyByteIsCopied() {
+        try (Sequence s = cache.openSequence(SequenceOptions.defaults())) {
+            int pos = s.appendToken(1);
+            s.write(0, pos, filled(tv, 4), filled(tv, 4));
+            assertMessage(IllegalArgumentException.class, "k.byteSize: 4 (expected >= tokenVectorBytes " + tv + ")",
+                    () -> s.write(1, pos, filled(4, 9), filled(tv, 9)));
+            assertMessage(IllegalArgumentException.class, "v.byteSize: 4 (expected >= tokenVectorBytes " + tv + ")",
+                    () -> s.write(1, pos, filled(tv, 9), filled(4, 9)));
+            int n = layout.kvHeads() * layout.headDim();
+            assertMessage(IllegalArgumentException.class, "v.length: 1 (expected >= kvHeads x headDim " + n + ")",
+                    () -> s.write(1, pos, new float[n], new float[1]));
+            assertMessage(NullPointerException.class, "k", () -> s.write(1, pos, null, filled(tv, 9)));
+            MemorySegment k = filled(tv, 0);
+            MemorySegment v = filled(tv, 0);
+            s.read(0, pos, k, v);
+            assertEquals(4, k.get(ValueLayout.JAVA_BYTE, 0));
+            assertMessage(IllegalArgumentException.class, "kOut.byteSize: 1 (expected >= tokenVectorBytes " + tv + ")",
+                    () -> s.read(0, pos, filled(1, 0), v));
+            assertMessage(IndexOutOfBoundsException.class, "layer: 5 (expected 0 <= layer < 2)", () -> s.read(5, pos, k, v));
+            s.write(1, pos, filled(tv, 6), filled(tv, 6)); // layer 1 is still unwritten: no byte landed before
+            s.read(1, pos, k, v);
+            assertEquals(6, k.get(ValueLayout.JAVA_BYTE, 0));
+            assertEquals(6, v.get(ValueLayout.JAVA_BYTE, tv - 1));
+        }
+    }
+
+    @Test
+    void matchPrefixStopsAtTheBudgetAndReturnsTheTokensTaken() {
+        int[] prompt = tokens(500, 4 * B);
+        try (Sequence w = cache.openSequence(SequenceOptions.salt("m"))) {
+            appendWritten(w, 2, prompt);
+        }
+        try (Sequence m = cache.openSequence(SequenceOptions.salt("m").withBudgetBytes(2L * layout.bytesPerBlock()))) {
+            assertEquals(2 * B, m.matchPrefix(prompt), "two blocks fit the budget; the runtime computes the rest");
+            assertEquals(2, m.blockCount());
+            assertEquals(2 * B, m.length());
+            assertEquals(502, m.tokenAt(2));
+            assertThrows(BudgetExceededException.class, () -> m.appendToken(1));
+            assertEquals(2 * B, m.length(), "the refused append kept what was matched");
+        }
+        try (Sequence m = cache.openSequence(SequenceOptions.salt("m").withBudgetBytes(layout.bytesPerBlock() - 1L))) {
+            assertEquals(0, m.matchPrefix(prompt));
+            assertEquals(0, m.blockCount());
+        }
+        try (Sequence m = cache.openSequence(SequenceOptions.salt("m"))) {
+            assertMessage(NullPointerException.class, "promptTokens", () -> m.matchPrefix(null));
+            assertMessage(NullPointerException.class, "promptTokens", () -> m.matchPrefix(null, 0));
+            assertMessage(NullPointerException.class, "options", () -> cache.openSequence(null));
+        }
+    }
+
+    @Test
+    void priorityIsValidatedNotClamped() {
+        assertMessage(IllegalArgumentException.class, "priority: -129 (expected -128 <= priority <= 127)",
+                () -> SequenceOptions.salt("a").withPriority(-129));
+        assertMessage(IllegalArgumentException.class, "priority: 1000 (expected -128 <= priority <= 127)",
+                () -> SequenceOptions.salt("a").withPriority(1000));
+        assertEquals(-128, SequenceOptions.salt("a").withPriority(SequenceOptions.MIN_PRIORITY).priority());
+        assertEquals(127, SequenceOptions.salt("a").withPriority(SequenceOptions.MAX_PRIORITY).priority());
+        try (Sequence s = cache.openSequence(SequenceOptions.salt("p").withPriority(-1))) {
+            appendWritten(s, 1, tokens(0, B));
+            assertEquals(-1, cache.priority[s.blockId(0)]);
+        }
+    }
+
+    @Test
+    void differentExtraKeysIsolatePrefixMatches() {
+        int[] prompt = tokens(700, 2 * B);
+        try (Sequence w = cache.openSequence(SequenceOptions.salt("t").withExtraKeys(1L, 2L))) {
+            appendWritten(w, 3, prompt);
+        }
+        try (Sequence other = cache.openSequence(SequenceOptions.salt("t").withExtraKeys(1L, 3L))) {
+            assertEquals(0, other.matchPrefix(prompt), "another adapter's keys match nothing");
+        }
+        try (Sequence none = cache.openSequence(SequenceOptions.salt("t"))) {
+            assertEquals(0, none.matchPrefix(prompt), "no extra keys match nothing either");
+        }
+        try (Sequence same = cache.openSequence(SequenceOptions.salt("t").withExtraKeys(1L, 2L))) {
+            assertEquals(2 * B, same.matchPrefix(prompt));
+        }
+    }
+
+    @Test
+    void cacheOptionsCopiesTakeEffect() {
+        CacheOptions base = CacheOptions.of(smallLayout(B), 4);
+        PagedKvCache recent = TestCaches.singleTier(invariants, base.withRecentDeviceBlocks(1));
+        try (Sequence s = recent.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, tokens(0, 2 * B));
+            assertEquals(0, recent.protect[s.blockId(0)], "outside the recent window of one block");
+            assertEquals(1, recent.protect[s.blockId(1)], "the last sealed block is kept on the device");
+        }
+        long timeout = 3_600_000_000_000L;
+        TimingLowerTier lower = new TimingLowerTier();
+        SlabMemory memory = invariants.track(new SlabMemory(4, layout.bytesPerBlock()), java.util.List::of);
+        PagedKvCache tiered = invariants.track(new PagedKvCache(base.withMaxBlocks(8)
+                .withPromotionTimeoutNanos(timeout), memory, lower));
+        try (Sequence s = tiered.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, tokens(0, B));
+            int id = s.blockId(0);
+            assertEquals(true, tiered.demoteBlock(id));
+            long before = System.nanoTime();
+            tiered.acquireLease(id);
+            tiered.releaseLease(id);
+            assertEquals(true, lower.deadline - before >= timeout && lower.deadline - System.nanoTime() <= timeout,
+                    "the promotion gets the configured timeout");
+        }
+        PagedKvCache wide = TestCaches.singleTier(invariants, base.withMaxBlocks(6));
+        assertMessage(IndexOutOfBoundsException.class, "blockId: 6 (expected 0 <= blockId < maxBlocks 6)",
+                () -> wide.acquireLease(6));
+        long[][] hashes = new long[2][];
+        io.tierkv.core.prefix.HashAlgorithm[] algorithms = io.tierkv.core.prefix.HashAlgorithm.values();
+        for (int i = 0; i < 2; i++) {
+            PagedKvCache c = TestCaches.singleTier(invariants, base.withHashAlgorithm(algorithms[i]));
+            try (Sequence s = c.openSequence(SequenceOptions.defaults())) {
+                appendWritten(s, 1, tokens(0, B));
+                hashes[i] = c.blockHash(s.blockId(0));
+            }
+        }
+        assertNotEquals(java.util.Arrays.toString(hashes[0]), java.util.Arrays.toString(hashes[1]),
+                "another hash function chains other hashes");
+    }
+
+    /** A lower tier that keeps a block's bytes nowhere but says it does, and records a promotion's deadline. */
+    private static final class TimingLowerTier implements LowerTier {
+        private final java.util.Set<Integer> held = new java.util.HashSet<>();
+        long deadline;
+
+        @Override
+        public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment tokens, int slot) {
+            held.add(blockId);
+            return true;
+        }
+
+        @Override
+        public int promote(int blockId, int slot, long deadlineNanos) {
+            deadline = deadlineNanos;
+            return PROMOTED;
+        }
+
+        @Override
+        public boolean read(int blockId, MemorySegment out) {
+            return false;
+        }
+
+        @Override
+        public void releaseLateSlots(java.util.function.IntConsumer sink) {
+        }
+
+        @Override
+        public boolean takeOverCopy(int blockId) {
+            return false;
+        }
+
+        @Override
+        public boolean hasCopy(int blockId) {
+            return held.contains(blockId);
+        }
+
+        @Override
+        public int residence(int blockId) {
+            return held.contains(blockId) ? RESIDENT_HOST : RESIDENT_NOWHERE;
+        }
+
+        @Override
+        public boolean spill(int blockId) {
+            return false;
+        }
+
+        @Override
+        public boolean load(int blockId) {
+            return false;
+        }
+
+        @Override
+        public boolean adopt(int blockId, long hashHi, long hashLo, MemorySegment tokensOut) {
+            return false;
+        }
+
+        @Override
+        public void forget(int blockId) {
+            held.remove(blockId);
+        }
+    }
+}
