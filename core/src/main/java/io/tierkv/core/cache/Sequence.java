@@ -97,7 +97,12 @@ public final class Sequence implements AutoCloseable {
                 if (id < 0) {
                     break;
                 }
-                checkBudget(1);
+                try {
+                    checkBudget(1);
+                } catch (BudgetExceededException e) {
+                    cache.refresh(id); // drops the hold below that the lookup took for this reference
+                    throw e;
+                }
                 cache.ref(id);
                 push(id);
                 parentHi = hi;

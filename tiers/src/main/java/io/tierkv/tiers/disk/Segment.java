@@ -42,6 +42,8 @@ final class Segment {
     long liveBytes;
     /** Live records. */
     int liveRecords;
+    /** Bytes of live records that hold a pin (part of {@link #liveBytes}; eviction cannot free them). */
+    long pinnedBytes;
     /** No more appends (it was full when a record did not fit). */
     boolean sealed;
 
