@@ -121,6 +121,10 @@ public final class PagedKvCache implements AutoCloseable {
     final BlockHasher hasher;
     private final Set<Sequence> openSequences = Collections.newSetFromMap(new IdentityHashMap<>());
     final CacheBudget budget = new CacheBudget(this);
+    /** The salt string last hashed by {@link #openSequence}, compared by identity (strings are immutable). */
+    private String lastSalt;
+    /** Its hash: high word, low word. */
+    private final long[] lastSaltHash = new long[2];
     private int reservedSlots;
     private int lateSlots;
     private boolean closed;
@@ -197,7 +201,9 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /**
-     * Opens a sequence with its own block table.
+     * Opens a sequence with its own block table. The salt's hash is kept for the last salt string
+     * seen (compared by identity), so a runtime that reuses its options or salt string per tenant
+     * hashes it once rather than per sequence; the sequence itself is the only allocation then.
      *
      * @param options salt, extra keys, priority and budget
      * @return the new, empty sequence
@@ -207,9 +213,12 @@ public final class PagedKvCache implements AutoCloseable {
         lock.lock();
         try {
             checkOpen();
-            long[] salt = new long[2];
-            hasher.hashSalt(options.salt(), salt);
-            Sequence s = new Sequence(this, options, salt[0], salt[1]);
+            String salt = options.salt();
+            if (salt != lastSalt) { // a runtime reuses one salt string per tenant: hash it once, not per sequence
+                hasher.hashSalt(salt, lastSaltHash);
+                lastSalt = salt;
+            }
+            Sequence s = new Sequence(this, options, lastSaltHash[0], lastSaltHash[1]);
             openSequences.add(s);
             return s;
         } finally {
