@@ -534,7 +534,10 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
     }
 
-    /** Drops this id's pin on its disk record, if it holds one (after close, a lease released late has none to drop). Lock held. */
+    /**
+     * Drops this id's pin on its disk record, if it holds one (after close there is no record to
+     * unpin: a lease released late only clears the bit). Lock held.
+     */
     private void releaseDiskPin(int blockId) {
         if ((state[blockId] & PINNED) != 0) {
             state[blockId] &= ~PINNED;
@@ -796,7 +799,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 boolean same = hashHi[id] == h[0] && hashLo[id] == h[1] && (state[id] & ON_DISK) != 0
                         && !disk.contains(h[0], h[1]);
                 if (same) {
-                    state[id] &= ~(ON_DISK | PINNED); // the record is gone (its pins with it), whatever other copies exist
+                    state[id] &= ~(ON_DISK | PINNED); // the record and its pins are gone, whatever other copies exist
                 }
                 onlyOnDisk = same && hostSlot[id] < 0;
             } finally {
@@ -885,7 +888,8 @@ final class HostTier implements LowerTier, AutoCloseable {
             boolean[] seen = new boolean[slots.capacity()];
             for (int id = 0; id < hostSlot.length; id++) {
                 int hs = hostSlot[id];
-                if ((state[id] & PINNED) != 0 && ((state[id] & (NEEDED | ON_DISK)) != (NEEDED | ON_DISK) || hs >= 0)) {
+                boolean pinOk = (state[id] & (NEEDED | ON_DISK)) == (NEEDED | ON_DISK) && hs < 0;
+                if ((state[id] & PINNED) != 0 && !pinOk) {
                     bad.add("block " + id + " holds a disk pin but state " + state[id] + " host slot " + hs
                             + " (expected NEEDED, ON_DISK, no host slot)");
                 }
