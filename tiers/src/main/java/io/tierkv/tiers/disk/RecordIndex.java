@@ -408,7 +408,8 @@ final class RecordIndex {
             }
         }
         if (count + pinned != size || inTable != size) {
-            return "size " + size + " but LRU list holds " + count + ", pinned list " + pinned + " and table " + inTable;
+            return "size " + size + " but LRU list holds " + count + ", pinned list " + pinned + " and table "
+                    + inTable;
         }
         return null;
     }
