@@ -304,7 +304,9 @@ final class HostTier implements LowerTier, AutoCloseable {
                 }
                 c.event().close();
                 if (c.deviceSlot() >= 0) {
-                    endMove(c.blockId(), CLEAN);
+                    // The cache gave up on this promotion: the device slot goes back empty-handed, so
+                    // the host copy is still the block's own, not a clean second copy.
+                    endMove(c.blockId(), (byte) 0);
                     sink.accept(c.deviceSlot());
                 } else {
                     slots.free(-1 - c.blockId());

@@ -666,7 +666,9 @@ public final class PagedKvCache implements AutoCloseable {
     /**
      * Called by a lower tier when it dropped its only copy of a block (for example disk eviction):
      * a block nobody references is freed; a referenced one is marked lost (its next lease fails
-     * with {@link CorruptBlockException}).
+     * with {@link CorruptBlockException}). Nothing happens if the block is on the top tier, moving,
+     * or has a copy below again ({@link LowerTier#hasCopy}, asked under this lock: the lower tier
+     * decided to call without it, and the block may have been demoted since).
      *
      * @param blockId the block whose lower copy is gone
      */
@@ -675,6 +677,9 @@ public final class PagedKvCache implements AutoCloseable {
         try {
             if (state[blockId] == FREE || slot[blockId] >= 0 || (flags[blockId] & TRANSIT) != 0) {
                 return;
+            }
+            if (lower.hasCopy(blockId)) {
+                return; // a copy arrived below after the lower tier checked (without this lock)
             }
             if (refs[blockId] == 0) {
                 evictions++;
