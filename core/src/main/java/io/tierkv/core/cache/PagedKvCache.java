@@ -412,7 +412,9 @@ public final class PagedKvCache implements AutoCloseable {
         if (lower != null && (state[id] == SEALED && refs[id] > 0) != ((flags[id] & HELD) != 0)) {
             flags[id] ^= HELD;
             if ((flags[id] & HELD) != 0) {
-                lower.pinBelow(id); // a copy lost before this shows on the block's next read
+                if (!lower.pinBelow(id) && slot[id] < 0) {
+                    markLost(id); // its only copy below went before this reference could hold it: no match finds it now
+                }
             } else {
                 lower.unpinBelow(id);
             }
