@@ -29,9 +29,28 @@ import java.util.function.IntConsumer;
  * later prefix hits ({@link #adopt}).
  *
  * <pre>
- * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED) | hash 2 longs
+ * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED, NEEDED, PINNED)
+ *               | hash 2 longs
  * per host slot: [bytesPerBlock bytes] in one pinned buffer; [B token ids] off-heap beside it
  * </pre>
+ *
+ * <h2>Referenced blocks are never lost below</h2>
+ * The cache tells this tier which blocks are referenced ({@link #pinBelow}: NEEDED, until
+ * {@link #unpinBelow} or {@link #forget}). A host slot never drops a referenced block without a
+ * copy elsewhere (it leaves only by a spill, or as a clean copy of a device-resident block). Its
+ * disk record is pinned in the disk tier exactly while the block is NEEDED, ON_DISK and has no
+ * host slot (PINNED: this id holds one pin on the record). The pin is taken in the same disk-tier
+ * call that writes the record ({@link DiskTier#put(long, long, MemorySegment, MemorySegment,
+ * boolean)} with the NEEDED bit read before the spill), so there is no moment at which the record
+ * is evictable and already the only copy; if the block became NEEDED during the spill, the record
+ * is pinned before the host slot is dropped, and a record gone by then means the spill failed
+ * and the block stays on the host. A disk tier that cannot make room without evicting pinned
+ * records refuses the spill ({@code CapacityExhaustedException}, counted in
+ * {@link TierStats#diskSpillFailures()}); the block stays in its host slot, and host pressure
+ * falls back to the paths that exist for a full host (demotions refused, device admission waits,
+ * {@code CapacityExhaustedException} or {@code BudgetExceededException}). Nothing is lost.
+ * Unreferenced records stay ordinary LRU records. Disk pins are taken and dropped under this
+ * tier's lock (host before disk); the cache calls in with its own lock held (cache before host).
  *
  * <h2>Concurrency and lock order</h2>
  * The cache lock comes before this tier's lock, which comes before the disk tier's. This tier
@@ -54,6 +73,10 @@ final class HostTier implements LowerTier, AutoCloseable {
     private static final byte MOVING = 4;
     /** Out of the host policy while it waits in the mover's host-to-disk queue. */
     private static final byte QUEUED = 8;
+    /** Referenced in the cache ({@link #pinBelow}): no copy of it may be lost below. */
+    private static final byte NEEDED = 16;
+    /** This id holds one pin on its disk record: NEEDED, ON_DISK and no host slot. */
+    private static final byte PINNED = 32;
 
     private final KvLayout layout;
     private final DeviceTier device;
@@ -77,6 +100,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     private final TierCounters counters;
     private int reservedHostSlots;
     private int orphanedSlots;
+    private boolean closed;
     private PagedKvCache cache;
 
     private record LateCopy(GpuEvent event, int deviceSlot, int blockId) {
@@ -134,8 +158,9 @@ final class HostTier implements LowerTier, AutoCloseable {
             }
             ev.close();
             MemorySegment.copy(tokens, 0, hostTokens, tokenOffset(hs), tokens.byteSize());
+            releaseDiskPin(blockId); // the host slot holds it now
             hostSlot[blockId] = hs;
-            state[blockId] = 0;
+            state[blockId] &= NEEDED;
             hashHi[blockId] = hi;
             hashLo[blockId] = lo;
             policy.onAdmit(blockId, 0, lo);
@@ -210,7 +235,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 TierEvents.fault("disk miss for block " + blockId);
                 lock.lock();
                 try {
-                    state[blockId] &= ~ON_DISK;
+                    state[blockId] &= ~(ON_DISK | PINNED); // the record is gone, and its pins with it
                 } finally {
                     lock.unlock();
                 }
@@ -257,7 +282,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             TierEvents.fault("disk miss for block " + blockId);
             lock.lock();
             try {
-                state[blockId] &= ~ON_DISK;
+                state[blockId] &= ~(ON_DISK | PINNED); // the record is gone, and its pins with it
             } finally {
                 lock.unlock();
             }
@@ -279,7 +304,9 @@ final class HostTier implements LowerTier, AutoCloseable {
                 }
                 c.event().close();
                 if (c.deviceSlot() >= 0) {
-                    endMove(c.blockId(), CLEAN);
+                    // The cache gave up on this promotion: the device slot goes back empty-handed, so
+                    // the host copy is still the block's own, not a clean second copy.
+                    endMove(c.blockId(), (byte) 0);
                     sink.accept(c.deviceSlot());
                 } else {
                     slots.free(-1 - c.blockId());
@@ -380,6 +407,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             try {
                 reservedHostSlots--;
                 if (hit) { // verified bytes; the id cannot change while the cache pins it in transit
+                    releaseDiskPin(blockId); // the host slot holds it now; a spill pins the record again
                     hostSlot[blockId] = hs; // the disk record stays too, unless it was evicted meanwhile
                     policy.onAdmit(blockId, 0, lo);
                 } else {
@@ -417,9 +445,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                     break;
                 }
                 if ((state[victim] & CLEAN) != 0) { // the device holds it too: dropping costs nothing
-                    policy.onRemove(victim);
-                    counters.hostCleanDrops.increment();
-                    dropHostCopy(victim);
+                    dropCleanCopy(victim);
                 } else if (queue.test(victim)) {
                     policy.onRemove(victim);
                     state[victim] |= QUEUED;
@@ -543,6 +569,44 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     @Override
+    public boolean pinBelow(int blockId) {
+        lock.lock();
+        try {
+            state[blockId] |= NEEDED;
+            if (hostSlot[blockId] >= 0) {
+                return true; // a host slot never drops a NEEDED block without a copy elsewhere
+            }
+            return holdDiskCopy(blockId);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void unpinBelow(int blockId) {
+        lock.lock();
+        try {
+            state[blockId] &= ~NEEDED;
+            releaseDiskPin(blockId);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Drops this id's pin on its disk record, if it holds one (after close there is no record to
+     * unpin: a lease released late only clears the bit). Lock held.
+     */
+    private void releaseDiskPin(int blockId) {
+        if ((state[blockId] & PINNED) != 0) {
+            state[blockId] &= ~PINNED;
+            if (!closed) {
+                disk.unpin(hashHi[blockId], hashLo[blockId]);
+            }
+        }
+    }
+
+    @Override
     public void forget(int blockId) {
         lock.lock();
         try {
@@ -556,6 +620,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 return;
             }
             dropHostCopy(blockId);
+            releaseDiskPin(blockId);
             state[blockId] = 0;
         } finally {
             lock.unlock();
@@ -585,14 +650,11 @@ final class HostTier implements LowerTier, AutoCloseable {
                     return -1;
                 }
                 if ((state[victim] & CLEAN) != 0) {
-                    policy.onRemove(victim);
-                    counters.hostCleanDrops.increment();
-                    dropHostCopy(victim);
+                    dropCleanCopy(victim);
                     continue;
                 }
                 if (!leaveHost(victim, true)) {
-                    policy.onRemove(victim);
-                    policy.onAdmit(victim, 0, hashLo[victim]); // cannot leave now: to the back
+                    toBackOfPolicy(victim); // cannot leave now
                 }
             }
             int s = slots.allocate();
@@ -616,11 +678,12 @@ final class HostTier implements LowerTier, AutoCloseable {
         int hs = hostSlot[victim];
         long hi = hashHi[victim];
         long lo = hashLo[victim];
+        boolean pin = (state[victim] & NEEDED) != 0; // its record may become its only copy: pin it as it is written
         boolean spilled = false;
         lock.unlock();
         try {
             if (disk != null && (hi | lo) != 0) {
-                spilled = spill(victim, hi, lo, hs);
+                spilled = spill(victim, hi, lo, hs, pin);
             }
         } finally {
             lock.lock();
@@ -628,9 +691,15 @@ final class HostTier implements LowerTier, AutoCloseable {
         if (hostSlot[victim] != hs) { // freed by the cache while it moved: the slot is an orphan now
             orphanedSlots--;
             slots.free(hs);
+            if (spilled && pin) {
+                disk.unpin(hi, lo); // the id is gone (perhaps reused): its pin goes too
+            }
             return true;
         }
         state[victim] &= ~MOVING;
+        if (spilled) {
+            spilled = settlePin(victim, hi, lo, pin);
+        }
         if (spilled) {
             state[victim] |= ON_DISK;
             dropHostCopy(victim);
@@ -659,11 +728,34 @@ final class HostTier implements LowerTier, AutoCloseable {
         return freed;
     }
 
-    private boolean spill(int blockId, long hi, long lo, int hs) {
+    /**
+     * After a spill, before the host slot goes: makes the record's pin match whether the block is
+     * NEEDED now (the cache may have said so, or the opposite, while the lock was released). Lock
+     * held.
+     *
+     * @return false if the block became NEEDED and its record was evicted before it could be
+     *         pinned: the spill counts as failed and the block stays on the host
+     */
+    private boolean settlePin(int victim, long hi, long lo, boolean pinned) {
+        boolean needed = (state[victim] & NEEDED) != 0;
+        if (needed != pinned) {
+            if (pinned) {
+                disk.unpin(hi, lo);
+            } else if (!disk.pin(hi, lo)) {
+                return false;
+            }
+        }
+        if (needed) {
+            state[victim] |= PINNED;
+        }
+        return true;
+    }
+
+    private boolean spill(int blockId, long hi, long lo, int hs, boolean pin) {
         long start = System.nanoTime();
         try {
             boolean stored = disk.put(hi, lo, hostTokens.asSlice(tokenOffset(hs), (long) layout.blockSizeTokens()
-                    * Integer.BYTES), slotViews[hs]);
+                    * Integer.BYTES), slotViews[hs], pin);
             if (stored) {
                 counters.diskSpills.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
             }
@@ -684,6 +776,53 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
     }
 
+    /**
+     * Drops a clean host copy (the device holds the block too). A referenced block whose disk
+     * record was a second clean copy gets that record pinned now: the device may hand its slot
+     * over to the record at any time ({@link #takeOverCopy}). Lock held.
+     */
+    private void dropCleanCopy(int victim) {
+        policy.onRemove(victim);
+        counters.hostCleanDrops.increment();
+        dropHostCopy(victim);
+        holdDiskCopy(victim);
+    }
+
+    /**
+     * Puts a victim that could not leave (spill refused, still referenced) at the back of the
+     * policy, unless it left the host or started moving while the lock was released (a promotion
+     * re-admits it when it ends). Lock held.
+     */
+    private void toBackOfPolicy(int victim) {
+        policy.onRemove(victim);
+        if (hostSlot[victim] >= 0 && (state[victim] & (MOVING | QUEUED)) == 0) {
+            policy.onAdmit(victim, 0, hashLo[victim]);
+        }
+    }
+
+    /**
+     * For a NEEDED block held on disk without a host slot: pins its record if this id does not
+     * hold a pin yet. A record already gone (evicted before the pin; its notice not yet drained)
+     * clears ON_DISK at once, so nothing trusts it meanwhile ({@link #takeOverCopy}). Lock held.
+     *
+     * @return whether the record is on disk and pinned by this id
+     */
+    private boolean holdDiskCopy(int blockId) {
+        byte st = state[blockId];
+        if ((st & (NEEDED | ON_DISK)) != (NEEDED | ON_DISK) || hostSlot[blockId] >= 0) {
+            return false;
+        }
+        if ((st & PINNED) != 0) {
+            return true;
+        }
+        if (disk.pin(hashHi[blockId], hashLo[blockId])) {
+            state[blockId] |= PINNED;
+            return true;
+        }
+        state[blockId] &= ~ON_DISK;
+        return false;
+    }
+
     private void dropHostCopy(int blockId) {
         policy.onRemove(blockId);
         if (hostSlot[blockId] >= 0) {
@@ -699,7 +838,8 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     /**
      * Tells the cache about disk records evicted since the last call, so ids held only on disk are
-     * freed or marked lost. Called by the mover, outside every lock.
+     * freed or marked lost; a notice about a key that is on disk again (written anew since) is
+     * skipped. Called by the mover, outside every lock.
      *
      * @return records processed
      */
@@ -713,9 +853,12 @@ final class HostTier implements LowerTier, AutoCloseable {
             boolean onlyOnDisk;
             lock.lock();
             try {
-                boolean same = hashHi[id] == h[0] && hashLo[id] == h[1] && (state[id] & ON_DISK) != 0;
+                // A key written again since it was evicted (a later spill of the same block) is on
+                // disk now: the notice is stale and must not unpin or drop the new record's block.
+                boolean same = hashHi[id] == h[0] && hashLo[id] == h[1] && (state[id] & ON_DISK) != 0
+                        && !disk.contains(h[0], h[1]);
                 if (same) {
-                    state[id] &= ~ON_DISK; // the record is gone, whatever other copies exist
+                    state[id] &= ~(ON_DISK | PINNED); // the record and its pins are gone, whatever other copies exist
                 }
                 onlyOnDisk = same && hostSlot[id] < 0;
             } finally {
@@ -745,14 +888,12 @@ final class HostTier implements LowerTier, AutoCloseable {
                     break;
                 }
                 if ((state[victim] & CLEAN) != 0) {
-                    policy.onRemove(victim);
-                    dropHostCopy(victim);
-                    counters.hostCleanDrops.increment();
+                    dropCleanCopy(victim);
                     done++;
                 } else if (leaveHost(victim, true)) {
                     done++;
                 } else {
-                    policy.onAdmit(victim, 0, hashLo[victim]);
+                    toBackOfPolicy(victim);
                 }
             }
         } finally {
@@ -783,7 +924,8 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     /**
      * Host-side invariants: free + used == capacity, no slot twice, the policy holds exactly the
-     * host-resident blocks that are neither moving nor queued for a spill.
+     * host-resident blocks that are neither moving nor queued for a spill, and an id holds a disk
+     * pin only while it is NEEDED, ON_DISK and without a host slot.
      *
      * @return violations, empty when consistent
      */
@@ -805,6 +947,11 @@ final class HostTier implements LowerTier, AutoCloseable {
             boolean[] seen = new boolean[slots.capacity()];
             for (int id = 0; id < hostSlot.length; id++) {
                 int hs = hostSlot[id];
+                boolean pinOk = (state[id] & (NEEDED | ON_DISK)) == (NEEDED | ON_DISK) && hs < 0;
+                if ((state[id] & PINNED) != 0 && !pinOk) {
+                    bad.add("block " + id + " holds a disk pin but state " + state[id] + " host slot " + hs
+                            + " (expected NEEDED, ON_DISK, no host slot)");
+                }
                 if (hs < 0) {
                     if (policy.contains(id)) {
                         bad.add("block " + id + " in host policy without a host slot");
@@ -838,6 +985,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     public void close() {
         lock.lock();
         try {
+            closed = true;
             for (LateCopy c : late) {
                 c.event().synchronize();
                 c.event().close();

@@ -17,7 +17,9 @@ import java.util.Map;
  * @param diskLoads             disk to device loads (through staging)
  * @param diskToHost            disk to host loads (read-ahead of blocks held only on disk)
  * @param diskMisses            disk reads that found nothing usable (missing or corrupt)
- * @param diskSpillFailures     spills the disk tier refused (disk full, reservation failed)
+ * @param diskSpillFailures     spills the disk tier refused (disk full, reservation failed, or no room
+ *                              it could make without evicting records pinned for referenced blocks);
+ *                              the block stayed on the host
  * @param diskAdoptions         prefix hits served from disk records without a live block id
  * @param hostAllocationFailures demotions refused because no host slot could be made
  * @param hostCleanDrops        clean host copies dropped to make room

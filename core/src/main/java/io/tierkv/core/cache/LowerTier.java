@@ -143,8 +143,32 @@ public interface LowerTier {
     }
 
     /**
-     * Forgets everything held below for a block id (the block was freed or its id reused). Keyed
-     * copies that can serve later prefix hits (disk) may be kept by hash.
+     * Told when a sealed block becomes referenced (its reference count rises from 0: a sequence's
+     * table or a lease holds it), and by a prefix match just before it hands out a block that is
+     * not on the top tier. Until {@link #unpinBelow} or {@link #forget}, the lower tier must not
+     * evict any copy it holds or later receives of the block (a disk record then may be its only
+     * copy); room it cannot make without such a copy is refused instead (a failed demotion or
+     * spill), so nothing a sequence references is lost. Idempotent. Called with the cache lock
+     * held: must not call the cache.
+     *
+     * @param blockId a sealed block
+     * @return true if a copy of the block exists below now and is kept; false if none does (for a
+     *         block not on the top tier: its only copy went before it could be pinned)
+     */
+    boolean pinBelow(int blockId);
+
+    /**
+     * Told when a block pinned by {@link #pinBelow} is referenced no more (its count fell to 0, or
+     * its bytes were found lost): its copies below may be evicted again. Idempotent. Called with
+     * the cache lock held: must not call the cache.
+     *
+     * @param blockId the block
+     */
+    void unpinBelow(int blockId);
+
+    /**
+     * Forgets everything held below for a block id (the block was freed or its id reused), pins
+     * included. Keyed copies that can serve later prefix hits (disk) may be kept by hash.
      *
      * @param blockId the block
      */

@@ -35,7 +35,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Per-block metadata (primitive arrays indexed by id; no object per block)</h2>
  * <pre>
- * state byte | flags byte (INDEXED, TRANSIT, QUEUED) | priority byte | refs int | leases int | protect int
+ * state byte | flags byte (INDEXED, TRANSIT, QUEUED, HELD) | priority byte | refs int | leases int | protect int
  * slot int | hashHi long | hashLo long        = 35 bytes of heap per id, plus the index (about 8),
  *                                               the id and slot free stacks (8) and the policy
  * off-heap per id: [B token ids] and [written count long][written bits: B x L]
@@ -49,6 +49,20 @@ import java.util.concurrent.locks.ReentrantLock;
  * below). A block waiting in a mover's queue ({@link #queueCandidates}) is QUEUED and not a
  * candidate until drained. {@link #refresh(int)} recomputes candidacy from state after every
  * change, so the policy cannot drift from the blocks. Per-cache budgets: {@link CacheBudget}.
+ *
+ * <h2>Holding blocks below</h2>
+ * Once a block leaves the top tier, a lower tier's copy may be its only copy, and a lower tier
+ * that evicts it for room loses bytes a sequence still needs. So the lower tier is told which
+ * blocks are referenced: a SEALED block with {@code refs > 0} carries the HELD flag, and every
+ * change of that fact goes through {@link #refresh(int)}, which calls
+ * {@link LowerTier#pinBelow} or {@link LowerTier#unpinBelow} (with this lock held; the lower tier
+ * takes its own lock and the disk tier's, never this one, so the order cache, host, disk holds).
+ * The flag follows references, not residence: a referenced block keeps its disk record pinned
+ * even while the top tier also holds it, because the top tier may drop its slot for that record
+ * at any moment ({@link LowerTier#takeOverCopy}) and there must be no window in which the record
+ * is evictable and the only copy. A prefix match pins a block that is not on the top tier before
+ * handing it out ({@link #lookup}): if its only copy below went first, the match is a miss, not a
+ * block that fails its first lease. Blocks nobody references (cached) stay evictable below.
  *
  * <h2>Concurrency</h2>
  * One lock guards all metadata. Copies between tiers run with the lock released and the block
@@ -75,6 +89,8 @@ public final class PagedKvCache implements AutoCloseable {
     static final byte TRANSIT = 2;
     /** Taken out of the candidates by a mover's queue ({@link #queueCandidates}) until it is drained. */
     static final byte QUEUED = 4;
+    /** The lower tier was told the block is referenced ({@link LowerTier#pinBelow}) and keeps its copies. */
+    static final byte HELD = 8;
 
     final KvLayout layout;
     final CacheOptions options;
@@ -105,6 +121,10 @@ public final class PagedKvCache implements AutoCloseable {
     final BlockHasher hasher;
     private final Set<Sequence> openSequences = Collections.newSetFromMap(new IdentityHashMap<>());
     final CacheBudget budget = new CacheBudget(this);
+    /** The salt string last hashed by {@link #openSequence}, compared by identity (strings are immutable). */
+    private String lastSalt;
+    /** Its hash: high word, low word. */
+    private final long[] lastSaltHash = new long[2];
     private int reservedSlots;
     private int lateSlots;
     private boolean closed;
@@ -181,7 +201,9 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /**
-     * Opens a sequence with its own block table.
+     * Opens a sequence with its own block table. The salt's hash is kept for the last salt string
+     * seen (compared by identity), so a runtime that reuses its options or salt string per tenant
+     * hashes it once rather than per sequence; the sequence itself is the only allocation then.
      *
      * @param options salt, extra keys, priority and budget
      * @return the new, empty sequence
@@ -193,9 +215,12 @@ public final class PagedKvCache implements AutoCloseable {
         lock.lock();
         try {
             checkOpen();
-            long[] salt = new long[2];
-            hasher.hashSalt(options.salt(), salt);
-            Sequence s = new Sequence(this, options, salt[0], salt[1]);
+            String salt = options.salt();
+            if (salt != lastSalt) { // a runtime reuses one salt string per tenant: hash it once, not per sequence
+                hasher.hashSalt(salt, lastSaltHash);
+                lastSalt = salt;
+            }
+            Sequence s = new Sequence(this, options, lastSaltHash[0], lastSaltHash[1]);
             openSequences.add(s);
             return s;
         } finally {
@@ -380,8 +405,22 @@ public final class PagedKvCache implements AutoCloseable {
         refresh(id);
     }
 
-    /** Recomputes whether a block is a candidate to leave the top tier and tells the policy. */
+    /**
+     * Recomputes whether a block is a candidate to leave the top tier and tells the policy, and
+     * whether the lower tier must hold its copies (SEALED and referenced) and tells the lower tier
+     * when that changes.
+     */
     void refresh(int id) {
+        if (lower != null && (state[id] == SEALED && refs[id] > 0) != ((flags[id] & HELD) != 0)) {
+            flags[id] ^= HELD;
+            if ((flags[id] & HELD) != 0) {
+                if (!lower.pinBelow(id) && slot[id] < 0) {
+                    markLost(id); // its only copy below went before this reference could hold it: no match finds it now
+                }
+            } else {
+                lower.unpinBelow(id);
+            }
+        }
         boolean candidate = state[id] == SEALED && slot[id] >= 0 && leases[id] == 0
                 && (flags[id] & (TRANSIT | QUEUED)) == 0
                 && (lower == null ? refs[id] == 0 && (flags[id] & INDEXED) != 0
@@ -631,7 +670,9 @@ public final class PagedKvCache implements AutoCloseable {
     /**
      * Called by a lower tier when it dropped its only copy of a block (for example disk eviction):
      * a block nobody references is freed; a referenced one is marked lost (its next lease fails
-     * with {@link CorruptBlockException}).
+     * with {@link CorruptBlockException}). Nothing happens if the block is on the top tier, moving,
+     * or has a copy below again ({@link LowerTier#hasCopy}, asked under this lock: the lower tier
+     * decided to call without it, and the block may have been demoted since).
      *
      * @param blockId the block whose lower copy is gone
      */
@@ -640,6 +681,9 @@ public final class PagedKvCache implements AutoCloseable {
         try {
             if (state[blockId] == FREE || slot[blockId] >= 0 || (flags[blockId] & TRANSIT) != 0) {
                 return;
+            }
+            if (lower.hasCopy(blockId)) {
+                return; // a copy arrived below after the lower tier checked (without this lock)
             }
             if (refs[blockId] == 0) {
                 evictions++;
@@ -718,7 +762,11 @@ public final class PagedKvCache implements AutoCloseable {
         }
     }
 
-    /** Finds a sealed block for a hash, in the index or (adopting it) below; -1 if absent. */
+    /**
+     * Finds a sealed block for a hash, in the index or (adopting it) below; -1 if absent. A block
+     * found below the top tier comes back pinned there ({@link #holdBelow}): the caller must
+     * reference it or {@link #refresh(int)} it.
+     */
     int lookup(long hi, long lo, int[] promptTokens, int from) {
         int id = index.get(hi, lo);
         if (id < 0 && lower != null) {
@@ -750,6 +798,10 @@ public final class PagedKvCache implements AutoCloseable {
                 return -1;
             }
         }
+        if (slot[id] < 0 && !holdBelow(id)) {
+            prefixMissBlocks++;
+            return -1;
+        }
         prefixHitBlocks++;
         if (slot[id] < 0) {
             prefixHitBlocksBelow++;
@@ -757,6 +809,29 @@ public final class PagedKvCache implements AutoCloseable {
         }
         policy.onAccess(id);
         return id;
+    }
+
+    /**
+     * Pins a matched block that is not on the top tier before the match hands it out; the caller
+     * references it next (or calls {@link #refresh(int)} to drop the hold if it does not). If its
+     * only copy below is already gone, the block is freed (unless a move holds it) and false
+     * returned: a miss now rather than a lost block at its first lease.
+     */
+    private boolean holdBelow(int id) {
+        if ((flags[id] & HELD) != 0) {
+            return true;
+        }
+        flags[id] |= HELD;
+        if (lower.pinBelow(id)) {
+            return true;
+        }
+        flags[id] &= ~HELD;
+        lower.unpinBelow(id);
+        if ((flags[id] & TRANSIT) == 0) {
+            evictions++;
+            freeBlock(id);
+        }
+        return false;
     }
 
     /** Copy-on-write: replaces a shared OPEN block by a private copy holding the same bytes. */
@@ -1170,7 +1245,8 @@ public final class PagedKvCache implements AutoCloseable {
     /**
      * Checks every structural invariant: free + used == capacity for slots and ids; no slot twice;
      * reference counts equal table references plus leases; the index holds exactly the indexed
-     * blocks; the policy holds exactly the candidates; recent-block protection equals a recount.
+     * blocks; the policy holds exactly the candidates; recent-block protection equals a recount;
+     * with a lower tier, exactly the referenced SEALED blocks are HELD there.
      *
      * @return the violations found, empty when consistent; thread-safe
      */
@@ -1215,6 +1291,10 @@ public final class PagedKvCache implements AutoCloseable {
                 if (refs[id] != tableRefs[id] + leases[id]) {
                     bad.add("block " + id + " refs " + refs[id] + " != table refs " + tableRefs[id] + " + leases "
                             + leases[id]);
+                }
+                boolean held = (flags[id] & HELD) != 0;
+                if (lower != null && state[id] != LOST && held != (state[id] == SEALED && refs[id] > 0)) {
+                    bad.add("block " + id + " HELD=" + held + " but state " + state[id] + " refs " + refs[id]);
                 }
                 if (protect[id] != protects[id]) {
                     bad.add("block " + id + " protect " + protect[id] + " != recount " + protects[id]);

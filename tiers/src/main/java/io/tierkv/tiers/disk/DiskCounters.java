@@ -53,6 +53,8 @@ final class DiskCounters {
     long segmentsDeleted;
     /** See {@link DiskStats#diskFullFailures()}. */
     long diskFullFailures;
+    /** See {@link DiskStats#pinRefusals()}. */
+    long pinRefusals;
     /** See {@link DiskStats#liveBytes()}: bytes of the records indexed now. */
     long liveBytes;
 
@@ -62,14 +64,15 @@ final class DiskCounters {
      * @param usedBytes    bytes of the tier's files now (0 once closed)
      * @param budgetBytes  the budget
      * @param blockCount   records indexed now (0 once closed)
+     * @param pinnedBlocks records pinned now (0 once closed)
      * @param segmentCount segment files now
      * @return an immutable snapshot
      */
-    DiskStats snapshot(long usedBytes, long budgetBytes, int blockCount, int segmentCount) {
+    DiskStats snapshot(long usedBytes, long budgetBytes, int blockCount, int pinnedBlocks, int segmentCount) {
         return new DiskStats(puts, putsExisting, admissionRejects, gets, hits, misses, corruptMisses, evictions,
                 removals, quarantined, bytesWritten, rawBytesWritten, recordBytesWritten, bytesRead, rawBytesRead,
                 DiskStats.ratio(rawBytesWritten, bytesWritten), recoveredBlocks, recoveryFaults, droppedSegments,
-                compactions, compactedBytes, segmentsCreated, segmentsDeleted, diskFullFailures, usedBytes,
-                budgetBytes, liveBytes, blockCount, segmentCount);
+                compactions, compactedBytes, segmentsCreated, segmentsDeleted, diskFullFailures, pinRefusals,
+                usedBytes, budgetBytes, liveBytes, blockCount, pinnedBlocks, segmentCount);
     }
 }

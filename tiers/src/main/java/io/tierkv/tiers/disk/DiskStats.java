@@ -34,10 +34,13 @@ package io.tierkv.tiers.disk;
  * @param segmentsCreated    segment files created
  * @param segmentsDeleted    segment files deleted (emptied, or dropped at open)
  * @param diskFullFailures   puts that failed with {@link io.tierkv.core.error.DiskFullException}
+ * @param pinRefusals        puts refused with {@link io.tierkv.core.error.CapacityExhaustedException}
+ *                           because pinned records held the room eviction would have freed
  * @param usedBytes          bytes of every file the tier keeps on disk now
  * @param budgetBytes        the budget
  * @param liveBytes          bytes of the records indexed now
  * @param blockCount         records indexed now
+ * @param pinnedBlocks       records pinned now (never evicted while pinned)
  * @param segmentCount       segment files now
  */
 public record DiskStats(long puts, long putsExisting, long admissionRejects, long gets, long hits, long misses,
@@ -46,7 +49,8 @@ public record DiskStats(long puts, long putsExisting, long admissionRejects, lon
                         long recordBytesWritten, long bytesRead, long rawBytesRead, double compressionRatio,
                         long recoveredBlocks, long recoveryFaults, long droppedSegments, long compactions,
                         long compactedBytes, long segmentsCreated, long segmentsDeleted, long diskFullFailures,
-                        long usedBytes, long budgetBytes, long liveBytes, int blockCount, int segmentCount) {
+                        long pinRefusals, long usedBytes, long budgetBytes, long liveBytes, int blockCount,
+                        int pinnedBlocks, int segmentCount) {
 
     /**
      * The compression ratio of a byte count pair, finite by construction.

@@ -1,6 +1,7 @@
 package io.tierkv.tiers.disk;
 
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.error.CapacityExhaustedException;
 import io.tierkv.core.error.DiskFullException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -53,12 +54,13 @@ import java.util.zip.CRC32C;
  * the mapping where the segment's pages were written before, else positional {@code FileChannel}
  * writes), then the header and token ids, advance the mark (a checksummed field of the segment
  * header), index the record as most recently used. Load ({@link #get}, {@code RecordReader}):
- * advise {@code MADV_WILLNEED} on the record (mappings carry {@code MADV_RANDOM}, so exactly the
- * record's pages are read), validate the header against the index, then copy a raw payload out of
- * the mapping into the caller's block a chunk at a time and checksum each chunk in the
- * destination while it is in cache; a mismatch zeroes the destination before the miss returns. An
- * LZ4 payload is verified in the mapping, then decompressed into the caller's memory. The package
- * overview gives the measurements.
+ * for a record recovered at open (likely cold), advise {@code MADV_WILLNEED} on it (mappings carry
+ * {@code MADV_RANDOM}, so exactly the record's pages are read; records written since open are in
+ * the page cache and skip the advice, which costs about 3 us per warm 64 KiB load), validate the
+ * header against the index, then copy a raw payload out of the mapping into the caller's block a
+ * chunk at a time and checksum each chunk in the destination while it is in cache; a mismatch
+ * zeroes the destination before the miss returns. An LZ4 payload is verified in the mapping, then
+ * decompressed into the caller's memory. The package overview gives the measurements.
  *
  * <h2>Eviction and compaction ({@code SpaceManager}, {@code Compactor})</h2>
  * When a record does not fit the active segment: another segment with room becomes active; else
@@ -66,12 +68,22 @@ import java.util.zip.CRC32C;
  * bytes plus bytes evicted from it since its last compaction, over its record space) is compacted
  * in place (live records slid to its front, new nonce) if that ratio is below
  * {@link DiskOptions#compactBelowLiveRatio()} and it frees enough; else the least recently used
- * record is evicted (reported to the {@link EvictionListener}) and the steps repeat. A segment that
+ * unpinned record is evicted (reported to the {@link EvictionListener}) and the steps repeat. A segment that
  * this eviction empties is recycled in place (new nonce, empty, active): its file, pages and
  * mapping are reused rather than deleted and reserved anew. Counting evicted bytes as kept means
  * holes made by eviction, which sit next to the records next in line for it, are never compacted
  * away (that would copy each record once more before evicting it); holes made by removal or
  * quarantine are. Any other segment whose last live record goes is deleted at once.
+ *
+ * <p>Pins ({@link #pin}, {@link #put(long, long, MemorySegment, MemorySegment, boolean)}): the
+ * manager pins the record of a block that an open sequence references, since the record may be
+ * that block's only copy. A pinned record sits on a list of its own, off the LRU list, so it is
+ * never a victim (for room, by budget or by {@link #evict}). Before evicting anything for room the
+ * tier checks that some segment could hold the new record once its unpinned records were gone (or
+ * the budget allows a new segment); when none can, the put is refused with
+ * {@link CapacityExhaustedException} ({@link DiskStats#pinRefusals()}) and nothing is evicted. A
+ * segment whose remaining live records are all pinned is compacted as soon as that frees the room,
+ * since eviction could never empty it.
  *
  * <h2>Persistence and recovery ({@code Recovery})</h2>
  * Persistent mode appends every deletion to the journal before it takes effect in memory. Opening
@@ -303,12 +315,39 @@ public final class DiskTier implements AutoCloseable {
      * @throws DiskFullException when no segment could be reserved (the file system is full or
      *     below one segment of usable space); nothing was stored, though records may have been
      *     evicted while making room
+     * @throws CapacityExhaustedException when pinned records hold the room that eviction would
+     *     need ({@link DiskStats#pinRefusals()}); nothing was stored and nothing evicted
      * @throws IllegalArgumentException if {@code tokenIds} is not a whole number of ints or holds
      *     more than {@code blockSizeTokens}, or {@code block} is longer than {@code bytesPerBlock}
      * @throws IllegalStateException if the tier is closed
      * @throws UncheckedIOException if writing failed (nothing was stored)
      */
     public boolean put(long hashHi, long hashLo, MemorySegment tokenIds, MemorySegment block) {
+        return put(hashHi, hashLo, tokenIds, block, false);
+    }
+
+    /**
+     * Stores a sealed block under its hash and, if {@code pin}, pins its record in the same step
+     * (no eviction can come between the write and the pin). Otherwise as
+     * {@link #put(long, long, MemorySegment, MemorySegment)}.
+     *
+     * @param hashHi   block hash, high 64 bits
+     * @param hashLo   block hash, low 64 bits
+     * @param tokenIds the block's token ids: native-order {@code int}s, at most
+     *                 {@link KvLayout#blockSizeTokens()} of them
+     * @param block    the block's bytes, at most {@link KvLayout#bytesPerBlock()}
+     * @param pin      whether to add a pin to the record (new or already there) when this returns true
+     * @return true if the block is on disk now (and pinned, if asked); false if the admission
+     *     filter declined a first sighting (nothing pinned)
+     * @throws DiskFullException when no segment could be reserved; nothing stored or pinned
+     * @throws CapacityExhaustedException when pinned records hold the room that eviction would
+     *     need; nothing stored, pinned or evicted
+     * @throws IllegalArgumentException if {@code tokenIds} is not a whole number of ints or holds
+     *     more than {@code blockSizeTokens}, or {@code block} is longer than {@code bytesPerBlock}
+     * @throws IllegalStateException if the tier is closed
+     * @throws UncheckedIOException if writing failed (nothing stored or pinned)
+     */
+    public boolean put(long hashHi, long hashLo, MemorySegment tokenIds, MemorySegment block, boolean pin) {
         Objects.requireNonNull(tokenIds, "tokenIds");
         Objects.requireNonNull(block, "block");
         long tokenBytes = tokenIds.byteSize();
@@ -325,6 +364,9 @@ public final class DiskTier implements AutoCloseable {
         try {
             ensureOpen();
             stored = putLocked(hashHi, hashLo, tokenIds, (int) (tokenBytes / 4), block);
+            if (stored && pin) {
+                space.pin(index.find(hashHi, hashLo));
+            }
         } finally {
             lock.unlock();
         }
@@ -413,6 +455,78 @@ public final class DiskTier implements AutoCloseable {
     }
 
     /**
+     * Pins a key's record: until its last pin is dropped it is never evicted, neither for room
+     * (a {@code put} that could only make room by evicting pinned records is refused instead) nor
+     * by {@link #evict}. Pins count: each call needs its own {@link #unpin}. Removal and
+     * quarantine (a record that fails verification) still drop a pinned record, pins and all.
+     * Pins live in memory only; a restart starts without any.
+     *
+     * @param hashHi block hash, high 64 bits
+     * @param hashLo block hash, low 64 bits
+     * @return true if the record is on disk and now holds one more pin; false if it is absent
+     * @throws IllegalStateException if the tier is closed
+     */
+    public boolean pin(long hashHi, long hashLo) {
+        lock.lock();
+        try {
+            ensureOpen();
+            int slot = index.find(hashHi, hashLo);
+            if (slot == RecordIndex.NONE) {
+                return false;
+            }
+            space.pin(slot);
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Drops one pin from a key's record; its last pin makes it evictable again, as most recently
+     * used.
+     *
+     * @param hashHi block hash, high 64 bits
+     * @param hashLo block hash, low 64 bits
+     * @return true if a pin was dropped; false if the record is absent (removed or quarantined
+     *     since it was pinned: its pins went with it)
+     * @throws IllegalStateException if the record holds no pin (a pin released twice), or the tier
+     *     is closed
+     */
+    public boolean unpin(long hashHi, long hashLo) {
+        lock.lock();
+        try {
+            ensureOpen();
+            int slot = index.find(hashHi, hashLo);
+            if (slot == RecordIndex.NONE) {
+                return false;
+            }
+            space.unpin(slot);
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Pins held on a key's record.
+     *
+     * @param hashHi block hash, high 64 bits
+     * @param hashLo block hash, low 64 bits
+     * @return the pin count, {@code >= 0}, or -1 if the record is absent
+     * @throws IllegalStateException if the tier is closed
+     */
+    public int pins(long hashHi, long hashLo) {
+        lock.lock();
+        try {
+            ensureOpen();
+            int slot = index.find(hashHi, hashLo);
+            return slot == RecordIndex.NONE ? -1 : index.pins(slot);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Removes a key; the listener is not told (the caller asked).
      *
      * @param hashHi block hash, high 64 bits
@@ -438,10 +552,11 @@ public final class DiskTier implements AutoCloseable {
     }
 
     /**
-     * Evicts up to {@code count} least recently used records, telling the listener about each.
+     * Evicts up to {@code count} least recently used unpinned records, telling the listener about
+     * each; pinned records stay.
      *
      * @param count records to evict, {@code >= 0}
-     * @return records evicted: {@code min(count, blockCount())}
+     * @return records evicted: {@code min(count, blockCount() - pinned records)}
      * @throws IllegalArgumentException if {@code count < 0}
      * @throws IllegalStateException if the tier is closed
      */
@@ -453,7 +568,7 @@ public final class DiskTier implements AutoCloseable {
         lock.lock();
         try {
             ensureOpen();
-            while (n < count && index.size() > 0) {
+            while (n < count && index.leastRecent() != RecordIndex.NONE) {
                 space.drop(index.leastRecent(), SpaceManager.Cause.EVICT);
                 n++;
             }
@@ -480,7 +595,7 @@ public final class DiskTier implements AutoCloseable {
             ensureOpen();
             keys = new long[2 * index.size()];
             int i = 0;
-            for (int slot = index.leastRecent(); slot != RecordIndex.NONE; slot = index.newerThan(slot)) {
+            for (int slot = index.first(); slot != RecordIndex.NONE; slot = index.after(slot)) {
                 keys[i++] = index.hashHi[slot];
                 keys[i++] = index.hashLo[slot];
             }
@@ -628,7 +743,7 @@ public final class DiskTier implements AutoCloseable {
         lock.lock();
         try {
             return counters.snapshot(closed ? 0 : segments.usedBytes, options.budgetBytes(),
-                    closed ? 0 : index.size(), segments.count());
+                    closed ? 0 : index.size(), closed ? 0 : index.pinnedCount(), segments.count());
         } finally {
             lock.unlock();
         }
@@ -724,7 +839,7 @@ public final class DiskTier implements AutoCloseable {
         try {
             ensureOpen();
             List<RecordLocation> out = new ArrayList<>();
-            for (int slot = index.leastRecent(); slot != RecordIndex.NONE; slot = index.newerThan(slot)) {
+            for (int slot = index.first(); slot != RecordIndex.NONE; slot = index.after(slot)) {
                 Segment seg = segments.at(index.segment[slot]);
                 long off = index.offset[slot];
                 long used = DiskFormat.RECORD_HEADER_BYTES + 4L * DiskFormat.recordTokenCount(seg.map, off)

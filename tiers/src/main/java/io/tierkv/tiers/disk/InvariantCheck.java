@@ -42,7 +42,7 @@ final class InvariantCheck {
         int[] records = new int[slots];
         List<long[]> extents = new ArrayList<>();
         long live = 0;
-        for (int slot = index.leastRecent(); slot != RecordIndex.NONE; slot = index.newerThan(slot)) {
+        for (int slot = index.first(); slot != RecordIndex.NONE; slot = index.after(slot)) {
             int s = index.segment[slot];
             if (s < 0 || s >= slots || segments.at(s) == null) {
                 throw new IllegalStateException("record slot " + slot + " points at missing segment " + s);

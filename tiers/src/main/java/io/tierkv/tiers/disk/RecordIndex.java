@@ -4,9 +4,11 @@ import java.util.Arrays;
 
 /**
  * The disk tier's in-memory index: block hash (hi, lo) to a record slot, and per slot the record's
- * segment, offset and length, threaded on an intrusive doubly-linked LRU list. Everything lives in
- * primitive arrays indexed by a dense slot number (no object per record); the hash table is open
- * addressing with linear probing and backward-shift deletion, kept at most half full.
+ * segment, offset, length and pin count, threaded on one of two intrusive doubly-linked lists: the
+ * LRU list (unpinned records, the only eviction candidates) or the pinned list (records with a pin
+ * count above zero, in no particular order). Everything lives in primitive arrays indexed by a
+ * dense slot number (no object per record); the hash table is open addressing with linear probing
+ * and backward-shift deletion, kept at most half full.
  *
  * <p>Not thread-safe: the disk tier uses it under its lock. Slots are reused through a free list
  * threaded on {@link #next}.
@@ -26,6 +28,8 @@ final class RecordIndex {
     int[] offset;
     /** Record length on disk, header to padding. */
     int[] length;
+    /** Pins held on the record; above zero it is on the pinned list and never evicted. */
+    private int[] pins;
     private int[] prev;
     private int[] next;
 
@@ -38,6 +42,9 @@ final class RecordIndex {
     private int lruHead = NONE;
     /** Most recently used end. */
     private int lruTail = NONE;
+    /** First record of the pinned list. */
+    private int pinHead = NONE;
+    private int pinnedCount;
 
     /**
      * Creates an empty index.
@@ -51,6 +58,7 @@ final class RecordIndex {
         segment = new int[capacity];
         offset = new int[capacity];
         length = new int[capacity];
+        pins = new int[capacity];
         prev = new int[capacity];
         next = new int[capacity];
         int tableSize = Integer.highestOneBit(capacity * 2 - 1) << 1;
@@ -65,6 +73,62 @@ final class RecordIndex {
      */
     int size() {
         return size;
+    }
+
+    /**
+     * Records with at least one pin.
+     *
+     * @return the count
+     */
+    int pinnedCount() {
+        return pinnedCount;
+    }
+
+    /**
+     * Pins held on a record.
+     *
+     * @param slot a live slot
+     * @return its pin count, {@code >= 0}
+     */
+    int pins(int slot) {
+        return pins[slot];
+    }
+
+    /**
+     * Adds a pin to a record; its first pin moves it off the LRU list, so it is no eviction
+     * candidate until its last pin goes.
+     *
+     * @param slot a live slot
+     * @return true if this was its first pin
+     */
+    boolean pin(int slot) {
+        if (pins[slot]++ > 0) {
+            return false;
+        }
+        unlink(slot);
+        linkPinned(slot);
+        pinnedCount++;
+        return true;
+    }
+
+    /**
+     * Drops a pin from a record; its last pin puts it back on the LRU list as most recently used.
+     *
+     * @param slot a live slot with at least one pin
+     * @return true if this was its last pin
+     * @throws IllegalStateException if the record holds no pin
+     */
+    boolean unpin(int slot) {
+        if (pins[slot] <= 0) {
+            throw new IllegalStateException("record slot " + slot + " unpinned at pin count " + pins[slot]);
+        }
+        if (--pins[slot] > 0) {
+            return false;
+        }
+        unlinkPinned(slot);
+        pinnedCount--;
+        linkTail(slot);
+        return true;
     }
 
     /**
@@ -143,6 +207,7 @@ final class RecordIndex {
         segment[slot] = segmentSlot;
         offset[slot] = Math.toIntExact(recordOffset);
         length[slot] = Math.toIntExact(recordLength);
+        pins[slot] = 0;
         int i = mix(hi, lo) & tableMask;
         while (table[i] != 0) {
             i = (i + 1) & tableMask;
@@ -154,7 +219,7 @@ final class RecordIndex {
     }
 
     /**
-     * Removes a live slot from the table and the LRU list and frees it.
+     * Removes a live slot, pinned or not, from the table and its list and frees it.
      *
      * @param slot a live slot
      */
@@ -177,7 +242,13 @@ final class RecordIndex {
             j = (j + 1) & tableMask;
         }
         table[hole] = 0;
-        unlink(slot);
+        if (pins[slot] > 0) {
+            unlinkPinned(slot);
+            pinnedCount--;
+            pins[slot] = 0;
+        } else {
+            unlink(slot);
+        }
         segment[slot] = NONE;
         next[slot] = freeHead;
         freeHead = slot;
@@ -185,34 +256,67 @@ final class RecordIndex {
     }
 
     /**
-     * Marks a slot most recently used.
+     * Marks a slot most recently used; a pinned slot is not on the LRU list and stays where it is.
      *
      * @param slot a live slot
      */
     void touch(int slot) {
-        if (lruTail != slot) {
+        if (lruTail != slot && pins[slot] == 0) {
             unlink(slot);
             linkTail(slot);
         }
     }
 
     /**
-     * The least recently used record.
+     * The least recently used unpinned record: the next eviction victim.
      *
-     * @return its slot, or {@link #NONE} when empty
+     * @return its slot, or {@link #NONE} when every record is pinned or there is none
      */
     int leastRecent() {
         return lruHead;
     }
 
     /**
-     * The next record towards the most recently used.
+     * The first record in visiting order: unpinned records from least to most recently used, then
+     * the pinned ones.
+     *
+     * @return its slot, or {@link #NONE} when empty
+     */
+    int first() {
+        return lruHead != NONE ? lruHead : pinHead;
+    }
+
+    /**
+     * The record after {@code slot} in visiting order ({@link #first()}).
      *
      * @param slot a live slot
-     * @return the slot used after {@code slot}, or {@link #NONE}
+     * @return the next slot, or {@link #NONE}
      */
-    int newerThan(int slot) {
-        return next[slot];
+    int after(int slot) {
+        int n = next[slot];
+        return n == NONE && pins[slot] == 0 ? pinHead : n;
+    }
+
+    private void linkPinned(int slot) {
+        prev[slot] = NONE;
+        next[slot] = pinHead;
+        if (pinHead != NONE) {
+            prev[pinHead] = slot;
+        }
+        pinHead = slot;
+    }
+
+    private void unlinkPinned(int slot) {
+        int p = prev[slot];
+        int n = next[slot];
+        if (p == NONE) {
+            pinHead = n;
+        } else {
+            next[p] = n;
+        }
+        if (n != NONE) {
+            prev[n] = p;
+        }
     }
 
     private void linkTail(int slot) {
@@ -247,6 +351,7 @@ final class RecordIndex {
         segment = Arrays.copyOf(segment, capacity);
         offset = Arrays.copyOf(offset, capacity);
         length = Arrays.copyOf(length, capacity);
+        pins = Arrays.copyOf(pins, capacity);
         prev = Arrays.copyOf(prev, capacity);
         next = Arrays.copyOf(next, capacity);
     }
@@ -254,7 +359,7 @@ final class RecordIndex {
     private void rehash(int tableSize) {
         table = new int[tableSize];
         tableMask = tableSize - 1;
-        for (int slot = lruHead; slot != NONE; slot = next[slot]) {
+        for (int slot = first(); slot != NONE; slot = after(slot)) {
             int i = mix(hashHi[slot], hashLo[slot]) & tableMask;
             while (table[i] != 0) {
                 i = (i + 1) & tableMask;
@@ -264,7 +369,8 @@ final class RecordIndex {
     }
 
     /**
-     * Counts LRU list entries and checks the table agrees with it.
+     * Counts the entries of both lists and checks the table agrees with them: LRU entries hold no
+     * pin, pinned entries at least one.
      *
      * @return a description of the first inconsistency, or null
      */
@@ -272,19 +378,28 @@ final class RecordIndex {
         int count = 0;
         int last = NONE;
         for (int slot = lruHead; slot != NONE; slot = next[slot]) {
-            if (prev[slot] != last) {
-                return "lru prev link of slot " + slot + " is " + prev[slot] + " (expected " + last + ")";
+            String problem = checkEntry(slot, last, false, count);
+            if (problem != null) {
+                return problem;
             }
-            if (find(hashHi[slot], hashLo[slot]) != slot) {
-                return "slot " + slot + " is on the LRU list but not found under its hash";
-            }
-            if (++count > size) {
-                return "LRU list longer than size " + size;
-            }
+            count++;
             last = slot;
         }
         if (last != lruTail) {
             return "lru tail " + lruTail + " (expected " + last + ")";
+        }
+        int pinned = 0;
+        last = NONE;
+        for (int slot = pinHead; slot != NONE; slot = next[slot]) {
+            String problem = checkEntry(slot, last, true, count + pinned);
+            if (problem != null) {
+                return problem;
+            }
+            pinned++;
+            last = slot;
+        }
+        if (pinned != pinnedCount) {
+            return "pinnedCount " + pinnedCount + " but the pinned list holds " + pinned;
         }
         int inTable = 0;
         for (int e : table) {
@@ -292,8 +407,26 @@ final class RecordIndex {
                 inTable++;
             }
         }
-        if (count != size || inTable != size) {
-            return "size " + size + " but LRU list holds " + count + " and table " + inTable;
+        if (count + pinned != size || inTable != size) {
+            return "size " + size + " but LRU list holds " + count + ", pinned list " + pinned + " and table "
+                    + inTable;
+        }
+        return null;
+    }
+
+    private String checkEntry(int slot, int last, boolean pinnedList, int seen) {
+        String list = pinnedList ? "pinned" : "lru";
+        if (prev[slot] != last) {
+            return list + " prev link of slot " + slot + " is " + prev[slot] + " (expected " + last + ")";
+        }
+        if (find(hashHi[slot], hashLo[slot]) != slot) {
+            return "slot " + slot + " is on the " + list + " list but not found under its hash";
+        }
+        if ((pins[slot] > 0) != pinnedList) {
+            return "slot " + slot + " on the " + list + " list holds " + pins[slot] + " pins";
+        }
+        if (seen >= size) {
+            return "lists longer than size " + size;
         }
         return null;
     }

@@ -22,13 +22,18 @@ import java.util.zip.CRC32C;
 final class RecordReader {
 
     /**
-     * Whether {@link #read} advises {@code MADV_WILLNEED} on a record spanning more than a page
-     * before reading it, so its pages arrive in one request. Segment mappings carry
-     * {@code MADV_RANDOM} (no read-ahead beyond what is asked), which without this advice turns a
-     * cold load into one synchronous 4 KiB read per page: measured 0.04 GB/s cold without it, 0.39
-     * to 0.57 GB/s with it (0.6 to 0.9 of the best cold baseline, device-bound). With a warm page
-     * cache, positional channel reads measured no faster than this path (45 against 42 us per
-     * 256 KiB block, 168 against 166 us per 1 MiB, {@code SpillLoadBenchmark}).
+     * Whether {@link #read} advises {@code MADV_WILLNEED} on a record that spans more than a page
+     * and is likely cold: one that recovery found ({@link Segment#coldEnd}), not one this tier
+     * wrote since it opened (its pages went through the page cache on the way in). Segment
+     * mappings carry {@code MADV_RANDOM} (no read-ahead beyond what is asked), which without this
+     * advice turns a cold load into one synchronous 4 KiB read per page: measured 0.04 GB/s cold
+     * without it, 0.39 to 0.57 GB/s with it (0.6 to 0.9 of the best cold baseline, device-bound).
+     * On warm pages the advice is pure cost: 64 KiB raw records, page cache warm, 1,024 keys read
+     * at random through {@link DiskTier#get}, measured 13.0 to 13.9 us per get with it against 9.9
+     * to 11.1 without (five alternating rounds of 40,000 gets, 2026-11-30), so written records skip
+     * it. A written record whose pages the kernel dropped since is then read a page per fault.
+     * With a warm page cache, positional channel reads measured no faster than this path (45
+     * against 42 us per 256 KiB block, 168 against 166 us per 1 MiB, {@code SpillLoadBenchmark}).
      */
     static volatile boolean LOAD_WILLNEED = true;
 
@@ -87,7 +92,7 @@ final class RecordReader {
         long off = index.offset[slot];
         long len = index.length[slot];
         MemorySegment map = seg.map;
-        if (LOAD_WILLNEED && len > PAGE_BYTES) {
+        if (LOAD_WILLNEED && len > PAGE_BYTES && off < seg.coldEnd) {
             // before the header is read: its page comes with the same request as the rest
             Libc.madvise(map.asSlice(off, len), Libc.MADV_WILLNEED);
         }

@@ -36,12 +36,22 @@ final class Segment {
      * recycling and compaction): pages below it are in the page cache.
      */
     long writtenBytes;
+    /**
+     * Records that start below this offset were found by recovery, not written by this tier since
+     * it opened: their pages are likely not in the page cache, so a load advises
+     * {@code MADV_WILLNEED} on them (see {@code RecordReader#LOAD_WILLNEED}). 0 for a segment
+     * created or recycled since open; compaction leaves it as it is (a record it moved, or wrote
+     * below it afterwards, is advised needlessly, which costs time, never bytes).
+     */
+    long coldEnd;
     /** Bytes of records evicted for room since the segment was last compacted or recycled. */
     long evictedBytes;
     /** Bytes of live records. */
     long liveBytes;
     /** Live records. */
     int liveRecords;
+    /** Bytes of live records that hold a pin (part of {@link #liveBytes}; eviction cannot free them). */
+    long pinnedBytes;
     /** No more appends (it was full when a record did not fit). */
     boolean sealed;
 

@@ -290,6 +290,7 @@ final class SegmentTable {
         DiskFormat.writeHighWaterMark(seg.map, crc, seg.highWaterMark);
         seg.sealed = false;
         seg.evictedBytes = 0;
+        seg.coldEnd = 0;
     }
 
     /**

@@ -1,10 +1,19 @@
 package io.tierkv.tiers.disk;
 
+import io.tierkv.core.error.CapacityExhaustedException;
+
 /**
  * Room for records, and records leaving: finds a segment with room for a new record (recycling,
  * creating, compacting or evicting as {@link DiskTier} describes) and drops records from the
  * index (journaling the deletion in persistent mode, updating live counts, deleting a segment
  * that emptied, queueing the key for the eviction listener).
+ *
+ * <p>Pinned records ({@link #pin}) are never evicted. Before it evicts anything for room,
+ * {@link #allocate} checks that some segment could hold the record once every unpinned record in
+ * it were gone ({@code capacity - header - pinnedBytes >= recordLength}) or that the budget allows
+ * a new segment; if not, it refuses with {@link CapacityExhaustedException} and evicts nothing. A
+ * segment whose live records are all pinned is compacted as soon as that frees enough room, since
+ * eviction can no longer empty it.
  *
  * <p>Eviction against compaction: a segment is compacted to make room only when its live bytes
  * plus the bytes evicted from it since its last compaction ({@link Segment#keptRatio()}) fall below
@@ -79,6 +88,8 @@ final class SpaceManager {
      * @return the segment to append at, the active one now
      * @throws io.tierkv.core.error.DiskFullException if a new segment was needed and could not be
      *     reserved
+     * @throws CapacityExhaustedException if pinned records hold so much of every segment that no
+     *     eviction could make room (nothing was evicted; counted in {@code pinRefusals})
      * @throws IllegalStateException if nothing is left to evict and the record still does not fit
      */
     Segment allocate(long recordLength, long hi, long lo) {
@@ -129,13 +140,81 @@ final class SpaceManager {
                         + "no records left to evict, " + segments.usedBytes + " B used of " + options.budgetBytes()
                         + " (block " + Long.toHexString(hi) + Long.toHexString(lo) + ")");
             }
+            if (!roomPossible(recordLength)) {
+                counters.pinRefusals++;
+                throw new CapacityExhaustedException("DISK", 1, 0, "no segment can hold a " + recordLength
+                        + " B record without evicting pinned records: " + index.pinnedCount() + " pinned records, "
+                        + segments.usedBytes + " B used of budget " + options.budgetBytes() + " B (block "
+                        + Long.toHexString(hi) + Long.toHexString(lo) + ")");
+            }
             int victim = index.leastRecent();
+            if (victim == RecordIndex.NONE) { // every record left is pinned, and one segment has room between them
+                Segment roomiest = mostReclaimable();
+                if (compact(roomiest)) {
+                    segments.setActive(roomiest);
+                }
+                continue;
+            }
             Segment from = segments.at(index.segment[victim]);
             drop(victim, Cause.ROOM_EVICT);
             if (from.liveRecords == 0 && segments.at(from.slot) == from) {
                 segments.recycle(from);
                 segments.setActive(from);
+            } else if (from.liveBytes == from.pinnedBytes && reclaimable(from) >= recordLength
+                    && segments.at(from.slot) == from && compact(from)) {
+                segments.setActive(from); // only pinned records left in it: eviction cannot empty it
             }
+        }
+    }
+
+    /** Whether some segment could hold {@code recordLength} bytes once its unpinned records were gone. */
+    private boolean roomPossible(long recordLength) {
+        for (int i = 0; i < segments.slotCount(); i++) {
+            Segment s = segments.at(i);
+            if (s != null && s.capacity - DiskFormat.SEGMENT_HEADER_BYTES - s.pinnedBytes >= recordLength) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Bytes compaction would free in a segment: its record space less its live bytes. */
+    private static long reclaimable(Segment s) {
+        return s.capacity - DiskFormat.SEGMENT_HEADER_BYTES - s.liveBytes;
+    }
+
+    private Segment mostReclaimable() {
+        Segment best = null;
+        for (int i = 0; i < segments.slotCount(); i++) {
+            Segment s = segments.at(i);
+            if (s != null && (best == null || reclaimable(s) > reclaimable(best))) {
+                best = s;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * Pins a record: it is not evicted for room, by budget or by {@link DiskTier#evict} until its
+     * last pin goes (removal and quarantine still drop it).
+     *
+     * @param slot a live slot
+     */
+    void pin(int slot) {
+        if (index.pin(slot)) {
+            segments.at(index.segment[slot]).pinnedBytes += index.length[slot];
+        }
+    }
+
+    /**
+     * Drops a pin; the record's last pin makes it evictable again, as most recently used.
+     *
+     * @param slot a live slot holding a pin
+     * @throws IllegalStateException if it holds none
+     */
+    void unpin(int slot) {
+        if (index.unpin(slot)) {
+            segments.at(index.segment[slot]).pinnedBytes -= index.length[slot];
         }
     }
 
@@ -172,6 +251,9 @@ final class SpaceManager {
         }
         Segment seg = segments.at(index.segment[slot]);
         long len = index.length[slot];
+        if (index.pins(slot) > 0) { // removal or quarantine: pins do not keep bytes that failed verification
+            seg.pinnedBytes -= len;
+        }
         seg.liveBytes -= len;
         seg.liveRecords--;
         counters.liveBytes -= len;

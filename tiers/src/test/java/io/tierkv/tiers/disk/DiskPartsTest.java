@@ -195,7 +195,7 @@ class DiskPartsTest {
         int slot = index.leastRecent();
         for (long k : model.keySet()) {
             assertEquals(k, index.hashLo[slot], "LRU order, seed " + seed);
-            slot = index.newerThan(slot);
+            slot = index.after(slot);
         }
         assertEquals(RecordIndex.NONE, slot);
     }
