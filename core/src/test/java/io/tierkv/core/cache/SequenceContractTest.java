@@ -268,6 +268,15 @@ class SequenceContractTest {
         }
 
         @Override
+        public boolean pinBelow(int blockId) {
+            return held.contains(blockId);
+        }
+
+        @Override
+        public void unpinBelow(int blockId) {
+        }
+
+        @Override
         public void forget(int blockId) {
             held.remove(blockId);
         }
