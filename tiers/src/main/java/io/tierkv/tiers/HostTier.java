@@ -231,14 +231,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         int buffer = staging.acquire();
         try {
             if (!disk.get(hi, lo, staging.tokens(buffer), staging.block(buffer))) {
-                counters.diskMisses.increment();
-                TierEvents.fault("disk miss for block " + blockId);
-                lock.lock();
-                try {
-                    state[blockId] &= ~(ON_DISK | PINNED); // the record is gone, and its pins with it
-                } finally {
-                    lock.unlock();
-                }
+                diskMiss(blockId);
                 return LOST;
             }
             counters.diskLoads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
@@ -278,18 +271,23 @@ final class HostTier implements LowerTier, AutoCloseable {
             return true;
         }
         if (!disk.get(hi, lo, null, out)) { // checksum verified before any byte reaches out
-            counters.diskMisses.increment();
-            TierEvents.fault("disk miss for block " + blockId);
-            lock.lock();
-            try {
-                state[blockId] &= ~(ON_DISK | PINNED); // the record is gone, and its pins with it
-            } finally {
-                lock.unlock();
-            }
+            diskMiss(blockId);
             return false;
         }
         counters.diskReads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
         return true;
+    }
+
+    /** Counts and reports a disk read that missed: the block's record is gone, and its pins with it. */
+    private void diskMiss(int blockId) {
+        counters.diskMisses.increment();
+        TierEvents.fault("disk miss for block " + blockId);
+        lock.lock();
+        try {
+            state[blockId] &= ~(ON_DISK | PINNED);
+        } finally {
+            lock.unlock();
+        }
     }
 
     @Override
