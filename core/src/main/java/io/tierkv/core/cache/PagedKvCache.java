@@ -951,8 +951,11 @@ public final class PagedKvCache implements AutoCloseable {
         lock.lock();
         try {
             checkOpen();
-            long transitDeadline = System.nanoTime() + options.promotionTimeoutNanos();
+            long transitDeadline = 0; // read the clock only if the block is moving
             while ((flags[id] & TRANSIT) != 0) {
+                if (transitDeadline == 0) {
+                    transitDeadline = System.nanoTime() + options.promotionTimeoutNanos();
+                }
                 long remaining = transitDeadline - System.nanoTime();
                 if (remaining <= 0) {
                     throw new TransferTimeoutException("wait for block " + id + " in transit",
