@@ -103,7 +103,15 @@ final class HostTier implements LowerTier, AutoCloseable {
     private boolean closed;
     private PagedKvCache cache;
 
-    private record LateCopy(GpuEvent event, int deviceSlot, int blockId) {
+    /**
+     * A copy that missed its deadline: a promotion's ({@code deviceSlot >= 0}; its host slot is
+     * freed with it if the cache freed the block meanwhile, {@code orphanedHostSlot >= 0}) or a
+     * demotion's parked host slot ({@code deviceSlot < 0}, {@code blockId = -1 - slot}).
+     */
+    private record LateCopy(GpuEvent event, int deviceSlot, int blockId, int orphanedHostSlot) {
+        LateCopy(GpuEvent event, int deviceSlot, int blockId) {
+            this(event, deviceSlot, blockId, -1);
+        }
     }
 
     HostTier(KvLayout layout, DeviceTier device, PinnedHostBuffer pinned, int hostBlocks, int maxBlocks,
@@ -302,9 +310,14 @@ final class HostTier implements LowerTier, AutoCloseable {
                 }
                 c.event().close();
                 if (c.deviceSlot() >= 0) {
-                    // The cache gave up on this promotion: the device slot goes back empty-handed, so
-                    // the host copy is still the block's own, not a clean second copy.
-                    endMove(c.blockId(), (byte) 0);
+                    if (c.orphanedHostSlot() >= 0) { // the block was freed meanwhile: its id may be another's now
+                        orphanedSlots--;
+                        slots.free(c.orphanedHostSlot());
+                    } else {
+                        // The cache gave up on this promotion: the device slot goes back empty-handed,
+                        // so the host copy is still the block's own, not a clean second copy.
+                        endMove(c.blockId(), (byte) 0);
+                    }
                     sink.accept(c.deviceSlot());
                 } else {
                     slots.free(-1 - c.blockId());
@@ -609,8 +622,9 @@ final class HostTier implements LowerTier, AutoCloseable {
         lock.lock();
         try {
             if ((state[blockId] & MOVING) != 0 && hostSlot[blockId] >= 0) {
-                // A spill is reading the slot: detach it now (the id may be reused at once); the
-                // spill frees the orphaned slot when it ends.
+                // A spill or a late promotion is reading the slot: detach it now (the id may be
+                // reused at once); the spill, or the late copy's release, frees the orphaned slot.
+                orphanLatePromotion(blockId, hostSlot[blockId]);
                 orphanedSlots++;
                 policy.onRemove(blockId);
                 hostSlot[blockId] = -1;
@@ -622,6 +636,17 @@ final class HostTier implements LowerTier, AutoCloseable {
             state[blockId] = 0;
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Hands a late promotion of a block the cache frees its host slot, to free when the copy lands. Lock held. */
+    private void orphanLatePromotion(int blockId, int hs) {
+        for (LateCopy c : late) {
+            if (c.deviceSlot() >= 0 && c.blockId() == blockId && c.orphanedHostSlot() < 0) {
+                late.remove(c);
+                late.add(new LateCopy(c.event(), c.deviceSlot(), blockId, hs));
+                return; // leaves the loop before the changed deque is iterated again
+            }
         }
     }
 

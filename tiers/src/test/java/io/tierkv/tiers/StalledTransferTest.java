@@ -5,6 +5,7 @@ import static io.tierkv.core.testing.TestCaches.firstMismatch;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.core.cache.PagedKvCache;
@@ -104,5 +105,44 @@ class StalledTransferTest {
             assertEquals(64, again.matchPrefix(tokens(0, 64)), "A's blocks are still cached below");
             assertEquals(-1, firstMismatch(again, 1, 0, 64));
         }
+    }
+
+    @Test
+    void aBlockFreedWhileItsPromotionIsLateLeavesItsReusedIdAlone() {
+        long bb = Managers.LAYOUT.bytesPerBlock();
+        EmulatedDevice device = invariants.track(new EmulatedDevice(8 * bb + (1 << 20)), List::of);
+        KvBlockManager kv = KvBlockManager.builder(Managers.LAYOUT).device(device, 8 * bb).host(8 * bb)
+                .recentDeviceBlocks(0).movers(0).admissionTimeoutNanos(2_000_000)
+                .promotionTimeoutNanos(50_000_000).build();
+        invariants.track(kv, kv::checkInvariants);
+        PagedKvCache cache = kv.cache();
+        int id;
+        try (Sequence a = kv.openSequence(SequenceOptions.defaults())) {
+            appendWritten(a, 1, tokens(0, 16));
+            id = a.blockId(0);
+            assertTrue(cache.demoteBlock(id));
+        }
+        Sequence b;
+        device.stallCopies();
+        try {
+            assertThrows(TransferTimeoutException.class, () -> cache.acquireLease(id), "the promotion is late");
+            assertTrue(cache.evictIfUnreferenced(id), "the cached block is freed while its copy is still late");
+            b = kv.openSequence(SequenceOptions.defaults());
+            appendWritten(b, 2, tokens(500, 16));
+            assertEquals(id, b.blockId(0), "the freed id is handed to B's block, on the device");
+        } finally {
+            device.resumeCopies(); // A's late copy lands now
+        }
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (cache.availableBlocks() < 8 && System.nanoTime() < deadline) {
+            kv.runMoverCycle(); // hands back the device slot of the late copy
+        }
+        assertEquals(8, cache.availableBlocks(), "the late copy's device slot came back");
+        assertEquals(0, kv.stats().moverErrors(), "the late copy did not touch B's block");
+        assertEquals(0, kv.stats().hostUsedBlocks(), "A's host slot was freed with its late copy");
+        assertTrue(cache.demoteBlock(id), "B's block goes to the host");
+        assertEquals(1, kv.stats().hostUsedBlocks());
+        assertEquals(-1, firstMismatch(b, 2, 0, 16), "B reads its own bytes");
+        b.close();
     }
 }
