@@ -569,11 +569,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     private int freeHostSlot() {
         lock.lock();
         try {
-            int s = slots.allocate();
-            if (s >= 0) {
-                reservedHostSlots++;
-            }
-            return s;
+            return allocateReserved();
         } finally {
             lock.unlock();
         }
@@ -663,9 +659,8 @@ final class HostTier implements LowerTier, AutoCloseable {
         try {
             int attempts = policy.size() + 1;
             while (attempts-- > 0) {
-                int s = slots.allocate();
+                int s = allocateReserved();
                 if (s >= 0) {
-                    reservedHostSlots++;
                     return s;
                 }
                 int victim = policy.victim();
@@ -680,14 +675,19 @@ final class HostTier implements LowerTier, AutoCloseable {
                     toBackOfPolicy(victim); // cannot leave now
                 }
             }
-            int s = slots.allocate();
-            if (s >= 0) {
-                reservedHostSlots++;
-            }
-            return s;
+            return allocateReserved();
         } finally {
             lock.unlock();
         }
+    }
+
+    /** A free host slot counted as reserved, or -1 if none is free. Lock held. */
+    private int allocateReserved() {
+        int s = slots.allocate();
+        if (s >= 0) {
+            reservedHostSlots++;
+        }
+        return s;
     }
 
     /**
