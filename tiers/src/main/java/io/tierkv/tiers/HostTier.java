@@ -93,6 +93,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     private final DiskTier disk;
     private final StagingPool staging;
     private volatile IntConsumer matchedBelowListener = id -> { };
+    private volatile boolean readOnAdopt = true;
     private final long copyTimeoutNanos;
     private final ReentrantLock lock = new ReentrantLock();
     private final ArrayDeque<LateCopy> late = new ArrayDeque<>();
@@ -498,14 +499,24 @@ final class HostTier implements LowerTier, AutoCloseable {
     /**
      * {@inheritDoc}
      *
-     * <p>The record is read (and its checksum verified) once: into a free host slot when one is
-     * free, so that the promotion or read that usually follows a match is a host copy rather than
-     * a second disk read; else through a staging buffer, keeping only the token ids. No host block
-     * is evicted or spilled for it (the caller holds the cache lock).
+     * <p>With {@linkplain #readOnAdopt read on adopt} (the default, for promotion on match) the
+     * record is read (and its checksum verified) once: into a free host slot when one is free, so
+     * that the promotion or read that usually follows a match is a host copy rather than a second
+     * disk read; else through a staging buffer, keeping only the token ids. No host block is
+     * evicted or spilled for it (the caller holds the cache lock). Without it only the record's
+     * header and token ids are read ({@link DiskTier#peekTokens}) and the block is bound to the
+     * record alone: the read that follows ({@link #read}, {@link #promote}) verifies the checksum
+     * as it copies, once, and a damaged payload is a counted loss there rather than a miss here.
      */
     @Override
     public boolean adopt(int blockId, long hi, long lo, MemorySegment tokensOut) {
-        if (disk == null || !disk.contains(hi, lo)) {
+        if (disk == null) {
+            return false;
+        }
+        if (!readOnAdopt) {
+            return adoptHeader(blockId, hi, lo, tokensOut);
+        }
+        if (!disk.contains(hi, lo)) {
             return false;
         }
         long tokenBytes = (long) layout.blockSizeTokens() * Integer.BYTES;
@@ -555,6 +566,31 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
         counters.diskAdoptions.increment();
         return true;
+    }
+
+    /** Adopts a record by its header and token ids alone (no payload read): see {@link #adopt}. */
+    private boolean adoptHeader(int blockId, long hi, long lo, MemorySegment tokensOut) {
+        if (disk.peekTokens(hi, lo, tokensOut) != layout.blockSizeTokens()) {
+            return false; // absent, a bad header (counted by the disk tier) or not a whole block
+        }
+        lock.lock();
+        try {
+            bindAdopted(blockId, hi, lo, -1);
+        } finally {
+            lock.unlock();
+        }
+        counters.diskAdoptions.increment();
+        return true;
+    }
+
+    /**
+     * Sets whether {@link #adopt} reads and verifies a record's bytes (into a free host slot)
+     * when a prefix match finds it, or only its header and token ids.
+     *
+     * @param enabled true to read the bytes at adoption (the default)
+     */
+    void readOnAdopt(boolean enabled) {
+        this.readOnAdopt = enabled;
     }
 
     /** Binds an adopted disk record to a block id, with its bytes in host slot {@code hs} or none (-1). Lock held. */

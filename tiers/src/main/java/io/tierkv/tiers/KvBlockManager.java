@@ -128,6 +128,7 @@ public final class KvBlockManager implements AutoCloseable {
             movers.add(m);
             moverThreads.add(t);
         }
+        host.readOnAdopt(b.promoteOnMatch); // without promotion a match only binds disk records; readBlock reads them once
         if (!movers.isEmpty() && b.promoteOnMatch) {
             host.onMatchedBelow(this::requestPromotion); // promotion on match, in the background
         }
@@ -560,7 +561,11 @@ public final class KvBlockManager implements AutoCloseable {
          * to promote it at once, ahead of the lease that usually follows (promotion on match).
          * A runtime that copies matched blocks out with {@link Sequence#readBlock} instead of
          * leasing them turns it off: the promotion would move every block it reads twice. Without
-         * mover threads there is no promotion on match either way.
+         * mover threads there is no promotion on match either way. Turned off, a match that finds
+         * a block only on disk reads the record's header and token ids, not its bytes: the
+         * {@code readBlock} (or lease) that follows reads and verifies them once, straight from
+         * disk, and a damaged payload is a {@code CorruptBlockException} there rather than a
+         * prefix miss at the match. Turned on, the match reads the record into a free host slot.
          *
          * @param enabled whether to promote on match (default true)
          * @return this

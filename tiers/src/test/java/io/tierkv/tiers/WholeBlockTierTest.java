@@ -16,6 +16,7 @@ import io.tierkv.core.error.CorruptBlockException;
 import io.tierkv.core.testing.CacheInvariants;
 import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.tiers.disk.Compression;
+import io.tierkv.tiers.disk.DiskFormat;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -141,8 +142,70 @@ class WholeBlockTierTest {
         }
     }
 
+    @Test
+    void withPromotionOnMatchOffAMatchBindsADiskRecordWithoutReadingItAndTheReadVerifiesIt() throws IOException {
+        KvBlockManager kv = Managers.build(invariants, KvBlockManager.builder(Managers.LAYOUT).promoteOnMatch(false),
+                4, 2, DiskOptions.at(dir.resolve("kv")).withSegmentBytes(64 << 10).withBudgetBytes(1 << 20)
+                        .withCompression(Compression.NONE));
+        KvLayout layout = kv.layout();
+        MemorySegment[] images = new MemorySegment[2];
+        for (int k = 0; k < 2; k++) { // two blocks held only by hash on disk, their ids retired
+            images[k] = blockImage(arena.allocate(layout.bytesPerBlock()), layout, 20 + k, 0);
+            int id;
+            try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+                s.appendBlock(tokens(900 + 100 * k, 16), 0, images[k]);
+                id = s.blockId(0);
+            }
+            assertTrue(kv.cache().demoteBlock(id));
+            assertEquals(1, kv.evictHost(1));
+        }
+        assertEquals(2, kv.stats().cache().retiredIds());
+        long getsBefore = kv.stats().disk().gets();
+        MemorySegment out = arena.allocate(layout.bytesPerBlock());
+        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            assertEquals(16, s.matchPrefix(tokens(900, 16)));
+            TierStats st = kv.stats();
+            assertEquals(1, st.diskAdoptions());
+            assertEquals(getsBefore, st.disk().gets(), "the match reads the header and token ids, not the payload");
+            assertEquals(0, st.diskToHost().blocks());
+            assertEquals(0, st.hostUsedBlocks());
+            s.readBlock(0, out);
+            assertEquals(-1, out.mismatch(images[0]));
+        }
+        TierStats st = kv.stats();
+        assertEquals(getsBefore + 1, st.disk().gets(), "one verified read");
+        assertEquals(1, st.diskReads().blocks());
+        assertEquals(layout.bytesPerBlock(), st.diskReads().bytes());
+        assertEquals(0, st.hostUsedBlocks(), "nor a host slot");
+
+        // the second record of the first segment (the second block's): a byte of its payload, not its header
+        long second = DiskFormat.SEGMENT_HEADER_BYTES + DiskFormat.recordBytes(16, layout.bytesPerBlock());
+        corruptEverySegment(second + DiskFormat.RECORD_HEADER_BYTES + 16 * Integer.BYTES + 100);
+        out.fill((byte) 0x55);
+        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            assertEquals(16, s.matchPrefix(tokens(1000, 16)), "the header is sound");
+            assertThrows(CorruptBlockException.class, () -> s.readBlock(0, out));
+        }
+        for (long i = 0; i < layout.bytesPerBlock(); i++) {
+            assertEquals(0, out.get(java.lang.foreign.ValueLayout.JAVA_BYTE, i), "no byte of a damaged record, at " + i);
+        }
+        assertEquals(1, kv.stats().disk().corruptMisses());
+        assertEquals(1, kv.stats().diskMisses());
+        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            assertEquals(0, s.matchPrefix(tokens(1000, 16)), "quarantined: a miss from now on");
+            assertEquals(16, s.matchPrefix(tokens(900, 16)), "the other record is still served");
+            s.readBlock(0, out);
+            assertEquals(-1, out.mismatch(images[0]));
+        }
+    }
+
     /** Overwrites bytes inside the first record of every segment file (its payload). */
     private void corruptEverySegment() throws IOException {
+        corruptEverySegment(1024);
+    }
+
+    /** Overwrites 8 bytes at {@code position} of every segment file. */
+    private void corruptEverySegment(long position) throws IOException {
         List<Path> files;
         try (Stream<Path> list = Files.list(dir.resolve("kv"))) {
             files = list.filter(p -> p.getFileName().toString().startsWith("seg-")).toList();
@@ -150,7 +213,7 @@ class WholeBlockTierTest {
         assertFalse(files.isEmpty(), "no segment files in " + dir.resolve("kv"));
         for (Path f : files) {
             try (FileChannel ch = FileChannel.open(f, StandardOpenOption.WRITE)) {
-                ch.write(ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5, 6, 7, 8}), 1024);
+                ch.write(ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5, 6, 7, 8}), position);
             }
         }
     }

@@ -65,8 +65,8 @@ import org.openjdk.jmh.annotations.Threads;
  * host, or the disk with its CRC32C checked; no promotion), close. {@code movers}: {@code 1}, one
  * background mover thread does the pressure-mode demotions and forwards disk evictions (the
  * builder's default); {@code 0}, the same work as one {@code runMoverCycle()} after each
- * operation on the benchmark thread. Either way the tiers are full for the whole run (the setup
- * fills them; every put is a new key).</li>
+ * operation on the benchmark thread. With {@code 4x} the tiers are full for the whole run (the
+ * setup fills them; every put is a new key).</li>
  * <li>Ehcache 3.12: {@code Cache<Long, byte[]>}, {@code heap(512 entries).offheap(32 MB)
  * .disk(512 MB, not persistent)}; {@link #ehcachePut} / {@link #ehcacheGet}. Ehcache's disk store
  * evicts a few keys of the 4x working set even below its size (its per-segment space): a get
@@ -75,8 +75,13 @@ import org.openjdk.jmh.annotations.Threads;
  * default, LRU; get via {@code getDirect} (no heap copy); {@link #ohcPut} / {@link #ohcGet}
  * ({@code fits} only: OHC has no disk tier).</li>
  * </ul>
- * Gets choose a key uniformly at random from the working set; puts write new keys (a counter
- * past the working set), so every put is an insertion that, once the caches are full, evicts.
+ * Gets choose a key uniformly at random from the working set. Puts with {@code 4x} write new keys
+ * (a counter past the working set), so every put is an insertion that, once the caches are full,
+ * pushes older values down a tier (TierKV, Ehcache) or out (OHC). Puts with {@code fits} write
+ * the working set's own keys again, round robin, each with its own value (a KV cache's block for
+ * the same tokens holds the same bytes), so everything still fits in memory: each system copies
+ * the value in and replaces or drops the old entry (TierKV: a new device block that seals as a
+ * duplicate of the indexed one and is freed at close).
  *
  * <p><b>Worst case.</b> Uniform keys: no locality for the memory tiers to exploit (a 4x working set
  * gives about 25% memory hits at best). The page cache holds all disk files (23 GiB RAM), so disk
@@ -159,6 +164,28 @@ public class TieredPutGetBenchmark {
          */
         int randomKey() {
             return random.nextInt(keys);
+        }
+
+        /**
+         * The key of the next put: a new key past the working set ({@code 4x}), or the working
+         * set's keys in turn ({@code fits}).
+         *
+         * @return the key
+         */
+        long nextPutKey() {
+            long k = nextPut++;
+            return "fits".equals(workingSet) ? k % keys : k;
+        }
+
+        /**
+         * The value index of a put: the key's own value ({@code fits}: the same bytes a get of
+         * it checks), else the next of the 16 values in turn.
+         *
+         * @param key the key being put
+         * @return the index into {@link #values} and {@link #nativeValues}
+         */
+        int valueOf(long key) {
+            return "fits".equals(workingSet) ? (int) (key & 15) : nextValue();
         }
 
         /**
@@ -511,15 +538,15 @@ public class TieredPutGetBenchmark {
     }
 
     /**
-     * TierKV: put a new key.
+     * TierKV: put the next key ({@link Base#nextPutKey}).
      *
      * @param s the manager
      * @return the key
      */
     @Benchmark
     public long tierkvPut(TierKv s) {
-        long k = s.nextPut++;
-        s.put(k, s.nativeValues[s.nextValue()]);
+        long k = s.nextPutKey();
+        s.put(k, s.nativeValues[s.valueOf(k)]);
         return k;
     }
 
@@ -568,15 +595,15 @@ public class TieredPutGetBenchmark {
     }
 
     /**
-     * Ehcache: put a new key.
+     * Ehcache: put the next key ({@link Base#nextPutKey}).
      *
      * @param s the cache
      * @return the key
      */
     @Benchmark
     public long ehcachePut(Ehcache s) {
-        long k = s.nextPut++;
-        s.cache.put(k, s.values[s.nextValue()]);
+        long k = s.nextPutKey();
+        s.cache.put(k, s.values[s.valueOf(k)]);
         return k;
     }
 
@@ -600,7 +627,7 @@ public class TieredPutGetBenchmark {
     }
 
     /**
-     * OHC: put a new key (fits only).
+     * OHC: put the next key ({@link Base#nextPutKey}; fits only).
      *
      * @param s the cache
      * @return whether it was stored
@@ -608,7 +635,8 @@ public class TieredPutGetBenchmark {
     @Benchmark
     public boolean ohcPut(Ohc s) {
         skipUnlessFits(s);
-        return s.cache.put(s.nextPut++, s.values[s.nextValue()]);
+        long k = s.nextPutKey();
+        return s.cache.put(k, s.values[s.valueOf(k)]);
     }
 
     /**

@@ -437,6 +437,35 @@ public final class DiskTier implements AutoCloseable {
     }
 
     /**
+     * Reads a record's token ids without reading its payload: the header is validated (magic,
+     * version, layout fingerprint, lengths, header checksum, the hash asked for), the payload's
+     * CRC32C is not; it is checked by the {@link #load} that delivers the bytes, and the token
+     * ids are covered by it. For a caller that only needs to know what a record holds now and
+     * reads its bytes later (a prefix match). A bad header is a counted miss and quarantined,
+     * as in {@link #load}; a hit makes the record most recently used and counts no get.
+     *
+     * @param hashHi      block hash, high 64 bits
+     * @param hashLo      block hash, low 64 bits
+     * @param tokenIdsOut receives the stored token ids (native-order ints)
+     * @return the number of token ids written, or -1 if the record is absent or its header is bad
+     * @throws IllegalArgumentException if {@code tokenIdsOut} is smaller than the record's token ids
+     * @throws IllegalStateException if the tier is closed
+     */
+    public int peekTokens(long hashHi, long hashLo, MemorySegment tokenIdsOut) {
+        Objects.requireNonNull(tokenIdsOut, "tokenIdsOut");
+        int result;
+        lock.lock();
+        try {
+            ensureOpen();
+            result = reader.peekTokens(hashHi, hashLo, tokenIdsOut);
+        } finally {
+            lock.unlock();
+        }
+        notices.deliver();
+        return result;
+    }
+
+    /**
      * Whether a key is on disk, without reading it.
      *
      * @param hashHi block hash, high 64 bits

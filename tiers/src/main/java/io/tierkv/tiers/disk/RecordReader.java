@@ -15,7 +15,9 @@ import java.util.zip.CRC32C;
  * destination right after, while it is in the CPU's cache; on a mismatch the destination is
  * wiped (zeroed) before the miss is returned, so no byte of a damaged record survives the call.
  * An LZ4 payload is checksummed in the mapping first and only then decompressed into the
- * destination. Token ids reach the caller only after verification.
+ * destination. Token ids reach the caller of {@link #read} only after verification;
+ * {@link #peekTokens} hands them out after the header check alone, for a caller that verifies
+ * the payload when it reads it.
  *
  * <p>Not thread-safe: used under the disk tier's lock.
  */
@@ -148,6 +150,44 @@ final class RecordReader {
         counters.rawBytesRead += raw;
         index.touch(slot);
         return raw;
+    }
+
+    /**
+     * Reads a record's token ids without reading or verifying its payload; see
+     * {@link DiskTier#peekTokens}. A bad header is a counted miss and quarantined; the payload's
+     * checksum is left to the {@link #read} that delivers the bytes.
+     *
+     * @param hi          block hash, high 64 bits
+     * @param lo          block hash, low 64 bits
+     * @param tokenIdsOut receives the token ids
+     * @return the token count, or -1 if the record is absent or its header is bad
+     * @throws IllegalArgumentException if {@code tokenIdsOut} is smaller than the record's token ids
+     */
+    int peekTokens(long hi, long lo, MemorySegment tokenIdsOut) {
+        int slot = index.find(hi, lo);
+        if (slot == RecordIndex.NONE) {
+            return -1;
+        }
+        Segment seg = segments.at(index.segment[slot]);
+        long off = index.offset[slot];
+        long len = index.length[slot];
+        MemorySegment map = seg.map;
+        int status = rules.check(map, off, off + len, crc, seg.nonce);
+        if (status != DiskFormat.VALID) {
+            return corrupt(slot, seg, off, DiskFormat.reason(status), -1, -1);
+        }
+        if (DiskFormat.recordHashHi(map, off) != hi || DiskFormat.recordHashLo(map, off) != lo
+                || DiskFormat.recordBytesAt(map, off) != len) {
+            return corrupt(slot, seg, off, "header names another block or length", -1, -1);
+        }
+        int tokens = DiskFormat.recordTokenCount(map, off);
+        if (tokenIdsOut.byteSize() < 4L * tokens) {
+            throw new IllegalArgumentException("tokenIdsOut: " + tokenIdsOut.byteSize() + " bytes (expected >= "
+                    + 4L * tokens + " for " + tokens + " tokens)");
+        }
+        MemorySegment.copy(map, off + DiskFormat.RECORD_HEADER_BYTES, tokenIdsOut, 0, 4L * tokens);
+        index.touch(slot);
+        return tokens;
     }
 
     /** Copies a raw payload into {@code out} and adds it to {@link #crc}, a chunk at a time. */
