@@ -55,12 +55,12 @@ public final class KvBlockManager implements AutoCloseable {
     private final DiskTier disk;
     private final PagedKvCache cache;
     private final PressureMonitor monitor;
-    private final PressureWatermarks watermarks;
-    private final Consumer<Throwable> errorHandler;
     private final TierCounters counters;
     private final List<Mover> movers = new ArrayList<>();
     private final List<Thread> moverThreads = new ArrayList<>();
     private final MoveQueue[] queues = new MoveQueue[MovePath.values().length];
+    /** Runs {@link #runMoverCycle()}: a mover's state is its final fields, so callers may share it. */
+    private final Mover inlineMover;
     private final BudgetLedger pool;
     private final Budgets capacity;
     private final long[] charged = new long[BudgetKind.values().length];
@@ -116,12 +116,11 @@ public final class KvBlockManager implements AutoCloseable {
         this.device = dev;
         this.pinned = pin;
         this.disk = dsk;
-        this.watermarks = b.watermarks;
-        this.errorHandler = b.errorHandler;
         this.monitor = new PressureMonitor(b.watermarks, System.nanoTime());
         for (MovePath p : MovePath.values()) {
             queues[p.ordinal()] = new MoveQueue(b.moveQueueCapacity);
         }
+        inlineMover = new Mover(cache, host, monitor, b.watermarks, counters, b.errorHandler, queues);
         for (int i = 0; i < b.movers; i++) {
             Mover m = new Mover(cache, host, monitor, b.watermarks, counters, b.errorHandler, queues);
             Thread t = Thread.ofPlatform().daemon().name("tierkv-mover-" + i).start(m);
@@ -292,7 +291,7 @@ public final class KvBlockManager implements AutoCloseable {
      *         there was nothing to do (or the cycle failed and its error went to the handler)
      */
     public int runMoverCycle() {
-        return new Mover(cache, host, monitor, watermarks, counters, errorHandler, queues).cycle();
+        return inlineMover.cycle();
     }
 
     /** {@return an immutable snapshot; thread-safe} */

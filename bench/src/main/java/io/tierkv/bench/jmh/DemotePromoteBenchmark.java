@@ -29,8 +29,8 @@ import org.openjdk.jmh.annotations.Threads;
  * {@link KvBlockManager}, against plain {@link MemorySegment#copy} of the same bytes between two
  * regions of the same sizes, with the same cache state before each copy.
  *
- * <p><b>Scenario.</b> Layout 8 layers x 8 KV heads x 64, F16 with 16, 64 or 128 tokens per block:
- * 256 KiB, 1 MiB and 2 MiB blocks. One sequence holds 64 MiB of sealed blocks on the device
+ * <p><b>Scenario.</b> Layout 8 layers x 8 KV heads x 64, F16 with 4, 16, 64 or 128 tokens per
+ * block: 64 KiB, 256 KiB, 1 MiB and 2 MiB blocks. One sequence holds 64 MiB of sealed blocks on the device
  * ({@code recentDeviceBlocks(0)}, no mover threads, so only the benchmark moves blocks); device
  * and host tiers have two spare slots. The blocks are visited in turn, so the working set (64 MiB
  * per tier) is twice the 32 MiB L3 of the test machine.
@@ -78,8 +78,8 @@ public class DemotePromoteBenchmark {
         public Tiered() {
         }
 
-        /** Tokens per block: 16, 64, 128 = 256 KiB, 1 MiB, 2 MiB blocks. */
-        @Param({"16", "64", "128"})
+        /** Tokens per block: 4, 16, 64, 128 = 64 KiB, 256 KiB, 1 MiB, 2 MiB blocks. */
+        @Param({"4", "16", "64", "128"})
         public int blockSizeTokens;
 
         private KvBlockManager kv;
@@ -246,7 +246,7 @@ public class DemotePromoteBenchmark {
         }
 
         /** Tokens per block, as {@link Tiered#blockSizeTokens}. */
-        @Param({"16", "64", "128"})
+        @Param({"4", "16", "64", "128"})
         public int blockSizeTokens;
 
         private Arena arena;

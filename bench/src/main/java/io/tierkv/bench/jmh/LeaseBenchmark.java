@@ -62,8 +62,11 @@ public class LeaseBenchmark {
     /** Sealed blocks leased in turn. */
     static final int BLOCKS = 64;
 
-    /** Block size in tokens (16 = 256 KiB blocks with this layout). */
-    @Param({"16"})
+    /**
+     * Block size in tokens: 4, 16, 64, 128 = 64 KiB, 256 KiB, 1 MiB, 2 MiB blocks with this
+     * layout (a lease copies nothing: the figure should not depend on it).
+     */
+    @Param({"4", "16", "64", "128"})
     public int blockSizeTokens;
 
     /** Eviction policy; matters for {@link #leaseCached}. */
