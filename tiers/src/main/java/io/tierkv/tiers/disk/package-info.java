@@ -31,13 +31,17 @@
  *       not compacted, so a full tier's steady state writes each byte once
  *       ({@code SpillLoadBenchmark}: 0.25-0.31 of the faster plain write before, see
  *       BENCHMARKS.md for after).</li>
- *   <li>Load: copy out of the mapping after {@code MADV_WILLNEED} (records recovered at open
- *       only: on pages this tier wrote, warm, the advice cost 13.5 against 10.2 us per 64 KiB
- *       get), the mapping advised {@code MADV_RANDOM}, checksumming each 128 KiB chunk in the
- *       destination right after it is copied. Cold (page cache dropped): 0.6 to 0.9 of the best plain read, with device
- *       bytes per byte asked at or below 1; without the advice 0.04 GB/s. Warm: bounded by the
+ *   <li>Load: copy out of the mapping after {@code MADV_WILLNEED} where {@code mincore} finds
+ *       pages of the record missing from the page cache (on resident pages the advice costs about
+ *       18 us per 1 MiB, the check 2-3 us), the mapping advised {@code MADV_RANDOM},
+ *       checksumming each 128 KiB chunk in the destination right after it is copied. Cold (page
+ *       cache dropped, {@code SpillLoadBenchmark.loadCold}): device-bound, reading the record's
+ *       bytes once; without the advice a page per fault (about 0.03 GB/s). Warm: bounded by the
  *       CRC32C pass (every byte is verified before the call returns a hit); positional channel
- *       reads measured no faster.</li>
+ *       reads measured no faster warm and read 3.5 bytes per byte asked cold (read-ahead).</li>
+ *   <li>Spill into a recycled segment whose pages the page cache no longer holds: positional
+ *       writes, as into a fresh segment (a copy into the mapping read every page from the device
+ *       first: 28 ms per 1 MiB block).</li>
  *   <li>Compression: none by default. LZ4 ratio (raw / stored) on real KV blocks of a stories260K
  *       decode: F16 1.003 plain, 1.001 shuffled; BF16 1.003 plain, 1.097 shuffled; F32 1.003 plain,
  *       1.039 shuffled. Synthetic: F16 normal 0.996 either way, BF16 normal 1.19 shuffled, random
