@@ -144,11 +144,17 @@ final class RecordWriter {
                 && RecordReader.resident(seg.map, position, length);
     }
 
-    /** Checksums (into {@link #crc}) and writes a payload, a chunk at a time. */
+    /**
+     * Checksums (into {@link #crc}) and writes a payload, a chunk at a time. Chunks end at file
+     * offsets that are multiples of {@link #COPY_CHUNK_BYTES}, so a positional write into pages the
+     * page cache does not hold covers whole pages except at the payload's two ends (a write that
+     * covers part of an uncached page reads it from the device first: with chunks cut from the
+     * payload's start, one synchronous read per chunk).
+     */
     private void writePayload(Segment seg, MemorySegment src, long position, boolean mapped) {
         long length = src.byteSize();
-        for (long done = 0; done < length; done += COPY_CHUNK_BYTES) {
-            long n = Math.min(COPY_CHUNK_BYTES, length - done);
+        for (long done = 0, n; done < length; done += n) {
+            n = Math.min(COPY_CHUNK_BYTES - ((position + done) & (COPY_CHUNK_BYTES - 1)), length - done);
             ByteBuffer chunk = src.asSlice(done, n).asByteBuffer();
             crc.update(chunk);
             if (mapped) {
