@@ -26,13 +26,13 @@ final class RecordReader {
      * when some of its pages are not in the page cache ({@code mincore}, {@link
      * Libc#residentPages}). Segment mappings carry {@code MADV_RANDOM} (no read-ahead beyond what
      * is asked), which without this advice turns a cold load into one synchronous 4 KiB read per
-     * page. Measured ({@code SpillLoadBenchmark.loadCold}, page cache dropped before each load,
-     * BENCHMARKS.md 2026-11-30): 1 MiB raw records 30.8 ms per load without the advice, 2.2-2.5 ms
-     * with it, reading 1.004 bytes from the device per byte asked; positional channel reads of the
-     * payload took 4.5 ms and read 3.5 bytes per byte asked (the kernel's read-ahead). Only where
-     * pages are missing, because on resident pages the advice is pure cost (18 us per warm 1 MiB
-     * record against 2-3 us for the {@code mincore} check; before the check, records written
-     * since open skipped the advice and were read a page per fault once the kernel dropped them).
+     * page. Measured ({@code SpillLoadBenchmark.loadCold}, every page dropped before each load,
+     * BENCHMARKS.md, 2026-11-30): 1 MiB raw records 28.0 ms per load when written records skipped
+     * the advice, 1.88 ms with it (the fastest plain cold read, a positional channel read, 1.61
+     * ms), 1.004 bytes read from the device per byte asked; positional channel reads of the
+     * payload instead took 4.5 ms and read 3.5 bytes per byte asked (the kernel's read-ahead over
+     * the 128 KiB chunks). Only where pages are missing, because on resident pages the advice is
+     * pure cost (18 us per warm 1 MiB record, against 2-3 us for the {@code mincore} check).
      */
     static volatile boolean LOAD_WILLNEED = true;
 

@@ -21,7 +21,7 @@ import java.util.zip.CRC32C;
  * when {@link #SPILL_PATH} is {@link SpillPath#MAPPED}; otherwise positional channel writes fill
  * the pages without a fault per page (above the mark: fresh pages) and without reading them
  * from the device first (below it, pages the kernel dropped: a copy into the mapping read each
- * one, measured 28 ms per cold 1 MiB spill against 0.3 ms for a positional write). The header
+ * one, measured 28 ms per cold 1 MiB spill against 0.2 ms for a positional write). The header
  * goes last, so a torn write leaves no valid record.
  *
  * <p>Not thread-safe: owns scratch memory; used under the disk tier's lock.
