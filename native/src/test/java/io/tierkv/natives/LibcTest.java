@@ -75,6 +75,23 @@ class LibcTest {
     }
 
     @Test
+    void residentPagesCountsWhatThePageCacheHoldsOfAMapping() throws IOException {
+        Path file = Files.write(dir.resolve("resident"), new byte[16 * 4096]);
+        try (Arena arena = Arena.ofConfined();
+                FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            MemorySegment map = ch.map(FileChannel.MapMode.READ_ONLY, 0, Files.size(file), arena);
+            long pages = Files.size(file) / Libc.pageSizeBytes();
+            assertEquals(pages, Libc.residentPages(map), "just written: every page is in the page cache");
+            assertEquals(1, Libc.residentPages(map.asSlice(10, 20)), "a slice inside one page counts that page");
+            ch.force(true);
+            assertEquals(0, Libc.madvise(map, Libc.MADV_DONTNEED));
+            assertEquals(0, Libc.posixFadvise(file, 0, 0, Libc.POSIX_FADV_DONTNEED));
+            long after = Libc.residentPages(map); // fewer on a disk file system; all of them on tmpfs
+            assertTrue(after >= 0 && after <= pages, "after DONTNEED: " + after + " of " + pages + " pages resident");
+        }
+    }
+
+    @Test
     void madviseRejectsHeapSegmentsAndClosedArenas() {
         var heap = assertThrows(IllegalArgumentException.class,
                 () -> Libc.madvise(MemorySegment.ofArray(new byte[16]), Libc.MADV_NORMAL));

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -12,11 +13,12 @@ import java.util.Objects;
 /**
  * Checked, segment-based calls into the C library for the disk and host tiers: reserving file
  * space ({@code posix_fallocate}), page-cache advice ({@code madvise}, {@code posix_fadvise}),
- * locking memory ({@code mlock}) and the {@code RLIMIT_MEMLOCK} limit.
+ * page residency ({@code mincore}), locking memory ({@code mlock}) and the {@code RLIMIT_MEMLOCK}
+ * limit.
  *
- * <p>Every method returns the C error number rather than throwing, so the caller decides what a
- * failure means (a full disk is a {@code DiskFullException} in the disk tier, a refused
- * {@code mlock} is merely unlocked memory). Error numbers are the Linux values; {@link
+ * <p>Every method returns the C error number (negated where a count is returned) rather than
+ * throwing, so the caller decides what a failure means (a full disk is a
+ * {@code DiskFullException} in the disk tier, a refused {@code mlock} is merely unlocked memory). Error numbers are the Linux values; {@link
  * #errnoName(int)} turns one into text for messages.
  *
  * <p>Thread-safety: all methods are stateless and safe to call from any thread. They need native
@@ -193,6 +195,39 @@ public final class Libc {
             MemorySegment state = arena.allocate(libc_h.CAPTURE_STATE_LAYOUT);
             int rc = libc_h.madvise(state, MemorySegment.ofAddress(start), end - start, advice);
             return rc == 0 ? 0 : libc_h.errno(state);
+        }
+    }
+
+    /**
+     * Counts the pages that hold {@code segment} which are resident in memory ({@code mincore}):
+     * for a file mapping, in the page cache, whether or not this mapping has touched them yet.
+     * The range is the segment's pages, as for {@link #madvise}.
+     *
+     * @param segment a native segment (for example a slice of a {@code FileChannel.map} mapping)
+     * @return resident pages, in [0, pages of the range], or {@code -errno} ({@code -ENOMEM} for
+     *     a range that is not mapped)
+     * @throws IllegalArgumentException if the segment is not native
+     * @throws IllegalStateException if the segment's arena is closed
+     */
+    public static long residentPages(MemorySegment segment) {
+        requireNative(segment);
+        checkAlive(segment);
+        long page = pageSizeBytes();
+        long start = segment.address() & -page;
+        long end = alignUp(segment.address() + segment.byteSize(), page);
+        long pages = (end - start) / page;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(libc_h.CAPTURE_STATE_LAYOUT);
+            MemorySegment vec = arena.allocate(Math.max(1, pages), 8);
+            int rc = libc_h.mincore(state, MemorySegment.ofAddress(start), end - start, vec);
+            if (rc != 0) {
+                return -libc_h.errno(state);
+            }
+            long resident = 0;
+            for (long i = 0; i < pages; i++) {
+                resident += vec.get(ValueLayout.JAVA_BYTE, i) & 1;
+            }
+            return resident;
         }
     }
 

@@ -17,7 +17,7 @@ import java.lang.invoke.VarHandle;
  * {@link MethodHandle}, behind a static method named after the C function.
  *
  * <p>Sources: {@code <fcntl.h>} (open, posix_fallocate, posix_fadvise), {@code <unistd.h>}
- * (close, sysconf), {@code <sys/mman.h>} (mlock, munlock, madvise), {@code <sys/resource.h>}
+ * (close, sysconf), {@code <sys/mman.h>} (mlock, munlock, madvise, mincore), {@code <sys/resource.h>}
  * (getrlimit), {@code <string.h>} (strerror), as listed in {@code native/jextract/includes.txt}.
  * The constants are the Linux values shared by x86_64 and aarch64 (glibc and musl); the type
  * mapping assumes an LP64 ABI ({@code long}, {@code off_t}, {@code size_t} and {@code rlim_t}
@@ -218,6 +218,30 @@ public final class libc_h {
     public static int munlock(MemorySegment callState, MemorySegment addr, long len) {
         try {
             return (int) munlock.HANDLE.invokeExact(callState, addr, len);
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class mincore {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_POINTER, C_LONG, C_POINTER);
+        public static final MemorySegment ADDR = findOrThrow("mincore");
+        public static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int mincore(void *addr, size_t length, unsigned char *vec)}.
+     *
+     * @param callState receives errno; see {@link #CAPTURE_STATE_LAYOUT}
+     * @param addr page-aligned start of the range
+     * @param length bytes of the range
+     * @param vec receives one byte per page of the range; bit 0 set when the page is resident
+     * @return 0, or -1 with errno set ({@code EINVAL} for an unaligned address, {@code ENOMEM}
+     *     for a range that is not mapped)
+     */
+    public static int mincore(MemorySegment callState, MemorySegment addr, long length, MemorySegment vec) {
+        try {
+            return (int) mincore.HANDLE.invokeExact(callState, addr, length, vec);
         } catch (Throwable ex$) {
             throw new AssertionError("should not reach here", ex$);
         }

@@ -183,6 +183,17 @@ final class BlockCodec {
                 dst.set(DiskFormat.LONG, i, pack(a & LOW_BYTES, b & LOW_BYTES));
                 dst.set(DiskFormat.LONG, (long) n + i, pack((a >>> 8) & LOW_BYTES, (b >>> 8) & LOW_BYTES));
             }
+        } else if (width == 4) {
+            for (; i + 8 <= n; i += 8) { // 32 bytes in, 8 bytes out to each plane
+                long a = src.get(DiskFormat.LONG, 4L * i);
+                long b = src.get(DiskFormat.LONG, 4L * i + 8);
+                long c = src.get(DiskFormat.LONG, 4L * i + 16);
+                long d = src.get(DiskFormat.LONG, 4L * i + 24);
+                for (int j = 0, shift = 0; j < 4; j++, shift += 8) {
+                    dst.set(DiskFormat.LONG, (long) j * n + i, gather(a, shift) | gather(b, shift) << 16
+                            | gather(c, shift) << 32 | gather(d, shift) << 48);
+                }
+            }
         }
         for (; i < n; i++) {
             for (int j = 0; j < width; j++) {
@@ -214,6 +225,17 @@ final class BlockCodec {
                 dst.set(DiskFormat.LONG, 2L * i, spread((int) lo) | (spread((int) hi) << 8));
                 dst.set(DiskFormat.LONG, 2L * i + 8, spread((int) (lo >>> 32)) | (spread((int) (hi >>> 32)) << 8));
             }
+        } else if (width == 4) {
+            for (; i + 8 <= n; i += 8) { // 8 bytes from each plane, 32 bytes out
+                long p0 = src.get(DiskFormat.LONG, i);
+                long p1 = src.get(DiskFormat.LONG, (long) n + i);
+                long p2 = src.get(DiskFormat.LONG, 2L * n + i);
+                long p3 = src.get(DiskFormat.LONG, 3L * n + i);
+                for (int k = 0, shift = 0; k < 4; k++, shift += 16) {
+                    dst.set(DiskFormat.LONG, 4L * i + 8L * k, scatter(p0, shift) | scatter(p1, shift) << 8
+                            | scatter(p2, shift) << 16 | scatter(p3, shift) << 24);
+                }
+            }
         }
         for (; i < n; i++) {
             for (int j = 0; j < width; j++) {
@@ -225,6 +247,23 @@ final class BlockCodec {
         if (tail > 0) {
             MemorySegment.copy(src, (long) n * width, dst, (long) n * width, tail);
         }
+    }
+
+    /**
+     * Byte {@code shift / 8} of both 32-bit lanes of {@code x}: the low lane's in bits 0-7, the
+     * high lane's in bits 8-15.
+     */
+    private static long gather(long x, int shift) {
+        return ((x >>> shift) & 0xFFL) | ((x >>> (shift + 24)) & 0xFF00L);
+    }
+
+    /**
+     * Inverse of {@link #gather}: bits {@code shift..shift+7} of {@code plane} to bits 0-7 and
+     * bits {@code shift+8..shift+15} to bits 32-39 (byte 0 of each 32-bit lane).
+     */
+    private static long scatter(long plane, int shift) {
+        long w = plane >>> shift;
+        return (w & 0xFFL) | ((w & 0xFF00L) << 24);
     }
 
     /** The low byte of every 16-bit lane. */

@@ -92,11 +92,16 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
      * LZ4 is chosen), not persistent, no admission filter, compaction below 0.5 live, refuse a
      * foreign layout, warn below 1 GiB free.
      *
-     * <p>Why no compression by default: on real KV blocks (the stories260K decode, 16-token blocks)
-     * LZ4 saved nothing on F16 (ratio 1.003 plain, 1.001 shuffled) and on synthetic F16
-     * activations (0.996), while it costs a compression pass per spill; it pays on BF16 with the
-     * shuffle (1.097 real, 1.19 synthetic), on F32 a little (1.039 shuffled) and on zero or
-     * repetitive blocks (over 250). Choose {@link Compression#LZ4} for those.
+     * <p>Why no compression by default: on real KV blocks LZ4 saves little and costs a lot. The
+     * K/V of greedy stories260K decodes (F32, {@code SpillLoadBenchmark} {@code data=realkv},
+     * 256 KiB to 2 MiB blocks, BENCHMARKS.md 2026-11-30) store at raw/stored 1.006-1.024 with LZ4
+     * alone and 1.14-1.17 with the shuffle (4-byte lanes); at 1 MiB the shuffled LZ4 spill took
+     * 10.8 times as long as a raw one warm (2.17 ms against 0.20) and 3.4 times cold, its load 9.1
+     * times warm (1.20 ms against 0.13) and 1.6 times cold (2.81 ms against 1.73: reading 14%
+     * fewer bytes does not pay for decompressing them). Synthetic F16 normal and random blocks do
+     * not compress (0.996, stored raw); BF16 normal reaches 1.19 shuffled; zero or repetitive
+     * blocks over 250. Choose {@link Compression#LZ4} when disk space matters more than spill and
+     * load time, or for data like those.
      *
      * @param directory the tier's dedicated directory
      * @return the validated options

@@ -10,7 +10,7 @@ import java.util.zip.CRC32C;
  * ids and payload, and delivers the block; a record that fails is a counted miss and quarantined.
  *
  * <p>One pass over the payload: a raw payload is copied out of the mapping (after
- * {@code MADV_WILLNEED}) into the caller's block a chunk of
+ * {@code MADV_WILLNEED} where some of its pages are not in the page cache) into the caller's block a chunk of
  * {@link RecordWriter#COPY_CHUNK_BYTES} at a time and each chunk is checksummed in the
  * destination right after, while it is in the CPU's cache; on a mismatch the destination is
  * wiped (zeroed) before the miss is returned, so no byte of a damaged record survives the call.
@@ -25,17 +25,16 @@ final class RecordReader {
 
     /**
      * Whether {@link #read} advises {@code MADV_WILLNEED} on a record that spans more than a page
-     * and is likely cold: one that recovery found ({@link Segment#coldEnd}), not one this tier
-     * wrote since it opened (its pages went through the page cache on the way in). Segment
-     * mappings carry {@code MADV_RANDOM} (no read-ahead beyond what is asked), which without this
-     * advice turns a cold load into one synchronous 4 KiB read per page: measured 0.04 GB/s cold
-     * without it, 0.39 to 0.57 GB/s with it (0.6 to 0.9 of the best cold baseline, device-bound).
-     * On warm pages the advice is pure cost: 64 KiB raw records, page cache warm, 1,024 keys read
-     * at random through {@link DiskTier#get}, measured 13.0 to 13.9 us per get with it against 9.9
-     * to 11.1 without (five alternating rounds of 40,000 gets, 2026-11-30), so written records skip
-     * it. A written record whose pages the kernel dropped since is then read a page per fault.
-     * With a warm page cache, positional channel reads measured no faster than this path (45
-     * against 42 us per 256 KiB block, 168 against 166 us per 1 MiB, {@code SpillLoadBenchmark}).
+     * when some of its pages are not in the page cache ({@code mincore}, {@link
+     * Libc#residentPages}). Segment mappings carry {@code MADV_RANDOM} (no read-ahead beyond what
+     * is asked), which without this advice turns a cold load into one synchronous 4 KiB read per
+     * page. Measured ({@code SpillLoadBenchmark.loadCold}, every page dropped before each load,
+     * BENCHMARKS.md, 2026-11-30): 1 MiB raw records 28.0 ms per load when written records skipped
+     * the advice, 1.88 ms with it (the fastest plain cold read, a positional channel read, 1.61
+     * ms), 1.004 bytes read from the device per byte asked; positional channel reads of the
+     * payload instead took 4.5 ms and read 3.5 bytes per byte asked (the kernel's read-ahead over
+     * the 128 KiB chunks). Only where pages are missing, because on resident pages the advice is
+     * pure cost (18 us per warm 1 MiB record, against 2-3 us for the {@code mincore} check).
      */
     static volatile boolean LOAD_WILLNEED = true;
 
@@ -94,7 +93,7 @@ final class RecordReader {
         long off = index.offset[slot];
         long len = index.length[slot];
         MemorySegment map = seg.map;
-        if (LOAD_WILLNEED && len > PAGE_BYTES && off < seg.coldEnd) {
+        if (LOAD_WILLNEED && len > PAGE_BYTES && !resident(map, off, len)) {
             // before the header is read: its page comes with the same request as the rest
             Libc.madvise(map.asSlice(off, len), Libc.MADV_WILLNEED);
         }
@@ -188,6 +187,20 @@ final class RecordReader {
         MemorySegment.copy(map, off + DiskFormat.RECORD_HEADER_BYTES, tokenIdsOut, 0, 4L * tokens);
         index.touch(slot);
         return tokens;
+    }
+
+    /**
+     * Whether every page that holds {@code [off, off + len)} of a mapping (page-aligned at offset
+     * 0) is in the page cache; false when {@code mincore} fails.
+     *
+     * @param map the segment's mapping
+     * @param off first byte
+     * @param len bytes
+     * @return whether all its pages are resident
+     */
+    static boolean resident(MemorySegment map, long off, long len) {
+        long pages = (off + len + PAGE_BYTES - 1) / PAGE_BYTES - off / PAGE_BYTES;
+        return Libc.residentPages(map.asSlice(off, len)) == pages;
     }
 
     /** Copies a raw payload into {@code out} and adds it to {@link #crc}, a chunk at a time. */

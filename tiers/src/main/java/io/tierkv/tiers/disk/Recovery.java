@@ -173,7 +173,6 @@ final class Recovery {
             }
             seg.highWaterMark = end;
             seg.writtenBytes = end;
-            seg.coldEnd = end;
             DiskFormat.writeHighWaterMark(map, crc, end);
         } catch (IOException e) {
             if (arena != null && arena.scope().isAlive()) {

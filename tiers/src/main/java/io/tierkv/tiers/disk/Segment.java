@@ -33,17 +33,10 @@ final class Segment {
     long highWaterMark;
     /**
      * End of the bytes written into this file since it was created (records and headers, across
-     * recycling and compaction): pages below it are in the page cache.
+     * recycling and compaction): pages below it exist in the file (the page cache may or may not
+     * hold them).
      */
     long writtenBytes;
-    /**
-     * Records that start below this offset were found by recovery, not written by this tier since
-     * it opened: their pages are likely not in the page cache, so a load advises
-     * {@code MADV_WILLNEED} on them (see {@code RecordReader#LOAD_WILLNEED}). 0 for a segment
-     * created or recycled since open; compaction leaves it as it is (a record it moved, or wrote
-     * below it afterwards, is advised needlessly, which costs time, never bytes).
-     */
-    long coldEnd;
     /** Bytes of records evicted for room since the segment was last compacted or recycled. */
     long evictedBytes;
     /** Bytes of live records. */

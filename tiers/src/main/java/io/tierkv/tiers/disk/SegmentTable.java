@@ -192,6 +192,32 @@ final class SegmentTable {
     }
 
     /**
+     * Writes back, unmaps and drops from the page cache the pages that hold
+     * {@code [offset, offset + length)} of a segment (see {@link DiskTier#dropCachedPages(long,
+     * long)}).
+     *
+     * @param seg    the segment
+     * @param offset first byte
+     * @param length bytes
+     * @throws UncheckedIOException if msync, madvise or posix_fadvise failed
+     */
+    static void dropCachedPages(Segment seg, long offset, long length) {
+        long page = Libc.pageSizeBytes();
+        long start = offset & -page;
+        long end = Math.min(seg.capacity, (offset + length + page - 1) & -page);
+        MemorySegment range = seg.map.asSlice(start, end - start);
+        range.force();
+        int rc = Libc.madvise(range, Libc.MADV_DONTNEED);
+        if (rc == 0) {
+            rc = Libc.posixFadvise(seg.file, start, end - start, Libc.POSIX_FADV_DONTNEED);
+        }
+        if (rc != 0) {
+            throw new UncheckedIOException(new IOException(seg.file + " [" + start + ", " + end
+                    + "): dropping cached pages failed, errno " + rc));
+        }
+    }
+
+    /**
      * Switches off read-ahead on a segment mapping: recovery touches one header page per record
      * and a load asks for exactly its record's pages ({@code MADV_WILLNEED}), so the kernel's
      * default window (128 KiB per fault) would only read bytes nobody asked for. Advice is a hint:
@@ -290,7 +316,6 @@ final class SegmentTable {
         DiskFormat.writeHighWaterMark(seg.map, crc, seg.highWaterMark);
         seg.sealed = false;
         seg.evictedBytes = 0;
-        seg.coldEnd = 0;
     }
 
     /**

@@ -31,18 +31,28 @@
  *       not compacted, so a full tier's steady state writes each byte once
  *       ({@code SpillLoadBenchmark}: 0.25-0.31 of the faster plain write before, see
  *       BENCHMARKS.md for after).</li>
- *   <li>Load: copy out of the mapping after {@code MADV_WILLNEED} (records recovered at open
- *       only: on pages this tier wrote, warm, the advice cost 13.5 against 10.2 us per 64 KiB
- *       get), the mapping advised {@code MADV_RANDOM}, checksumming each 128 KiB chunk in the
- *       destination right after it is copied. Cold (page cache dropped): 0.6 to 0.9 of the best plain read, with device
- *       bytes per byte asked at or below 1; without the advice 0.04 GB/s. Warm: bounded by the
+ *   <li>Load: copy out of the mapping after {@code MADV_WILLNEED} where {@code mincore} finds
+ *       pages of the record missing from the page cache (on resident pages the advice costs about
+ *       18 us per 1 MiB, the check 2-3 us), the mapping advised {@code MADV_RANDOM},
+ *       checksumming each 128 KiB chunk in the destination right after it is copied. Cold (page
+ *       cache dropped, {@code SpillLoadBenchmark.loadCold}): device-bound, reading the record's
+ *       bytes once; without the advice a page per fault (about 0.03 GB/s). Warm: bounded by the
  *       CRC32C pass (every byte is verified before the call returns a hit); positional channel
- *       reads measured no faster.</li>
- *   <li>Compression: none by default. LZ4 ratio (raw / stored) on real KV blocks of a stories260K
- *       decode: F16 1.003 plain, 1.001 shuffled; BF16 1.003 plain, 1.097 shuffled; F32 1.003 plain,
- *       1.039 shuffled. Synthetic: F16 normal 0.996 either way, BF16 normal 1.19 shuffled, random
- *       0.996, zeros 254. A block whose first 64 KiB do not compress is stored raw without
- *       compressing the rest.</li>
+ *       reads measured no faster warm and read 3.5 bytes per byte asked cold (read-ahead).</li>
+ *   <li>Spill into a recycled segment whose pages the page cache no longer holds: positional
+ *       writes, as into a fresh segment, in chunks that end on 128 KiB file offsets (a copy into
+ *       the mapping read every page from the device first: 28 ms per cold 1 MiB spill; chunks cut
+ *       from the payload's start read one page each; now 0.82 ms, three pages read).</li>
+ *   <li>Compression: none by default. Real KV blocks of stories260K decodes (F32,
+ *       {@code SpillLoadBenchmark data=realkv}): the tier stores them at raw / stored 1.006-1.024
+ *       with LZ4 alone and 1.14-1.17 with the shuffle in 4-byte lanes (lz4-java alone: 1.04-1.05
+ *       unshuffled, 1.05-1.06 in 2-byte lanes), and the shuffled spill and load take 7.5-15.5
+ *       times a raw one's time warm, 1.6-3.4 times cold (see
+ *       {@link io.tierkv.tiers.disk.DiskOptions#at}).
+ *       Synthetic: F16 normal 0.996 either way, BF16 normal 1.19 shuffled, random 0.996, zeros
+ *       254. The shuffle width is the layout's element size (2 or 4 bytes); both run at about
+ *       2-3 GB/s. A block whose first 64 KiB do not compress is stored raw without compressing
+ *       the rest.</li>
  * </ul>
  */
 package io.tierkv.tiers.disk;

@@ -93,6 +93,37 @@ class DiskTierTest {
         System.out.println(mode + ": " + s);
     }
 
+    @ParameterizedTest
+    @EnumSource(Mode.class)
+    void blocksWhosePagesLeftThePageCacheLoadAndSpillByteExact(Mode mode) {
+        DiskOptions o = options(dir, 4, 3 * segmentBytes(4) + 4096)
+                .withCompression(mode == Mode.RAW ? Compression.NONE : Compression.LZ4)
+                .withShuffle(mode == Mode.LZ4_SHUFFLE);
+        DiskTier tier = open(o);
+        for (int k = 0; k < 8; k++) {
+            assertTrue(put(tier, arena, k));
+        }
+        assertTrue(tier.dropCachedPages(hi(3), lo(3)));
+        assertFalse(tier.dropCachedPages(hi(999), lo(999)));
+        assertTrue(getAndVerify(tier, arena, 3), "a record read back from the device alone");
+        for (int k = 8; k < 48; k++) { // evictions empty segments, which are recycled: spills below the written mark
+            if (k % 3 == 0) {
+                tier.dropCachedPages();
+            }
+            assertTrue(put(tier, arena, k));
+        }
+        tier.dropCachedPages();
+        int found = 0;
+        for (int k = 0; k < 48; k++) {
+            if (tier.contains(hi(k), lo(k))) {
+                assertTrue(getAndVerify(tier, arena, k), "key " + k);
+                found++;
+            }
+        }
+        assertTrue(found >= 8, found + " keys on disk (expected at least two segments' worth)");
+        assertEquals(0, tier.stats().corruptMisses());
+    }
+
     @Test
     void usedBytesEqualsTheFilesOnDiskAndStaysWithinBudget() {
         long budget = 3 * segmentBytes(2) + 4096;
