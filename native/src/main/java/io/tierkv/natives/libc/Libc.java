@@ -211,24 +211,58 @@ public final class Libc {
      */
     public static long residentPages(MemorySegment segment) {
         requireNative(segment);
+        try (Arena arena = Arena.ofConfined()) {
+            return residentPages(segment, arena.allocate(residentScratchBytes(segment.byteSize() + pageSizeBytes()), 8));
+        }
+    }
+
+    /**
+     * As {@link #residentPages(MemorySegment)}, with caller memory for the call's errno and page
+     * vector instead of an arena per call (for a hot path, such as a check before every disk
+     * read). Not thread-safe for one {@code scratch}.
+     *
+     * @param segment a native segment
+     * @param scratch native memory of at least {@link #residentScratchBytes} of the segment's
+     *                size plus one page
+     * @return resident pages, in [0, pages of the range], or {@code -errno}
+     * @throws IllegalArgumentException if a segment is not native or {@code scratch} is too small
+     * @throws IllegalStateException if a segment's arena is closed
+     */
+    public static long residentPages(MemorySegment segment, MemorySegment scratch) {
+        requireNative(segment);
+        requireNative(scratch);
         checkAlive(segment);
         long page = pageSizeBytes();
         long start = segment.address() & -page;
         long end = alignUp(segment.address() + segment.byteSize(), page);
         long pages = (end - start) / page;
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(libc_h.CAPTURE_STATE_LAYOUT);
-            MemorySegment vec = arena.allocate(Math.max(1, pages), 8);
-            int rc = libc_h.mincore(state, MemorySegment.ofAddress(start), end - start, vec);
-            if (rc != 0) {
-                return -libc_h.errno(state);
-            }
-            long resident = 0;
-            for (long i = 0; i < pages; i++) {
-                resident += vec.get(ValueLayout.JAVA_BYTE, i) & 1;
-            }
-            return resident;
+        long stateBytes = libc_h.CAPTURE_STATE_LAYOUT.byteSize();
+        if (scratch.byteSize() < stateBytes + pages) {
+            throw new IllegalArgumentException("scratch: " + scratch.byteSize() + " bytes (expected >= "
+                    + (stateBytes + pages) + " for " + pages + " pages)");
         }
+        MemorySegment state = scratch.asSlice(0, stateBytes);
+        MemorySegment vec = scratch.asSlice(stateBytes, pages);
+        int rc = libc_h.mincore(state, MemorySegment.ofAddress(start), end - start, vec);
+        if (rc != 0) {
+            return -libc_h.errno(state);
+        }
+        long resident = 0;
+        for (long i = 0; i < pages; i++) {
+            resident += vec.get(ValueLayout.JAVA_BYTE, i) & 1;
+        }
+        return resident;
+    }
+
+    /**
+     * Scratch bytes {@link #residentPages(MemorySegment, MemorySegment)} needs for ranges of up to
+     * {@code maxBytes} (page alignment included when {@code maxBytes} includes a page of slack).
+     *
+     * @param maxBytes the largest range to check, plus one page
+     * @return bytes: the errno capture state and one byte per page
+     */
+    public static long residentScratchBytes(long maxBytes) {
+        return libc_h.CAPTURE_STATE_LAYOUT.byteSize() + (maxBytes + pageSizeBytes() - 1) / pageSizeBytes() + 1;
     }
 
     /**

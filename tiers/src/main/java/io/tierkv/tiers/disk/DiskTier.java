@@ -187,8 +187,9 @@ public final class DiskTier implements AutoCloseable {
         this.space = new SpaceManager(options, index, segments, compactor, counters, notices);
         BlockCodec codec = new BlockCodec(options.compression(), options.shuffle(), layout.dtype().sizeBytes(), maxRaw,
                 scratchArena);
-        this.writer = new RecordWriter(rules, codec, index, space, crc, counters, scratchArena);
-        this.reader = new RecordReader(rules, codec, index, segments, space, crc, counters);
+        PageResidency residency = new PageResidency(scratchArena, DiskFormat.maxRecordBytes(layout));
+        this.writer = new RecordWriter(rules, codec, index, space, crc, counters, scratchArena, residency);
+        this.reader = new RecordReader(rules, codec, index, segments, space, crc, counters, residency);
     }
 
     /**

@@ -48,6 +48,7 @@ final class RecordReader {
     private final RecordRules rules;
     private final CRC32C crc;
     private final DiskCounters counters;
+    private final PageResidency residency;
 
     /**
      * Creates the reader of a tier.
@@ -59,9 +60,11 @@ final class RecordReader {
      * @param space    the space manager (quarantine)
      * @param crc      the tier's checksum object
      * @param counters the tier's counters
+     * @param residency the tier's page-cache check (shared with the writer: both run under the tier's lock)
      */
     RecordReader(RecordRules rules, BlockCodec codec, RecordIndex index, SegmentTable segments, SpaceManager space,
-                 CRC32C crc, DiskCounters counters) {
+                 CRC32C crc, DiskCounters counters, PageResidency residency) {
+        this.residency = residency;
         this.rules = rules;
         this.codec = codec;
         this.index = index;
@@ -93,7 +96,7 @@ final class RecordReader {
         long off = index.offset[slot];
         long len = index.length[slot];
         MemorySegment map = seg.map;
-        if (LOAD_WILLNEED && len > PAGE_BYTES && !resident(map, off, len)) {
+        if (LOAD_WILLNEED && len > PAGE_BYTES && !residency.allResident(map, off, len)) {
             // before the header is read: its page comes with the same request as the rest
             Libc.madvise(map.asSlice(off, len), Libc.MADV_WILLNEED);
         }
@@ -187,20 +190,6 @@ final class RecordReader {
         MemorySegment.copy(map, off + DiskFormat.RECORD_HEADER_BYTES, tokenIdsOut, 0, 4L * tokens);
         index.touch(slot);
         return tokens;
-    }
-
-    /**
-     * Whether every page that holds {@code [off, off + len)} of a mapping (page-aligned at offset
-     * 0) is in the page cache; false when {@code mincore} fails.
-     *
-     * @param map the segment's mapping
-     * @param off first byte
-     * @param len bytes
-     * @return whether all its pages are resident
-     */
-    static boolean resident(MemorySegment map, long off, long len) {
-        long pages = (off + len + PAGE_BYTES - 1) / PAGE_BYTES - off / PAGE_BYTES;
-        return Libc.residentPages(map.asSlice(off, len)) == pages;
     }
 
     /** Copies a raw payload into {@code out} and adds it to {@link #crc}, a chunk at a time. */

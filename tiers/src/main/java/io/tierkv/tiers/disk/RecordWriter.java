@@ -57,6 +57,7 @@ final class RecordWriter {
     private final CRC32C crc;
     private final DiskCounters counters;
     private final MemorySegment headerScratch;
+    private final PageResidency residency;
 
     /**
      * Creates the writer of a tier.
@@ -68,9 +69,11 @@ final class RecordWriter {
      * @param crc      the tier's checksum object
      * @param counters the tier's counters
      * @param arena    where the scratch memory lives (closed by the tier)
+     * @param residency the tier's page-cache check
      */
     RecordWriter(RecordRules rules, BlockCodec codec, RecordIndex index, SpaceManager space, CRC32C crc,
-                 DiskCounters counters, Arena arena) {
+                 DiskCounters counters, Arena arena, PageResidency residency) {
+        this.residency = residency;
         this.index = index;
         this.space = space;
         this.rules = rules;
@@ -139,9 +142,9 @@ final class RecordWriter {
      * faults it in, and the kernel reads it from the device first (a page per fault: the mapping
      * is {@code MADV_RANDOM}); a positional write of whole pages reads nothing.
      */
-    private static boolean mapped(Segment seg, long position, long length) {
+    private boolean mapped(Segment seg, long position, long length) {
         return SPILL_PATH == SpillPath.MAPPED && position + length <= seg.writtenBytes
-                && RecordReader.resident(seg.map, position, length);
+                && residency.allResident(seg.map, position, length);
     }
 
     /**
