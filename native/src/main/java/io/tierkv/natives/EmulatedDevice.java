@@ -156,7 +156,7 @@ public final class EmulatedDevice implements GpuRuntime {
         try {
             Arena arena = Arena.ofShared();
             try {
-                buffer = new Buffer(arena, arena.allocate(bytes, 4096)); // zero-filled: touches every page
+                buffer = new Buffer(arena, PoolMemory.allocate(arena, bytes, 4096)); // zero-filled: touches every page
             } catch (OutOfMemoryError | RuntimeException e) {
                 arena.close();
                 throw e;

@@ -11,8 +11,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Pinned host memory without a GPU runtime: page-aligned off-heap memory, zero-filled (so every
- * page is written once at allocation) and locked into RAM with {@code mlock} where the process may
- * lock that much.
+ * page is written once at allocation), backed by transparent huge pages where the buffer spans
+ * one and the kernel agrees ({@link PoolMemory}), and locked into RAM with {@code mlock} where the
+ * process may lock that much.
  *
  * <p>When locking is refused (over {@code RLIMIT_MEMLOCK} without {@code CAP_IPC_LOCK}, or native
  * access not enabled) the memory is still returned, unlocked: {@link PinnedHostBuffer#pinnedBytes()}
@@ -78,7 +79,7 @@ public final class HostMemory {
         Arena arena = Arena.ofShared();
         MemorySegment all;
         try {
-            all = arena.allocate(rounded, page); // zero-filled: every page written once
+            all = PoolMemory.allocate(arena, rounded, page); // zero-filled: every page written once
         } catch (RuntimeException | OutOfMemoryError e) {
             arena.close();
             throw e;

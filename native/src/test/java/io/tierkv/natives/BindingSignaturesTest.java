@@ -162,7 +162,7 @@ class BindingSignaturesTest {
     @Test
     void theLibcSignaturesConstantsAndRlimitLayoutMatchTheCLibrary() throws Exception {
         StringBuilder c = new StringBuilder("#define _DEFAULT_SOURCE 1\n#include <fcntl.h>\n#include <unistd.h>\n"
-                + "#include <sys/mman.h>\n#include <sys/resource.h>\n#include <string.h>\n#include <errno.h>\n"
+                + "#include <sys/mman.h>\n#include <linux/mman.h>\n#include <sys/resource.h>\n#include <string.h>\n#include <errno.h>\n"
                 + "#include <stddef.h>\n");
         appendSignatures(c, sections().get("libc"), Map.of());
         appendIntConstants(c, libc_h.class, "");

@@ -69,6 +69,12 @@ public final class Libc {
     public static final int MADV_WILLNEED = 3;
     /** {@code MADV_DONTNEED}: the range is not needed soon; drop its pages. */
     public static final int MADV_DONTNEED = 4;
+    /** {@code MADV_HUGEPAGE}: back the range with transparent huge pages where possible (Linux). */
+    public static final int MADV_HUGEPAGE = 14;
+    /** {@code MADV_COLLAPSE}: collapse the range's pages into huge pages now, synchronously (Linux 6.1+). */
+    public static final int MADV_COLLAPSE = 25;
+    /** Bytes of a transparent huge page on x86-64 (and aarch64 with 4 KiB base pages): 2 MiB. */
+    public static final long HUGE_PAGE_BYTES = 2L << 20;
 
     /** {@code POSIX_FADV_NORMAL}: no special treatment. */
     public static final int POSIX_FADV_NORMAL = 0;
@@ -196,6 +202,27 @@ public final class Libc {
             int rc = libc_h.madvise(state, MemorySegment.ofAddress(start), end - start, advice);
             return rc == 0 ? 0 : libc_h.errno(state);
         }
+    }
+
+    /**
+     * Asks the kernel to back a pool with transparent huge pages: {@code MADV_HUGEPAGE}, then
+     * {@code MADV_COLLAPSE} so that pages already touched (an arena zero-fills what it allocates)
+     * are collapsed now rather than by {@code khugepaged} later. Best effort: a kernel without
+     * THP, or older than 6.1 ({@code MADV_COLLAPSE}), or without free huge pages answers with an
+     * error and the pool keeps its base pages. Only whole huge pages inside the segment can be
+     * collapsed, so allocate pools {@link #HUGE_PAGE_BYTES}-aligned. Why: a 64 KiB block copy
+     * touches 16 base pages, each a TLB miss on a cold block; measured on 2026-11-30 (a 32 MiB
+     * pool, random 64 KiB copies from 16 MiB of it): 2.07-2.50 us per copy with huge pages against
+     * 2.71-2.92 us without.
+     *
+     * @param segment a native segment
+     * @return 0 if both advices were taken, else the errno of the first that failed
+     * @throws IllegalArgumentException if the segment is not native
+     * @throws IllegalStateException if the segment's arena is closed
+     */
+    public static int adviseHugePages(MemorySegment segment) {
+        int rc = madvise(segment, MADV_HUGEPAGE);
+        return rc != 0 ? rc : madvise(segment, MADV_COLLAPSE);
     }
 
     /**
