@@ -46,8 +46,8 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  * the fastest plain Java ways to write and read the same bytes and against lz4-java alone on the
  * same data, all in the same run.
  *
- * <p><b>Scenario.</b> Layout 8 layers x 8 KV heads x 64 with 16, 64 or 128 tokens per block:
- * 256 KiB, 1 MiB and 2 MiB blocks. Eight source blocks of the chosen {@code data} are visited in
+ * <p><b>Scenario.</b> Layout 8 layers x 8 KV heads x 64 with 4, 16, 64 or 128 tokens per block:
+ * 64 KiB, 256 KiB, 1 MiB and 2 MiB blocks. Eight source blocks of the chosen {@code data} are visited in
  * turn: {@code f16normal} (standard normal values as IEEE half floats), {@code bf16normal} (the
  * same as bfloat16, layout dtype BF16 so the shuffle groups 2-byte elements), {@code random}
  * (uniform random bytes), {@code zeros}, and {@code realkv}: real K/V of greedy stories260K
@@ -56,8 +56,8 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  * ({@code [layer][K|V][token][head][dim]} of 5 layers x 4 heads x 8 dims: 20,480 bytes), smaller
  * than any benchmark block, so benchmark source block {@code i} is bytes
  * {@code [i x blockBytes, (i + 1) x blockBytes)} of the decodes' sealed block images laid back to
- * back in decode order (sequence 0's 32 blocks, then sequence 1's, ...): 12.8, 51.2 and 102.4
- * consecutive real blocks per 256 KiB, 1 MiB and 2 MiB block, the last one cut where the block
+ * back in decode order (sequence 0's 32 blocks, then sequence 1's, ...): 3.2, 12.8, 51.2 and 102.4
+ * consecutive real blocks per 64 KiB, 256 KiB, 1 MiB and 2 MiB block, the last one cut where the block
  * ends; no image is used twice among the eight sources. The {@code codec} is {@code none}
  * ({@link Compression#NONE}), {@code lz4} (no shuffle) or {@code lz4shuffle} (byte shuffle of the
  * layout's element size: 2 bytes for F16 and BF16, 4 for {@code realkv}'s F32).
@@ -210,8 +210,8 @@ public class SpillLoadBenchmark {
         public Sources() {
         }
 
-        /** Tokens per block: 16, 64, 128 = 256 KiB, 1 MiB, 2 MiB blocks. */
-        @Param({"16", "64", "128"})
+        /** Tokens per block: 4, 16, 64, 128 = 64 KiB, 256 KiB, 1 MiB, 2 MiB blocks. */
+        @Param({"4", "16", "64", "128"})
         public int blockSizeTokens;
 
         /** Data in the blocks: f16normal, bf16normal, random, zeros, realkv. */
