@@ -7,7 +7,8 @@ package io.tierkv.tiers.disk;
  * @param puts               records written by {@code put}
  * @param putsExisting       {@code put} calls for a key already on disk (no-ops)
  * @param admissionRejects   {@code put} calls the admission filter declined (first sightings)
- * @param gets               {@code get} calls: {@code hits + misses}
+ * @param gets               {@code get} calls, and {@code peekTokens} calls that found a damaged
+ *                           record header: {@code hits + misses}
  * @param hits               gets that returned verified bytes
  * @param misses             gets that returned nothing, including {@code corruptMisses}
  * @param corruptMisses      gets whose record failed verification (header, checksum, decode);

@@ -443,8 +443,9 @@ public final class DiskTier implements AutoCloseable {
      * version, layout fingerprint, lengths, header checksum, the hash asked for), the payload's
      * CRC32C is not; it is checked by the {@link #load} that delivers the bytes, and the token
      * ids are covered by it. For a caller that only needs to know what a record holds now and
-     * reads its bytes later (a prefix match). A bad header is a counted miss and quarantined,
-     * as in {@link #load}; a hit makes the record most recently used and counts no get.
+     * reads its bytes later (a prefix match). A bad header is quarantined and counted as in
+     * {@link #load} (a get, a miss and a corrupt miss); a hit makes the record most recently used
+     * and counts no get.
      *
      * @param hashHi      block hash, high 64 bits
      * @param hashLo      block hash, low 64 bits

@@ -156,8 +156,8 @@ final class RecordReader {
 
     /**
      * Reads a record's token ids without reading or verifying its payload; see
-     * {@link DiskTier#peekTokens}. A bad header is a counted miss and quarantined; the payload's
-     * checksum is left to the {@link #read} that delivers the bytes.
+     * {@link DiskTier#peekTokens}. A bad header is a counted get, miss and corrupt miss, and
+     * quarantined; the payload's checksum is left to the {@link #read} that delivers the bytes.
      *
      * @param hi          block hash, high 64 bits
      * @param lo          block hash, low 64 bits
@@ -176,10 +176,12 @@ final class RecordReader {
         MemorySegment map = seg.map;
         int status = rules.check(map, off, off + len, crc, seg.nonce);
         if (status != DiskFormat.VALID) {
+            counters.gets++; // a failed peek counts as the get it stands for: gets = hits + misses
             return corrupt(slot, seg, off, DiskFormat.reason(status), -1, -1);
         }
         if (DiskFormat.recordHashHi(map, off) != hi || DiskFormat.recordHashLo(map, off) != lo
                 || DiskFormat.recordBytesAt(map, off) != len) {
+            counters.gets++;
             return corrupt(slot, seg, off, "header names another block or length", -1, -1);
         }
         int tokens = DiskFormat.recordTokenCount(map, off);
