@@ -570,8 +570,16 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     /** Adopts a record by its header and token ids alone (no payload read): see {@link #adopt}. */
     private boolean adoptHeader(int blockId, long hi, long lo, MemorySegment tokensOut) {
-        if (disk.peekTokens(hi, lo, tokensOut) != layout.blockSizeTokens()) {
-            return false; // absent, a bad header (counted by the disk tier) or not a whole block
+        if (!disk.contains(hi, lo)) {
+            return false;
+        }
+        int tokens = disk.peekTokens(hi, lo, tokensOut);
+        if (tokens < 0) {
+            counters.diskMisses.increment(); // a bad header, quarantined: counted as when adopt reads the record
+            return false;
+        }
+        if (tokens != layout.blockSizeTokens()) {
+            return false; // not a whole block
         }
         lock.lock();
         try {

@@ -31,6 +31,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** {@link Sequence#readBlock} from each tier of a manager, without promotion. */
 class WholeBlockTierTest {
@@ -197,6 +199,37 @@ class WholeBlockTierTest {
             s.readBlock(0, out);
             assertEquals(-1, out.mismatch(images[0]));
         }
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aMatchThatFindsADamagedRecordHeaderCountsTheSameMissWithOrWithoutPromotionOnMatch(boolean promote)
+            throws IOException {
+        KvBlockManager kv = Managers.build(invariants, KvBlockManager.builder(Managers.LAYOUT).promoteOnMatch(promote),
+                4, 2, DiskOptions.at(dir.resolve("kv")).withSegmentBytes(64 << 10).withBudgetBytes(1 << 20)
+                        .withCompression(Compression.NONE));
+        spillOneBlock(kv, 40, tokens(1100, 16));
+        corruptEverySegment(DiskFormat.SEGMENT_HEADER_BYTES + 16); // the first record's hash: its header checksum fails
+        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            assertEquals(0, s.matchPrefix(tokens(1100, 16)));
+        }
+        TierStats st = kv.stats();
+        assertEquals(1, st.disk().corruptMisses(), "promoteOnMatch(" + promote + ")");
+        assertEquals(1, st.diskMisses(), "promoteOnMatch(" + promote + "): a disk read that found nothing usable");
+        assertEquals(st.disk().gets(), st.disk().hits() + st.disk().misses(), "gets = hits + misses: " + st.disk());
+    }
+
+    /** Appends a block with {@code prompt} as its token ids, then demotes and spills it (its id retired). */
+    private MemorySegment spillOneBlock(KvBlockManager kv, long contentKey, int[] prompt) {
+        MemorySegment image = blockImage(arena.allocate(kv.layout().bytesPerBlock()), kv.layout(), contentKey, 0);
+        int id;
+        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            s.appendBlock(prompt, 0, image);
+            id = s.blockId(0);
+        }
+        assertTrue(kv.cache().demoteBlock(id));
+        assertEquals(1, kv.evictHost(1));
+        return image;
     }
 
     /** Overwrites bytes inside the first record of every segment file (its payload). */
