@@ -11,6 +11,7 @@ import io.tierkv.natives.GpuEvent;
 import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.DiskTier;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -507,6 +508,8 @@ final class HostTier implements LowerTier, AutoCloseable {
      * header and token ids are read ({@link DiskTier#peekTokens}) and the block is bound to the
      * record alone: the read that follows ({@link #read}, {@link #promote}) verifies the checksum
      * as it copies, once, and a damaged payload is a counted loss there rather than a miss here.
+     * Stored token ids that differ from the expected ones are verified at once (a read through a
+     * staging buffer), so damaged ids are a counted miss here rather than a hash collision.
      */
     @Override
     public boolean adopt(int blockId, long hi, long lo, MemorySegment tokensOut) {
@@ -573,6 +576,8 @@ final class HostTier implements LowerTier, AutoCloseable {
         if (!disk.contains(hi, lo)) {
             return false;
         }
+        long tokenBytes = (long) layout.blockSizeTokens() * Integer.BYTES;
+        MemorySegment expected = MemorySegment.ofArray(tokensOut.asSlice(0, tokenBytes).toArray(ValueLayout.JAVA_INT));
         int tokens = disk.peekTokens(hi, lo, tokensOut);
         if (tokens < 0) {
             counters.diskMisses.increment(); // a bad header, quarantined: counted as when adopt reads the record
@@ -580,6 +585,10 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
         if (tokens != layout.blockSizeTokens()) {
             return false; // not a whole block
+        }
+        if (tokensOut.asSlice(0, tokenBytes).mismatch(expected) >= 0 && !verifiedTokens(hi, lo, tokensOut)) {
+            counters.diskMisses.increment(); // damaged token ids, quarantined: not a hash collision
+            return false;
         }
         lock.lock();
         try {
@@ -589,6 +598,22 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
         counters.diskAdoptions.increment();
         return true;
+    }
+
+    /**
+     * Reads a record through a staging buffer to verify it: the token ids a header-only adoption
+     * found differ from the expected ones, which is a hash collision only if the record's
+     * checksum holds (the ids are covered by the payload's checksum, not the header's).
+     *
+     * @return whether the record is sound; {@code tokensOut} then holds its verified token ids
+     */
+    private boolean verifiedTokens(long hi, long lo, MemorySegment tokensOut) {
+        int buffer = staging.acquire();
+        try {
+            return disk.get(hi, lo, tokensOut, staging.block(buffer));
+        } finally {
+            staging.release(buffer);
+        }
     }
 
     /**

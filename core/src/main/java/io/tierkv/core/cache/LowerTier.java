@@ -122,12 +122,16 @@ public interface LowerTier {
 
     /**
      * Looks up a hash that the top tier's index does not hold (for example a block recovered from
-     * disk) and, if found, binds it to a new block id.
+     * disk) and, if found, binds it to a new block id. Token ids handed back that differ from the
+     * expected ones must have been verified: a tier that binds a record without checking its
+     * bytes checks them before it answers so, so that damaged token ids are a counted miss
+     * rather than a hash collision whose block keeps the hash from the block computed again.
      *
      * @param blockId   the fresh id to bind it to
      * @param hashHi    hash, high word
      * @param hashLo    hash, low word
-     * @param tokensOut receives the stored B token ids
+     * @param tokensOut on entry, the B token ids the caller expects (the prompt's); receives the
+     *                  stored B token ids
      * @return true if found and bound
      */
     boolean adopt(int blockId, long hashHi, long hashLo, MemorySegment tokensOut);

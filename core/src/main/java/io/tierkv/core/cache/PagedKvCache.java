@@ -777,6 +777,8 @@ public final class PagedKvCache implements AutoCloseable {
             if (fresh >= 0) {
                 hashHi[fresh] = hi;
                 hashLo[fresh] = lo;
+                MemorySegment.copy(promptTokens, from, tokens, ValueLayout.JAVA_INT,
+                        (long) fresh * blockTokens * Integer.BYTES, blockTokens); // the ids adopt expects
                 if (lower.adopt(fresh, hi, lo, tokensOf(fresh))) {
                     state[fresh] = SEALED;
                     index.put(fresh);
