@@ -430,10 +430,12 @@ final class HostTier implements LowerTier, AutoCloseable {
                 lock.unlock();
             }
         }
-        if (hit) {
-            counters.diskToHost.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
+        if (!hit) {
+            diskMiss(blockId); // counted here: the lease that follows fails without another read
+            return false;
         }
-        return hit;
+        counters.diskToHost.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
+        return true;
     }
 
     /**

@@ -248,6 +248,28 @@ class WholeBlockTierTest {
         }
     }
 
+    @Test
+    void aDamagedRecordThatReadAheadFindsIsACountedDiskMissAndTheLeaseFails() throws IOException {
+        KvBlockManager kv = Managers.build(invariants, KvBlockManager.builder(Managers.LAYOUT).promoteOnMatch(false),
+                4, 2, DiskOptions.at(dir.resolve("kv")).withSegmentBytes(64 << 10).withBudgetBytes(1 << 20)
+                        .withCompression(Compression.NONE));
+        int[] prompt = tokens(1300, 16);
+        spillOneBlock(kv, 42, prompt);
+        corruptEverySegment(); // the payload: the match binds the record by its sound header
+        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            assertEquals(16, s.matchPrefix(prompt));
+            try (BlockStream stream = kv.stream(s, 0, 1)) {
+                kv.runMoverCycle(); // the read-ahead loads the record into a host slot: its checksum fails
+                kv.runMoverCycle();
+                assertThrows(CorruptBlockException.class, stream::next);
+            }
+        }
+        TierStats st = kv.stats();
+        assertEquals(1, st.disk().corruptMisses());
+        assertEquals(1, st.diskMisses(), "the disk read that found the record damaged");
+        assertEquals(0, st.hostUsedBlocks());
+    }
+
     /** Appends a block with {@code prompt} as its token ids, then demotes and spills it (its id retired). */
     private MemorySegment spillOneBlock(KvBlockManager kv, long contentKey, int[] prompt) {
         MemorySegment image = blockImage(arena.allocate(kv.layout().bytesPerBlock()), kv.layout(), contentKey, 0);

@@ -116,7 +116,8 @@ public interface LowerTier {
      *
      * @param blockId a block held only on disk
      * @return true if a host slot holds the block now; false if it could not move (not only on
-     *         disk, no host room, a disk miss): nothing changed
+     *         disk, no host room): nothing changed; or a disk miss (missing or corrupt): a counted
+     *         loss, after which the block has no copy below and its next lease fails
      */
     boolean load(int blockId);
 

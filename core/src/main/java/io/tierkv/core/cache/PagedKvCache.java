@@ -564,7 +564,8 @@ public final class PagedKvCache implements AutoCloseable {
      *
      * @param blockId a block id
      * @return true if the block is in a host slot now because of this call; false if it was not
-     *         held only on disk, is moving, or the host tier had no room (nothing changed)
+     *         held only on disk, is moving, or the host tier had no room (nothing changed), or
+     *         its record was missing or corrupt (a counted loss below; its next lease fails)
      */
     public boolean loadBelow(int blockId) {
         lock.lock();
