@@ -31,6 +31,9 @@ class PoolMemoryTest {
             }
             assumeTrue(Files.isReadable(THP) && !Files.readString(THP).contains("[never]"),
                     "transparent huge pages are off on this kernel (" + THP + ")");
+            int rc = Libc.adviseHugePages(pool); // already collapsed: 0 again; else why the kernel refused
+            assumeTrue(rc == 0, "the kernel refused MADV_HUGEPAGE/MADV_COLLAPSE: " + Libc.errnoName(rc)
+                    + " (no free huge pages, or a kernel older than 6.1)");
             long hugeKb = anonHugeKbCovering(pool.address(), pool.address() + bytes);
             assertTrue(hugeKb >= 2048, "AnonHugePages over the pool: " + hugeKb + " kB (expected >= one 2 MiB page)");
         }
