@@ -330,8 +330,11 @@ public final class DiskTier implements AutoCloseable {
 
     /**
      * Stores a sealed block under its hash and, if {@code pin}, pins its record in the same step
-     * (no eviction can come between the write and the pin). Otherwise as
-     * {@link #put(long, long, MemorySegment, MemorySegment)}.
+     * (no eviction can come between the write and the pin). A pinning put of a key already on
+     * disk first verifies that record (header and CRC32C, one pass, no copy), since the caller is
+     * about to drop its own copy: a damaged record is quarantined (a counted get and corrupt
+     * miss) and the block written anew. Otherwise as
+     * {@link #put(long, long, MemorySegment, MemorySegment)}, which trusts a record it finds.
      *
      * @param hashHi   block hash, high 64 bits
      * @param hashLo   block hash, low 64 bits
@@ -365,7 +368,7 @@ public final class DiskTier implements AutoCloseable {
         lock.lock();
         try {
             ensureOpen();
-            stored = putLocked(hashHi, hashLo, tokenIds, (int) (tokenBytes / 4), block);
+            stored = putLocked(hashHi, hashLo, tokenIds, (int) (tokenBytes / 4), block, pin);
             if (stored && pin) {
                 space.pin(index.find(hashHi, hashLo));
             }
@@ -376,8 +379,14 @@ public final class DiskTier implements AutoCloseable {
         return stored;
     }
 
-    private boolean putLocked(long hi, long lo, MemorySegment tokenIds, int tokenCount, MemorySegment block) {
-        if (index.find(hi, lo) != RecordIndex.NONE) {
+    /**
+     * Writes a record unless the key is on disk already. A pinning put (the block is referenced
+     * and the record is about to be its only copy) first verifies the existing record and, if it
+     * is damaged (quarantined by the check), writes the block anew; other puts trust it.
+     */
+    private boolean putLocked(long hi, long lo, MemorySegment tokenIds, int tokenCount, MemorySegment block,
+            boolean pin) {
+        if (index.find(hi, lo) != RecordIndex.NONE && (!pin || reader.verify(hi, lo))) {
             counters.putsExisting++;
             return true;
         }

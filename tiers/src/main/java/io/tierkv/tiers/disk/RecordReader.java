@@ -194,6 +194,51 @@ final class RecordReader {
         return tokens;
     }
 
+    /**
+     * Verifies a record in place (header, hash, and the CRC32C of its token ids and payload)
+     * without delivering it: for a put that would otherwise trust an existing record as the
+     * only copy of a block. A record that fails counts a get and a corrupt miss and is
+     * quarantined, as in {@link #read}; a sound one counts nothing.
+     *
+     * @param hi block hash, high 64 bits
+     * @param lo block hash, low 64 bits
+     * @return true if the record is on disk and sound
+     */
+    boolean verify(long hi, long lo) {
+        int slot = index.find(hi, lo);
+        if (slot == RecordIndex.NONE) {
+            return false;
+        }
+        Segment seg = segments.at(index.segment[slot]);
+        long off = index.offset[slot];
+        long len = index.length[slot];
+        MemorySegment map = seg.map;
+        int status = rules.check(map, off, off + len, crc, seg.nonce);
+        if (status != DiskFormat.VALID) {
+            counters.gets++;
+            corrupt(slot, seg, off, DiskFormat.reason(status), -1, -1);
+            return false;
+        }
+        if (DiskFormat.recordHashHi(map, off) != hi || DiskFormat.recordHashLo(map, off) != lo
+                || DiskFormat.recordBytesAt(map, off) != len) {
+            counters.gets++;
+            corrupt(slot, seg, off, "header names another block or length", -1, -1);
+            return false;
+        }
+        int tokens = DiskFormat.recordTokenCount(map, off);
+        int expected = DiskFormat.recordPayloadCrc(map, off);
+        crc.reset();
+        DiskFormat.update(crc, map, off + DiskFormat.RECORD_HEADER_BYTES,
+                4L * tokens + DiskFormat.recordStoredLength(map, off));
+        int actual = (int) crc.getValue();
+        if (actual != expected) {
+            counters.gets++;
+            corrupt(slot, seg, off, "payload checksum mismatch", expected & 0xFFFFFFFFL, actual & 0xFFFFFFFFL);
+            return false;
+        }
+        return true;
+    }
+
     /** Copies a raw payload into {@code out} and adds it to {@link #crc}, a chunk at a time. */
     private void readRaw(MemorySegment map, long position, MemorySegment out, int length) {
         for (long done = 0; done < length; done += RecordWriter.COPY_CHUNK_BYTES) {

@@ -529,6 +529,37 @@ class DiskTierTest {
     }
 
     @Test
+    void aPinningPutOfAKeyWhoseRecordIsDamagedQuarantinesItAndWritesTheBlockAnew() throws Exception {
+        DiskTier tier = open(options(dir, 4, 1 << 20));
+        assertTrue(put(tier, arena, 1));
+        DiskTier.RecordLocation where = tier.recordLocations().get(0);
+        long payload = where.offset() + DiskFormat.RECORD_HEADER_BYTES + 4L * LAYOUT.blockSizeTokens();
+        try (var ch = java.nio.channels.FileChannel.open(where.file(), java.nio.file.StandardOpenOption.WRITE)) {
+            ch.write(java.nio.ByteBuffer.wrap(new byte[] {0x55, 0x55}), payload + 10);
+        }
+        assertTrue(put(tier, arena, 1), "an ordinary put trusts the record it finds");
+        assertEquals(1, tier.stats().putsExisting());
+        assertEquals(0, tier.stats().corruptMisses());
+        // the record is about to become a referenced block's only copy: it is checked first
+        assertTrue(tier.put(hi(1), lo(1), DiskTestSupport.tokens(arena, 1), DiskTestSupport.block(arena, 1), true));
+        DiskStats s = tier.stats();
+        assertEquals(1, s.corruptMisses(), s.toString());
+        assertEquals(1, s.quarantined());
+        assertEquals(2, s.puts(), "written anew");
+        assertEquals(1, s.putsExisting());
+        assertEquals(1, s.pinnedBlocks());
+        assertEquals(s.gets(), s.hits() + s.misses(), "gets = hits + misses: " + s);
+        assertTrue(getAndVerify(tier, arena, 1), "the new record serves the block's bytes");
+        assertTrue(tier.put(hi(1), lo(1), DiskTestSupport.tokens(arena, 1), DiskTestSupport.block(arena, 1), true),
+                "a sound record is kept");
+        assertEquals(2, tier.stats().putsExisting());
+        assertEquals(2, tier.stats().puts());
+        assertEquals(1, tier.stats().corruptMisses());
+        tier.unpin(hi(1), lo(1));
+        tier.unpin(hi(1), lo(1));
+    }
+
+    @Test
     void aCorruptReadRaisesAJfrDiskFaultEvent() throws Exception {
         DiskTier tier = open(options(dir, 4, 1 << 20));
         put(tier, arena, 1);
