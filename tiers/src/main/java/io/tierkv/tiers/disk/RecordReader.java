@@ -100,15 +100,8 @@ final class RecordReader {
             // before the header is read: its page comes with the same request as the rest
             Libc.madvise(map.asSlice(off, len), Libc.MADV_WILLNEED);
         }
-        int status = rules.check(map, off, off + len, crc, seg.nonce);
-        if (status != DiskFormat.VALID) {
-            counters.gets++;
-            return corrupt(slot, seg, off, DiskFormat.reason(status), -1, -1);
-        }
-        if (DiskFormat.recordHashHi(map, off) != hi || DiskFormat.recordHashLo(map, off) != lo
-                || DiskFormat.recordBytesAt(map, off) != len) {
-            counters.gets++;
-            return corrupt(slot, seg, off, "header names another block or length", -1, -1);
+        if (!headerSound(slot, hi, lo)) {
+            return -1;
         }
         int tokens = DiskFormat.recordTokenCount(map, off);
         int raw = DiskFormat.recordRawLength(map, off);
@@ -170,20 +163,11 @@ final class RecordReader {
         if (slot == RecordIndex.NONE) {
             return -1;
         }
-        Segment seg = segments.at(index.segment[slot]);
+        if (!headerSound(slot, hi, lo)) { // a failed peek counts as the get it stands for: gets = hits + misses
+            return -1;
+        }
+        MemorySegment map = segments.at(index.segment[slot]).map;
         long off = index.offset[slot];
-        long len = index.length[slot];
-        MemorySegment map = seg.map;
-        int status = rules.check(map, off, off + len, crc, seg.nonce);
-        if (status != DiskFormat.VALID) {
-            counters.gets++; // a failed peek counts as the get it stands for: gets = hits + misses
-            return corrupt(slot, seg, off, DiskFormat.reason(status), -1, -1);
-        }
-        if (DiskFormat.recordHashHi(map, off) != hi || DiskFormat.recordHashLo(map, off) != lo
-                || DiskFormat.recordBytesAt(map, off) != len) {
-            counters.gets++;
-            return corrupt(slot, seg, off, "header names another block or length", -1, -1);
-        }
         int tokens = DiskFormat.recordTokenCount(map, off);
         if (tokenIdsOut.byteSize() < 4L * tokens) {
             throw new IllegalArgumentException("tokenIdsOut: " + tokenIdsOut.byteSize() + " bytes (expected >= "
@@ -209,22 +193,12 @@ final class RecordReader {
         if (slot == RecordIndex.NONE) {
             return false;
         }
+        if (!headerSound(slot, hi, lo)) {
+            return false;
+        }
         Segment seg = segments.at(index.segment[slot]);
         long off = index.offset[slot];
-        long len = index.length[slot];
         MemorySegment map = seg.map;
-        int status = rules.check(map, off, off + len, crc, seg.nonce);
-        if (status != DiskFormat.VALID) {
-            counters.gets++;
-            corrupt(slot, seg, off, DiskFormat.reason(status), -1, -1);
-            return false;
-        }
-        if (DiskFormat.recordHashHi(map, off) != hi || DiskFormat.recordHashLo(map, off) != lo
-                || DiskFormat.recordBytesAt(map, off) != len) {
-            counters.gets++;
-            corrupt(slot, seg, off, "header names another block or length", -1, -1);
-            return false;
-        }
         int tokens = DiskFormat.recordTokenCount(map, off);
         int expected = DiskFormat.recordPayloadCrc(map, off);
         crc.reset();
@@ -237,6 +211,28 @@ final class RecordReader {
             return false;
         }
         return true;
+    }
+
+    /**
+     * Checks the header of the record in index slot {@code slot} (format, layout, lengths, header
+     * checksum) and that it names the key asked for; a record that fails counts a get and a
+     * corrupt miss and is quarantined.
+     */
+    private boolean headerSound(int slot, long hi, long lo) {
+        Segment seg = segments.at(index.segment[slot]);
+        long off = index.offset[slot];
+        long len = index.length[slot];
+        MemorySegment map = seg.map;
+        int status = rules.check(map, off, off + len, crc, seg.nonce);
+        String reason = status != DiskFormat.VALID ? DiskFormat.reason(status)
+                : DiskFormat.recordHashHi(map, off) != hi || DiskFormat.recordHashLo(map, off) != lo
+                        || DiskFormat.recordBytesAt(map, off) != len ? "header names another block or length" : null;
+        if (reason == null) {
+            return true;
+        }
+        counters.gets++;
+        corrupt(slot, seg, off, reason, -1, -1);
+        return false;
     }
 
     /** Copies a raw payload into {@code out} and adds it to {@link #crc}, a chunk at a time. */
