@@ -104,7 +104,7 @@ public final class TierDecoding {
             ArrayKvStore store = ArrayKvStore.forModel(model.config(), capacity);
             Decoder d = new Decoder(model, store);
             float[] logits = d.prefill(prompt);
-            Branch b = new Branch(d, t -> { }, rank(logits, i), steps);
+            Branch b = new Branch(d, t -> { }, Decoder.rank(logits, i), steps);
             while (!b.done) {
                 b.step();
             }
@@ -170,7 +170,7 @@ public final class TierDecoding {
             float[] logits = prefill(d0, root, prompt);
             int[] firsts = new int[n];
             for (int i = 0; i < n; i++) {
-                firsts[i] = rank(logits, i);
+                firsts[i] = Decoder.rank(logits, i);
             }
             branches.add(new Branch(d0, root::append, firsts[0], steps));
             for (int i = 1; i < n; i++) {
@@ -225,28 +225,6 @@ public final class TierDecoding {
         return out;
     }
 
-    /**
-     * The token of rank {@code r} in the logits (0: the argmax, ties to the lower id, as
-     * {@link Decoder#argmax}).
-     *
-     * @param logits scores
-     * @param r      rank, in [0, logits.length)
-     * @return the token id
-     */
-    static int rank(float[] logits, int r) {
-        boolean[] taken = new boolean[logits.length];
-        int best = -1;
-        for (int k = 0; k <= r; k++) {
-            best = -1;
-            for (int i = 0; i < logits.length; i++) {
-                if (!taken[i] && (best < 0 || logits[i] > logits[best])) {
-                    best = i;
-                }
-            }
-            taken[best] = true;
-        }
-        return best;
-    }
 
     /** One branch's greedy loop, one token per {@link #step()}, as {@link Decoder#generate} after its prefill. */
     private static final class Branch {

@@ -74,7 +74,7 @@ final class RealKvBlocks {
             try (Arena scratch = Arena.ofConfined()) {
                 PagedKvStore store = new PagedKvStore(layout, positions, scratch);
                 Decoder d = new Decoder(model, store);
-                int next = rank(d.forward(Tokenizer.BOS), s);
+                int next = Decoder.rank(d.forward(Tokenizer.BOS), s);
                 while (d.position() < positions - 1) {
                     next = Decoder.argmax(d.forward(next));
                 }
@@ -94,21 +94,5 @@ final class RealKvBlocks {
             }
         }
         return out;
-    }
-
-    /** The token of rank {@code r} in the logits (0: the argmax; ties to the lower id). */
-    private static int rank(float[] logits, int r) {
-        boolean[] taken = new boolean[logits.length];
-        int best = -1;
-        for (int k = 0; k <= r; k++) {
-            best = -1;
-            for (int i = 0; i < logits.length; i++) {
-                if (!taken[i] && (best < 0 || logits[i] > logits[best])) {
-                    best = i;
-                }
-            }
-            taken[best] = true;
-        }
-        return best;
     }
 }

@@ -248,6 +248,29 @@ public final class Decoder {
         return best;
     }
 
+    /**
+     * The token of rank {@code r} in the logits: 0 is the argmax, ties go to the lower id (used to
+     * start several greedy sequences from different first tokens).
+     *
+     * @param logits scores
+     * @param r      rank, in [0, logits.length)
+     * @return the token id
+     */
+    public static int rank(float[] logits, int r) {
+        boolean[] taken = new boolean[logits.length];
+        int best = -1;
+        for (int k = 0; k <= r; k++) {
+            best = -1;
+            for (int i = 0; i < logits.length; i++) {
+                if (!taken[i] && (best < 0 || logits[i] > logits[best])) {
+                    best = i;
+                }
+            }
+            taken[best] = true;
+        }
+        return best;
+    }
+
     /** Scores of one run of positions for every query head: q . k / sqrt(headSize), run.c order. */
     private void scoreBlock(int first, int tokens, MemorySegment keys, long keysOffset, MemorySegment values,
             long valuesOffset) {
