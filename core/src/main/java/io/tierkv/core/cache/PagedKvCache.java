@@ -460,17 +460,7 @@ public final class PagedKvCache implements AutoCloseable {
         long transitDeadline = Math.max(deadlineNanos, System.nanoTime() + options.promotionTimeoutNanos());
         int s;
         for (;;) {
-            while ((flags[id] & TRANSIT) != 0) { // a move in flight is bounded by the move timeout, not admission
-                long remaining = transitDeadline - System.nanoTime();
-                if (remaining <= 0) {
-                    throw new TransferTimeoutException("wait for block " + id + " in transit",
-                            options.promotionTimeoutNanos());
-                }
-                awaitChange(remaining);
-            }
-            if (state[id] == LOST) {
-                throw new CorruptBlockException("block " + id, "its bytes were lost below the top tier", -1, -1);
-            }
+            awaitSettled(id, transitDeadline); // a move in flight is bounded by the move timeout, not admission
             if (slot[id] >= 0) {
                 return slot[id];
             }
@@ -942,6 +932,32 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /**
+     * Waits (lock held) until no move holds the block, then checks that its bytes are not lost.
+     *
+     * @param transitDeadline {@code System.nanoTime()} deadline of the wait, or 0 for
+     *                        {@code promotionTimeoutNanos} from the first wait (no clock read
+     *                        when nothing moves the block)
+     * @throws TransferTimeoutException if the move does not end by the deadline
+     * @throws CorruptBlockException    if the block is lost below
+     */
+    private void awaitSettled(int id, long transitDeadline) {
+        while ((flags[id] & TRANSIT) != 0) {
+            if (transitDeadline == 0) {
+                transitDeadline = System.nanoTime() + options.promotionTimeoutNanos();
+            }
+            long remaining = transitDeadline - System.nanoTime();
+            if (remaining <= 0) {
+                throw new TransferTimeoutException("wait for block " + id + " in transit",
+                        options.promotionTimeoutNanos());
+            }
+            awaitChange(remaining);
+        }
+        if (state[id] == LOST) {
+            throw new CorruptBlockException("block " + id, "its bytes were lost below the top tier", -1, -1);
+        }
+    }
+
+    /**
      * Copies a sealed block to {@code out} from the tier holding it, without promoting it: the
      * block is flagged TRANSIT for the copy (nobody moves, frees or reuses it meanwhile), the copy
      * runs with the lock released, and a block found lost below is marked LOST.
@@ -954,21 +970,7 @@ public final class PagedKvCache implements AutoCloseable {
         lock.lock();
         try {
             checkOpen();
-            long transitDeadline = 0; // read the clock only if the block is moving
-            while ((flags[id] & TRANSIT) != 0) {
-                if (transitDeadline == 0) {
-                    transitDeadline = System.nanoTime() + options.promotionTimeoutNanos();
-                }
-                long remaining = transitDeadline - System.nanoTime();
-                if (remaining <= 0) {
-                    throw new TransferTimeoutException("wait for block " + id + " in transit",
-                            options.promotionTimeoutNanos());
-                }
-                awaitChange(remaining);
-            }
-            if (state[id] == LOST) {
-                throw new CorruptBlockException("block " + id, "its bytes were lost below the top tier", -1, -1);
-            }
+            awaitSettled(id, 0); // reads the clock only if the block is moving
             policy.onAccess(id);
             flags[id] |= TRANSIT;
             refresh(id);
