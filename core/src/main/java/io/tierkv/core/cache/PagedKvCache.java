@@ -316,6 +316,10 @@ public final class PagedKvCache implements AutoCloseable {
      * Demotes one sealed block now: copies it down with the lock released, then frees its slot.
      * A refused copy leaves the block on the top tier (out of the policy until its state next
      * changes), or, if nothing references it, drops it from the index entirely (a clean miss).
+     * So does a copy that is gone from below again by the time the lock is taken back
+     * ({@link LowerTier#hasCopy}): the lower tier may move it on (spill it to disk) as soon as it
+     * lands, and drop that record before anything references the block, so the top-tier slot is
+     * then the block's only copy and a reference taken meanwhile would lose it with the slot.
      */
     private void demote(int id) {
         flags[id] |= TRANSIT;
@@ -331,6 +335,7 @@ public final class PagedKvCache implements AutoCloseable {
             lock.lock();
             flags[id] &= ~TRANSIT;
         }
+        ok = ok && lower.hasCopy(id); // its copy below may have gone on down and been dropped meanwhile
         if (ok) {
             demotions++;
             releaseSlot(id);

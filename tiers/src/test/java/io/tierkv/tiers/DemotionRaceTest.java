@@ -1,0 +1,170 @@
+package io.tierkv.tiers;
+
+import static io.tierkv.core.testing.TestCaches.appendWritten;
+import static io.tierkv.core.testing.TestCaches.blockImage;
+import static io.tierkv.core.testing.TestCaches.tokens;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tierkv.core.cache.CacheOptions;
+import io.tierkv.core.cache.LowerTier;
+import io.tierkv.core.cache.PagedKvCache;
+import io.tierkv.core.cache.Sequence;
+import io.tierkv.core.cache.SequenceOptions;
+import io.tierkv.core.prefix.HashAlgorithm;
+import io.tierkv.natives.EmulatedDevice;
+import io.tierkv.natives.PinnedHostBuffer;
+import io.tierkv.tiers.disk.Compression;
+import io.tierkv.tiers.disk.DiskOptions;
+import io.tierkv.tiers.disk.DiskTier;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.function.IntConsumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A demotion copies a block down with the cache lock released; the host tier may spill that copy
+ * to disk and the disk may evict the record before the cache takes its lock back, and the block
+ * may be referenced meanwhile (a prefix match finds it, still on the device). The demotion must
+ * not then free the device slot, which holds the only copy left.
+ */
+class DemotionRaceTest {
+
+    private static final int BLOCKS = 4;
+    private static final int MAX_BLOCKS = 16;
+
+    @TempDir
+    Path dir;
+
+    /** Delegates to the host tier; runs {@code afterDemote} once, right after a demotion's copy landed. */
+    private static final class HookedLower implements LowerTier {
+        private final HostTier host;
+        Runnable afterDemote;
+
+        HookedLower(HostTier host) {
+            this.host = host;
+        }
+
+        @Override
+        public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment tokens, int slot) {
+            boolean ok = host.demote(blockId, hashHi, hashLo, tokens, slot);
+            Runnable hook = afterDemote;
+            afterDemote = null;
+            if (ok && hook != null) {
+                hook.run();
+            }
+            return ok;
+        }
+
+        @Override
+        public int promote(int blockId, int slot, long deadlineNanos) {
+            return host.promote(blockId, slot, deadlineNanos);
+        }
+
+        @Override
+        public boolean read(int blockId, MemorySegment out) {
+            return host.read(blockId, out);
+        }
+
+        @Override
+        public void releaseLateSlots(IntConsumer sink) {
+            host.releaseLateSlots(sink);
+        }
+
+        @Override
+        public boolean takeOverCopy(int blockId) {
+            return host.takeOverCopy(blockId);
+        }
+
+        @Override
+        public boolean hasCopy(int blockId) {
+            return host.hasCopy(blockId);
+        }
+
+        @Override
+        public int residence(int blockId) {
+            return host.residence(blockId);
+        }
+
+        @Override
+        public boolean spill(int blockId) {
+            return host.spill(blockId);
+        }
+
+        @Override
+        public boolean load(int blockId) {
+            return host.load(blockId);
+        }
+
+        @Override
+        public boolean adopt(int blockId, long hashHi, long hashLo, MemorySegment tokensOut) {
+            return host.adopt(blockId, hashHi, hashLo, tokensOut);
+        }
+
+        @Override
+        public boolean pinBelow(int blockId) {
+            return host.pinBelow(blockId);
+        }
+
+        @Override
+        public void unpinBelow(int blockId) {
+            host.unpinBelow(blockId);
+        }
+
+        @Override
+        public void forget(int blockId) {
+            host.forget(blockId);
+        }
+    }
+
+    @Test
+    void aBlockReferencedWhileItsDemotedCopyIsSpilledAndEvictedKeepsItsDeviceCopy() {
+        int bb = Managers.LAYOUT.bytesPerBlock();
+        try (EmulatedDevice runtime = new EmulatedDevice((long) BLOCKS * bb + (1 << 20));
+                DeviceTier device = new DeviceTier(runtime, BLOCKS, bb);
+                PinnedHostBuffer pinned = runtime.allocatePinnedHost((long) BLOCKS * bb);
+                DiskTier disk = DiskTier.open(DiskOptions.at(dir.resolve("kv")).withCompression(Compression.NONE)
+                        .withLowSpaceWarnBytes(0), Managers.LAYOUT)) {
+            HostTier host = new HostTier(Managers.LAYOUT, device, pinned, BLOCKS, MAX_BLOCKS, "lru", disk,
+                    new StagingPool(1, bb, Managers.LAYOUT.blockSizeTokens()),
+                    CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS, new TierCounters());
+            HookedLower lower = new HookedLower(host);
+            CacheOptions options = new CacheOptions(Managers.LAYOUT, BLOCKS, MAX_BLOCKS, "lru",
+                    HashAlgorithm.MURMUR3_128, 0, 2_000_000, CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS);
+            try (PagedKvCache cache = new PagedKvCache(options, device, lower)) {
+                host.bind(cache);
+                int id;
+                try (Sequence first = cache.openSequence(SequenceOptions.defaults())) {
+                    appendWritten(first, 7, tokens(0, 16));
+                    id = first.blockId(0);
+                }
+                Sequence[] matched = new Sequence[1];
+                lower.afterDemote = () -> { // the cache lock is released: this is what a mover and a worker may do now
+                    assertTrue(host.spill(id), "the host copy spills at once");
+                    assertEquals(1, disk.evict(1), "and its unpinned record is evicted");
+                    matched[0] = cache.openSequence(SequenceOptions.defaults());
+                    assertEquals(16, matched[0].matchPrefix(tokens(0, 32)), "the block is found on the device");
+                };
+                boolean demoted = cache.demoteBlock(id);
+                assertEquals(null, lower.afterDemote, "the hook ran");
+                host.drainDiskEvictions();
+                try (Sequence seq = matched[0]; Arena arena = Arena.ofConfined()) {
+                    assertEquals(id, seq.blockId(0));
+                    MemorySegment out = arena.allocate(bb);
+                    MemorySegment expected = arena.allocate(bb);
+                    seq.readBlock(0, out); // threw CorruptBlockException: the slot was freed with the only copy
+                    assertEquals(-1, out.mismatch(blockImage(expected, Managers.LAYOUT, 7, 0)));
+                    assertFalse(demoted, "the device slot holds the only copy: the demotion is refused");
+                }
+                assertEquals(List.of(), cache.checkInvariants());
+                assertEquals(List.of(), host.checkInvariants());
+            } finally {
+                host.close();
+            }
+        }
+    }
+}
