@@ -65,9 +65,10 @@ import picocli.CommandLine.Option;
  *
  * <p>Back-pressure is not a fault: {@code CapacityExhaustedException} and
  * {@code TransferTimeoutException} (no room on the device in time) and
- * {@code CorruptBlockException} for a block "lost below" (its disk record evicted between the
- * match and the lease; the manager unindexes it and a runtime retries) are counted and the
- * operation's sequences are closed.
+ * {@code CorruptBlockException} for a block "lost below" (its bytes gone from every tier when a
+ * lease needed them; the manager unindexes it and a runtime recomputes it: the known paths to it
+ * are fixed, so a non-zero count is worth a look) are counted and the operation's sequences are
+ * closed.
  *
  * <p>Checks, every one a fault that makes the exit status 1:
  * <ul>
