@@ -11,7 +11,6 @@ import io.tierkv.natives.GpuEvent;
 import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.DiskTier;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -83,6 +82,8 @@ final class HostTier implements LowerTier, AutoCloseable {
     private final DeviceTier device;
     private final PinnedHostBuffer pinned;
     private final MemorySegment hostTokens;
+    /** Token ids a header-only adoption reads, to compare with the expected ones; used under the cache lock. */
+    private final MemorySegment adoptTokens;
     private final java.lang.foreign.Arena tokenArena = java.lang.foreign.Arena.ofShared();
     private final SlotAllocator slots;
     private final MemorySegment[] slotViews;
@@ -128,6 +129,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             slotViews[i] = pinned.segment().asSlice((long) i * bytes, bytes);
         }
         this.hostTokens = tokenArena.allocate((long) hostBlocks * layout.blockSizeTokens() * Integer.BYTES, 64);
+        this.adoptTokens = tokenArena.allocate((long) layout.blockSizeTokens() * Integer.BYTES, 64);
         this.policy = EvictionPolicies.create(policyName, maxBlocks);
         this.hostSlot = new int[maxBlocks];
         Arrays.fill(hostSlot, -1);
@@ -550,12 +552,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 counters.diskToHost.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
             }
         } else {
-            int buffer = staging.acquire();
-            try {
-                hit = disk.get(hi, lo, tokensOut, staging.block(buffer));
-            } finally {
-                staging.release(buffer);
-            }
+            hit = readThroughStaging(hi, lo, tokensOut);
             if (hit) {
                 lock.lock();
                 try {
@@ -575,20 +572,17 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     /** Adopts a record by its header and token ids alone (no payload read): see {@link #adopt}. */
     private boolean adoptHeader(int blockId, long hi, long lo, MemorySegment tokensOut) {
-        if (!disk.contains(hi, lo)) {
-            return false;
-        }
-        long tokenBytes = (long) layout.blockSizeTokens() * Integer.BYTES;
-        MemorySegment expected = MemorySegment.ofArray(tokensOut.asSlice(0, tokenBytes).toArray(ValueLayout.JAVA_INT));
-        int tokens = disk.peekTokens(hi, lo, tokensOut);
-        if (tokens < 0) {
+        // tokensOut holds the expected ids; the stored ones go to a scratch (adopt runs under the cache lock)
+        int tokens = disk.peekTokens(hi, lo, adoptTokens);
+        if (tokens == DiskTier.DAMAGED) {
             counters.diskMisses.increment(); // a bad header, quarantined: counted as when adopt reads the record
             return false;
         }
         if (tokens != layout.blockSizeTokens()) {
-            return false; // not a whole block
+            return false; // absent, or not a whole block
         }
-        if (tokensOut.asSlice(0, tokenBytes).mismatch(expected) >= 0 && !verifiedTokens(hi, lo, tokensOut)) {
+        if (adoptTokens.mismatch(tokensOut.asSlice(0, adoptTokens.byteSize())) >= 0
+                && !readThroughStaging(hi, lo, tokensOut)) {
             counters.diskMisses.increment(); // damaged token ids, quarantined: not a hash collision
             return false;
         }
@@ -603,13 +597,14 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     /**
-     * Reads a record through a staging buffer to verify it: the token ids a header-only adoption
-     * found differ from the expected ones, which is a hash collision only if the record's
-     * checksum holds (the ids are covered by the payload's checksum, not the header's).
+     * Reads and verifies a record through a staging buffer, keeping only its token ids: for an
+     * adoption without a free host slot, and for a header-only adoption whose stored ids differ
+     * from the expected ones (a hash collision only if the record's checksum holds: the ids are
+     * covered by the payload's checksum, not the header's).
      *
      * @return whether the record is sound; {@code tokensOut} then holds its verified token ids
      */
-    private boolean verifiedTokens(long hi, long lo, MemorySegment tokensOut) {
+    private boolean readThroughStaging(long hi, long lo, MemorySegment tokensOut) {
         int buffer = staging.acquire();
         try {
             return disk.get(hi, lo, tokensOut, staging.block(buffer));

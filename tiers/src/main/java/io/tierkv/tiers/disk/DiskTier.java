@@ -447,6 +447,11 @@ public final class DiskTier implements AutoCloseable {
         return result;
     }
 
+    /** {@link #peekTokens} result: the key is not on disk. */
+    public static final int ABSENT = -1;
+    /** {@link #peekTokens} result: the key's record header is damaged; the record is quarantined. */
+    public static final int DAMAGED = -2;
+
     /**
      * Reads a record's token ids without reading its payload: the header is validated (magic,
      * version, layout fingerprint, lengths, header checksum, the hash asked for), the payload's
@@ -459,7 +464,8 @@ public final class DiskTier implements AutoCloseable {
      * @param hashHi      block hash, high 64 bits
      * @param hashLo      block hash, low 64 bits
      * @param tokenIdsOut receives the stored token ids (native-order ints)
-     * @return the number of token ids written, or -1 if the record is absent or its header is bad
+     * @return the number of token ids written, {@link #ABSENT} if the key is not on disk, or
+     *     {@link #DAMAGED} if its header is bad (the record is quarantined now)
      * @throws IllegalArgumentException if {@code tokenIdsOut} is smaller than the record's token ids
      * @throws IllegalStateException if the tier is closed
      */

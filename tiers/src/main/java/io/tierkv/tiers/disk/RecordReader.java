@@ -155,16 +155,16 @@ final class RecordReader {
      * @param hi          block hash, high 64 bits
      * @param lo          block hash, low 64 bits
      * @param tokenIdsOut receives the token ids
-     * @return the token count, or -1 if the record is absent or its header is bad
+     * @return the token count, {@link DiskTier#ABSENT} or {@link DiskTier#DAMAGED}
      * @throws IllegalArgumentException if {@code tokenIdsOut} is smaller than the record's token ids
      */
     int peekTokens(long hi, long lo, MemorySegment tokenIdsOut) {
         int slot = index.find(hi, lo);
         if (slot == RecordIndex.NONE) {
-            return -1;
+            return DiskTier.ABSENT;
         }
         if (!headerSound(slot, hi, lo)) { // a failed peek counts as the get it stands for: gets = hits + misses
-            return -1;
+            return DiskTier.DAMAGED;
         }
         MemorySegment map = segments.at(index.segment[slot]).map;
         long off = index.offset[slot];

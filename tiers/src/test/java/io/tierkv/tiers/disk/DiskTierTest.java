@@ -513,14 +513,14 @@ class DiskTierTest {
         MemorySegment t = arena.allocate(4L * LAYOUT.blockSizeTokens(), 4);
         assertEquals(LAYOUT.blockSizeTokens(), tier.peekTokens(hi(1), lo(1), t));
         DiskTestSupport.assertBlockEquals(DiskTestSupport.tokens(arena, 1), t, "token ids of key 1");
-        assertEquals(-1, tier.peekTokens(hi(999), lo(999), t), "absent");
+        assertEquals(DiskTier.ABSENT, tier.peekTokens(hi(999), lo(999), t), "absent");
         assertEquals(0, tier.stats().gets(), "a peek is not a get");
         DiskTier.RecordLocation where = tier.recordLocations().stream().filter(r -> r.hashLo() == lo(2)).findFirst()
                 .orElseThrow();
         try (var ch = java.nio.channels.FileChannel.open(where.file(), java.nio.file.StandardOpenOption.WRITE)) {
             ch.write(java.nio.ByteBuffer.wrap(new byte[] {0x55}), where.offset() + 20); // in the hash: header checksum fails
         }
-        assertEquals(-1, tier.peekTokens(hi(2), lo(2), t));
+        assertEquals(DiskTier.DAMAGED, tier.peekTokens(hi(2), lo(2), t));
         DiskStats s = tier.stats();
         assertEquals(1, s.corruptMisses());
         assertEquals(1, s.quarantined());
