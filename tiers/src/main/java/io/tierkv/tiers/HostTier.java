@@ -6,6 +6,7 @@ import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.error.TierKvException;
 import io.tierkv.core.policy.EvictionPolicies;
 import io.tierkv.core.policy.EvictionPolicy;
+import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.pool.SlotAllocator;
 import io.tierkv.natives.GpuEvent;
 import io.tierkv.natives.PinnedHostBuffer;
@@ -31,8 +32,18 @@ import java.util.function.IntConsumer;
  * <pre>
  * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED, NEEDED, PINNED)
  *               | hash 2 longs
- * per host slot: [bytesPerBlock bytes] in one pinned buffer; [B token ids] off-heap beside it
+ * per host slot: [bytesPerBlock bytes] in one pinned buffer; its identity off-heap beside it
+ *                ({@link BlockIdentity}: context, parent hash, B token ids; copied at demotion)
  * </pre>
+ *
+ * <h2>Identity</h2>
+ * Host slots hold blocks by id, so a host hit is the block's own bytes. Everything that goes to
+ * or comes from disk, which holds records by hash, names the identity: a spill writes the host
+ * slot's identity with the bytes (and a record of another identity under the key refuses the
+ * spill: the block stays here); every disk read (promotion, read, read-ahead, adoption on a
+ * match) passes the identity the cache holds for the block and gets bytes only from a record of
+ * exactly that identity. A record of another identity is a counted collision and, for a block
+ * bound to it, a disk miss: never another block's bytes.
  *
  * <h2>Referenced blocks are never lost below</h2>
  * The cache tells this tier which blocks are referenced ({@link #pinBelow}: NEEDED, until
@@ -81,10 +92,10 @@ final class HostTier implements LowerTier, AutoCloseable {
     private final KvLayout layout;
     private final DeviceTier device;
     private final PinnedHostBuffer pinned;
-    private final MemorySegment hostTokens;
-    /** Token ids a header-only adoption reads, to compare with the expected ones; used under the cache lock. */
-    private final MemorySegment adoptTokens;
-    private final java.lang.foreign.Arena tokenArena = java.lang.foreign.Arena.ofShared();
+    /** Per host slot, {@link #identityBytes}: the identity of the block in it. */
+    private final MemorySegment hostIdentities;
+    private final long identityBytes;
+    private final java.lang.foreign.Arena identityArena = java.lang.foreign.Arena.ofShared();
     private final SlotAllocator slots;
     private final MemorySegment[] slotViews;
     private final EvictionPolicy policy;
@@ -128,8 +139,8 @@ final class HostTier implements LowerTier, AutoCloseable {
         for (int i = 0; i < hostBlocks; i++) {
             slotViews[i] = pinned.segment().asSlice((long) i * bytes, bytes);
         }
-        this.hostTokens = tokenArena.allocate((long) hostBlocks * layout.blockSizeTokens() * Integer.BYTES, 64);
-        this.adoptTokens = tokenArena.allocate((long) layout.blockSizeTokens() * Integer.BYTES, 64);
+        this.identityBytes = BlockIdentity.bytes(layout.blockSizeTokens());
+        this.hostIdentities = identityArena.allocate(Math.max(1, hostBlocks) * identityBytes, 64);
         this.policy = EvictionPolicies.create(policyName, maxBlocks);
         this.hostSlot = new int[maxBlocks];
         Arrays.fill(hostSlot, -1);
@@ -152,7 +163,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     // ------------------------------------------------------------------ LowerTier
 
     @Override
-    public boolean demote(int blockId, long hi, long lo, MemorySegment tokens, int deviceSlot) {
+    public boolean demote(int blockId, long hi, long lo, MemorySegment identity, int deviceSlot) {
         int hs = reserveHostSlot();
         if (hs < 0) {
             counters.hostAllocationFailures.increment();
@@ -169,7 +180,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 return false;
             }
             ev.close();
-            MemorySegment.copy(tokens, 0, hostTokens, tokenOffset(hs), tokens.byteSize());
+            MemorySegment.copy(identity, 0, hostIdentities, identityOffset(hs), identityBytes);
             releaseDiskPin(blockId); // the host slot holds it now
             hostSlot[blockId] = hs;
             state[blockId] &= NEEDED;
@@ -184,7 +195,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     @Override
-    public int promote(int blockId, int deviceSlot, long deadlineNanos) {
+    public int promote(int blockId, MemorySegment identity, int deviceSlot, long deadlineNanos) {
         long start = System.nanoTime();
         MemorySegment src;
         boolean fromDisk = false;
@@ -210,7 +221,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             lock.unlock();
         }
         if (fromDisk) {
-            return promoteFromDisk(blockId, deviceSlot, deadlineNanos, start);
+            return promoteFromDisk(blockId, identity, deviceSlot, start);
         }
         GpuEvent ev = device.copyFromHost(src, deviceSlot);
         boolean done = DeviceTier.await(ev, deadlineNanos);
@@ -230,7 +241,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     /** Disk to device through the staging buffer; the block stays on disk as a clean copy. */
-    private int promoteFromDisk(int blockId, int deviceSlot, long deadlineNanos, long start) {
+    private int promoteFromDisk(int blockId, MemorySegment identity, int deviceSlot, long start) {
         long hi;
         long lo;
         lock.lock();
@@ -242,7 +253,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
         int buffer = staging.acquire();
         try {
-            if (!disk.get(hi, lo, staging.tokens(buffer), staging.block(buffer))) {
+            if (!disk.get(hi, lo, identity, staging.block(buffer))) {
                 diskMiss(blockId);
                 return LOST;
             }
@@ -258,7 +269,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     @Override
-    public boolean read(int blockId, MemorySegment out) {
+    public boolean read(int blockId, MemorySegment identity, MemorySegment out) {
         long start = System.nanoTime();
         long hi;
         long lo;
@@ -282,7 +293,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             counters.hostReads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
             return true;
         }
-        if (!disk.get(hi, lo, null, out)) { // checksum verified before any byte reaches out
+        if (!disk.get(hi, lo, identity, out)) { // identity and checksum verified before any byte stays in out
             diskMiss(blockId);
             return false;
         }
@@ -394,7 +405,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     @Override
-    public boolean load(int blockId) {
+    public boolean load(int blockId, MemorySegment identity) {
         long hi;
         long lo;
         lock.lock();
@@ -415,13 +426,13 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
         boolean hit = false;
         try {
-            hit = disk.get(hi, lo, hostTokens.asSlice(tokenOffset(hs), (long) layout.blockSizeTokens() * Integer.BYTES),
-                    slotViews[hs]);
+            hit = disk.get(hi, lo, identity, slotViews[hs]);
         } finally {
             lock.lock();
             try {
                 reservedHostSlots--;
                 if (hit) { // verified bytes; the id cannot change while the cache pins it in transit
+                    MemorySegment.copy(identity, 0, hostIdentities, identityOffset(hs), identityBytes);
                     releaseDiskPin(blockId); // the host slot holds it now; a spill pins the record again
                     hostSlot[blockId] = hs; // the disk record stays too, unless it was evicted meanwhile
                     policy.onAdmit(blockId, 0, lo);
@@ -505,41 +516,73 @@ final class HostTier implements LowerTier, AutoCloseable {
      * {@inheritDoc}
      *
      * <p>With {@linkplain #readOnAdopt read on adopt} (the default, for promotion on match) the
-     * record is read (and its checksum verified) once: into a free host slot when one is free, so
-     * that the promotion or read that usually follows a match is a host copy rather than a second
-     * disk read; else through a staging buffer, keeping only the token ids. No host block is
+     * record is read (its identity compared and its checksum verified) once: into a free host
+     * slot when one is free, so that the promotion or read that usually follows a match is a host
+     * copy rather than a second disk read; else through a staging buffer. No host block is
      * evicted or spilled for it (the caller holds the cache lock). Without it only the record's
-     * header and token ids are read ({@link DiskTier#peekTokens}) and the block is bound to the
-     * record alone: the read that follows ({@link #read}, {@link #promote}) verifies the checksum
-     * as it copies, once, and a damaged payload is a counted loss there rather than a miss here.
-     * Stored token ids that differ from the expected ones are verified at once (a read through a
-     * staging buffer), so damaged ids are a counted miss here rather than a hash collision.
+     * header and identity are read ({@link DiskTier#match}) and the block is bound to the record
+     * alone: the read that follows ({@link #read}, {@link #promote}) verifies the checksum as it
+     * copies, once, and a damaged payload is a counted loss there rather than a miss here. Either
+     * way a stored identity that differs is verified at once, so damaged identity bytes are a
+     * counted miss here rather than a hash collision.
      */
     @Override
-    public boolean adopt(int blockId, long hi, long lo, MemorySegment tokensOut) {
+    public int adopt(int blockId, long hi, long lo, MemorySegment identity) {
         if (disk == null) {
-            return false;
+            return ABSENT;
+        }
+        int found = readOnAdopt ? adoptRead(blockId, hi, lo, identity) : disk.match(hi, lo, identity);
+        if (found == DiskTier.COLLISION) {
+            return COLLISION;
+        }
+        if (found < 0) {
+            if (found != DiskTier.ABSENT) {
+                counters.diskMisses.increment(); // damaged, quarantined
+            }
+            return ABSENT;
         }
         if (!readOnAdopt) {
-            return adoptHeader(blockId, hi, lo, tokensOut);
+            lock.lock();
+            try {
+                bindAdopted(blockId, hi, lo, -1);
+            } finally {
+                lock.unlock();
+            }
         }
+        counters.diskAdoptions.increment();
+        return ADOPTED;
+    }
+
+    /**
+     * Reads a record of the expected identity for an adoption, into a free host slot (bound to
+     * the id with it) or through a staging buffer (bound to the record alone).
+     *
+     * @return the block's length on a hit, else {@link DiskTier#ABSENT}, {@link DiskTier#DAMAGED}
+     *     or {@link DiskTier#COLLISION}
+     */
+    private int adoptRead(int blockId, long hi, long lo, MemorySegment identity) {
         if (!disk.contains(hi, lo)) {
-            return false;
+            return DiskTier.ABSENT;
         }
-        long tokenBytes = (long) layout.blockSizeTokens() * Integer.BYTES;
         long start = System.nanoTime();
         int hs = freeHostSlot();
-        boolean hit = false;
-        if (hs >= 0) {
+        int found = DiskTier.ABSENT;
+        if (hs < 0) {
+            int buffer = staging.acquire();
             try {
-                hit = disk.get(hi, lo, hostTokens.asSlice(tokenOffset(hs), tokenBytes), slotViews[hs]);
+                found = disk.load(hi, lo, identity, staging.block(buffer));
+            } finally {
+                staging.release(buffer);
+            }
+        } else {
+            try {
+                found = disk.load(hi, lo, identity, slotViews[hs]);
             } finally {
                 lock.lock();
                 try {
                     reservedHostSlots--;
-                    if (hit) {
-                        bindAdopted(blockId, hi, lo, hs);
-                        policy.onAdmit(blockId, 0, lo);
+                    if (found >= 0) {
+                        MemorySegment.copy(identity, 0, hostIdentities, identityOffset(hs), identityBytes);
                     } else {
                         slots.free(hs);
                     }
@@ -547,70 +590,22 @@ final class HostTier implements LowerTier, AutoCloseable {
                     lock.unlock();
                 }
             }
-            if (hit) {
-                MemorySegment.copy(hostTokens, tokenOffset(hs), tokensOut, 0, tokenBytes);
+        }
+        if (found >= 0) {
+            lock.lock();
+            try {
+                bindAdopted(blockId, hi, lo, hs);
+                if (hs >= 0) {
+                    policy.onAdmit(blockId, 0, lo);
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (hs >= 0) {
                 counters.diskToHost.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
             }
-        } else {
-            hit = readThroughStaging(hi, lo, tokensOut);
-            if (hit) {
-                lock.lock();
-                try {
-                    bindAdopted(blockId, hi, lo, -1);
-                } finally {
-                    lock.unlock();
-                }
-            }
         }
-        if (!hit) {
-            counters.diskMisses.increment();
-            return false;
-        }
-        counters.diskAdoptions.increment();
-        return true;
-    }
-
-    /** Adopts a record by its header and token ids alone (no payload read): see {@link #adopt}. */
-    private boolean adoptHeader(int blockId, long hi, long lo, MemorySegment tokensOut) {
-        // tokensOut holds the expected ids; the stored ones go to a scratch (adopt runs under the cache lock)
-        int tokens = disk.peekTokens(hi, lo, adoptTokens);
-        if (tokens == DiskTier.DAMAGED) {
-            counters.diskMisses.increment(); // a bad header, quarantined: counted as when adopt reads the record
-            return false;
-        }
-        if (tokens != layout.blockSizeTokens()) {
-            return false; // absent, or not a whole block
-        }
-        if (adoptTokens.mismatch(tokensOut.asSlice(0, adoptTokens.byteSize())) >= 0
-                && !readThroughStaging(hi, lo, tokensOut)) {
-            counters.diskMisses.increment(); // damaged token ids, quarantined: not a hash collision
-            return false;
-        }
-        lock.lock();
-        try {
-            bindAdopted(blockId, hi, lo, -1);
-        } finally {
-            lock.unlock();
-        }
-        counters.diskAdoptions.increment();
-        return true;
-    }
-
-    /**
-     * Reads and verifies a record through a staging buffer, keeping only its token ids: for an
-     * adoption without a free host slot, and for a header-only adoption whose stored ids differ
-     * from the expected ones (a hash collision only if the record's checksum holds: the ids are
-     * covered by the payload's checksum, not the header's).
-     *
-     * @return whether the record is sound; {@code tokensOut} then holds its verified token ids
-     */
-    private boolean readThroughStaging(long hi, long lo, MemorySegment tokensOut) {
-        int buffer = staging.acquire();
-        try {
-            return disk.get(hi, lo, tokensOut, staging.block(buffer));
-        } finally {
-            staging.release(buffer);
-        }
+        return found == -1 ? DiskTier.DAMAGED : found; // -1 from load: a miss on a key just seen, so damaged
     }
 
     /**
@@ -843,8 +838,8 @@ final class HostTier implements LowerTier, AutoCloseable {
     private boolean spill(int blockId, long hi, long lo, int hs, boolean pin) {
         long start = System.nanoTime();
         try {
-            boolean stored = disk.put(hi, lo, hostTokens.asSlice(tokenOffset(hs), (long) layout.blockSizeTokens()
-                    * Integer.BYTES), slotViews[hs], pin);
+            boolean stored = disk.put(hi, lo, hostIdentities.asSlice(identityOffset(hs), identityBytes), slotViews[hs],
+                    pin);
             if (stored) {
                 counters.diskSpills.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
             }
@@ -921,8 +916,8 @@ final class HostTier implements LowerTier, AutoCloseable {
         state[blockId] &= ~CLEAN;
     }
 
-    private long tokenOffset(int hs) {
-        return (long) hs * layout.blockSizeTokens() * Integer.BYTES;
+    private long identityOffset(int hs) {
+        return hs * identityBytes;
     }
 
     /**
@@ -1080,7 +1075,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 c.event().close();
             }
             late.clear();
-            tokenArena.close();
+            identityArena.close();
             staging.close();
         } finally {
             lock.unlock();

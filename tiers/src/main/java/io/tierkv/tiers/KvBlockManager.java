@@ -18,6 +18,7 @@ import io.tierkv.natives.GpuRuntime;
 import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.DiskTier;
+import io.tierkv.tiers.disk.KeySpace;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -89,13 +90,12 @@ public final class KvBlockManager implements AutoCloseable {
             dev = new DeviceTier(b.runtime, deviceBlocks, blockBytes);
             pin = b.runtime.allocatePinnedHost((long) hostBlocks * blockBytes);
             pin.segment().fill((byte) 0);
-            dsk = b.disk == null ? null : DiskTier.open(b.disk, layout);
-            StagingPool stagingPool = new StagingPool((int) Math.min(64, transfer / blockBytes), blockBytes,
-                    layout.blockSizeTokens());
+            dsk = b.disk == null ? null : DiskTier.open(b.disk, layout, KeySpace.of(b.hashAlgorithm, b.hashKey));
+            StagingPool stagingPool = new StagingPool((int) Math.min(64, transfer / blockBytes), blockBytes);
             this.host = new HostTier(layout, dev, pin, hostBlocks, maxBlocks, b.policy, dsk, stagingPool,
                     b.promotionTimeoutNanos, counters);
             CacheOptions options = new CacheOptions(layout, deviceBlocks, maxBlocks, b.policy, b.hashAlgorithm,
-                    b.recentDeviceBlocks, b.admissionTimeoutNanos, b.promotionTimeoutNanos);
+                    b.recentDeviceBlocks, b.admissionTimeoutNanos, b.promotionTimeoutNanos, b.hashKey);
             this.cache = new PagedKvCache(options, dev, host);
             host.bind(cache);
         } catch (RuntimeException e) {
@@ -137,7 +137,8 @@ public final class KvBlockManager implements AutoCloseable {
      * Starts a builder.
      *
      * @param layout the block layout
-     * @return a builder with defaults: LRU, MurmurHash3, 2 recent blocks, one mover, DESIGN.md watermarks
+     * @return a builder with defaults: LRU, SHA-256 block hashes (unkeyed), 2 recent blocks, one mover,
+     *         DESIGN.md watermarks
      */
     public static Builder builder(KvLayout layout) {
         return new Builder(layout);
@@ -388,7 +389,8 @@ public final class KvBlockManager implements AutoCloseable {
         private long transferBytes = -1;
         private DiskOptions disk;
         private String policy = "lru";
-        private HashAlgorithm hashAlgorithm = HashAlgorithm.MURMUR3_128;
+        private HashAlgorithm hashAlgorithm = HashAlgorithm.SHA256_128;
+        private byte[] hashKey = new byte[0];
         private int recentDeviceBlocks = 2;
         private PressureWatermarks watermarks = PressureWatermarks.defaults();
         private BudgetLedger pool;
@@ -466,13 +468,35 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
-         * Sets the block hash function.
+         * Sets the block hash function. The default, {@link HashAlgorithm#SHA256_128}, resists
+         * crafted collisions, so tenants who share a manager cannot aim a prompt at another
+         * tenant's blocks; {@link HashAlgorithm#MURMUR3_128} is faster but invertible (a block
+         * colliding with any given one is computed in microseconds): choose it only for a single
+         * trusted tenant. Either way every hit compares the block's identity, so a collision is a
+         * counted miss, never another block's bytes. A persistent disk directory keeps the
+         * function it was written with and refuses another.
          *
          * @param algorithm block hash function
          * @return this
          */
         public Builder hashAlgorithm(HashAlgorithm algorithm) {
             this.hashAlgorithm = algorithm;
+            return this;
+        }
+
+        /**
+         * Keys the SHA-256 block hash with a secret of this deployment (HMAC-SHA256, RFC 2104):
+         * without the key nobody can compute which prompts share a block, let alone aim at one.
+         * The key itself is never written anywhere; a persistent disk directory records its
+         * fingerprint and refuses a manager opened with another key (or none), so a restart must
+         * be given the same key to find its records.
+         *
+         * @param key the secret, at least {@value io.tierkv.core.prefix.BlockHasher#MIN_KEY_BYTES}
+         *            bytes, or empty for none (the default); copied
+         * @return this
+         */
+        public Builder hashKey(byte[] key) {
+            this.hashKey = key == null ? null : key.clone();
             return this;
         }
 
@@ -612,6 +636,13 @@ public final class KvBlockManager implements AutoCloseable {
             if (errorHandler == null) {
                 throw new IllegalArgumentException("errorHandler: null (expected a Consumer<Throwable>)");
             }
+            if (hashAlgorithm == null) {
+                throw new IllegalArgumentException("hashAlgorithm: null (expected SHA256_128 or MURMUR3_128)");
+            }
+            if (hashKey == null) {
+                throw new IllegalArgumentException("hashKey: null (expected a key, or an empty array for none)");
+            }
+            io.tierkv.core.prefix.BlockHasher.checkKey(hashAlgorithm, hashKey);
             checkAtLeast("device.budgetBytes", deviceBytes, block);
             checkAtLeast("host.budgetBytes", hostBytes, block);
             if (transferBytes != -1) {

@@ -2,33 +2,26 @@ package io.tierkv.tiers;
 
 import io.tierkv.core.pool.SlabMemory;
 import io.tierkv.core.pool.SlotAllocator;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Staging buffers for transfers that do not land in a tier slot (disk to device, disk lookups):
- * {@code transferBytes / bytesPerBlock} buffers of one block each, plus room for a block's token
- * ids beside each. Their bytes are what the transfer budget counts. Thread-safe: a transfer takes
+ * {@code transferBytes / bytesPerBlock} buffers of one block each. Their bytes are what the
+ * transfer budget counts. Thread-safe: a transfer takes
  * a buffer, waiting while all are in use, and gives it back.
  */
 final class StagingPool implements AutoCloseable {
 
     private final SlabMemory blocks;
-    private final Arena tokenArena = Arena.ofShared();
-    private final MemorySegment[] tokens;
     private final SlotAllocator free;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition released = lock.newCondition();
 
-    StagingPool(int buffers, int blockBytes, int blockTokens) {
+    StagingPool(int buffers, int blockBytes) {
         this.blocks = new SlabMemory(buffers, blockBytes);
         this.free = new SlotAllocator(buffers);
-        this.tokens = new MemorySegment[buffers];
-        for (int i = 0; i < buffers; i++) {
-            tokens[i] = tokenArena.allocate((long) blockTokens * Integer.BYTES, 64);
-        }
     }
 
     /** @return a buffer index, waiting until one is free */
@@ -59,10 +52,6 @@ final class StagingPool implements AutoCloseable {
         return blocks.slot(i);
     }
 
-    MemorySegment tokens(int i) {
-        return tokens[i];
-    }
-
     /** @return buffers in the pool */
     int capacity() {
         return free.capacity();
@@ -71,6 +60,5 @@ final class StagingPool implements AutoCloseable {
     @Override
     public void close() {
         blocks.close();
-        tokenArena.close();
     }
 }

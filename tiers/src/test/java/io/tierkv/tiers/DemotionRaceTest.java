@@ -50,8 +50,8 @@ class DemotionRaceTest {
         }
 
         @Override
-        public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment tokens, int slot) {
-            boolean ok = host.demote(blockId, hashHi, hashLo, tokens, slot);
+        public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot) {
+            boolean ok = host.demote(blockId, hashHi, hashLo, identity, slot);
             Runnable hook = afterDemote;
             afterDemote = null;
             if (ok && hook != null) {
@@ -61,13 +61,13 @@ class DemotionRaceTest {
         }
 
         @Override
-        public int promote(int blockId, int slot, long deadlineNanos) {
-            return host.promote(blockId, slot, deadlineNanos);
+        public int promote(int blockId, MemorySegment identity, int slot, long deadlineNanos) {
+            return host.promote(blockId, identity, slot, deadlineNanos);
         }
 
         @Override
-        public boolean read(int blockId, MemorySegment out) {
-            return host.read(blockId, out);
+        public boolean read(int blockId, MemorySegment identity, MemorySegment out) {
+            return host.read(blockId, identity, out);
         }
 
         @Override
@@ -96,13 +96,13 @@ class DemotionRaceTest {
         }
 
         @Override
-        public boolean load(int blockId) {
-            return host.load(blockId);
+        public boolean load(int blockId, MemorySegment identity) {
+            return host.load(blockId, identity);
         }
 
         @Override
-        public boolean adopt(int blockId, long hashHi, long hashLo, MemorySegment tokensOut) {
-            return host.adopt(blockId, hashHi, hashLo, tokensOut);
+        public int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity) {
+            return host.adopt(blockId, hashHi, hashLo, identity);
         }
 
         @Override
@@ -130,7 +130,7 @@ class DemotionRaceTest {
                 DiskTier disk = DiskTier.open(DiskOptions.at(dir.resolve("kv")).withCompression(Compression.NONE)
                         .withLowSpaceWarnBytes(0), Managers.LAYOUT)) {
             HostTier host = new HostTier(Managers.LAYOUT, device, pinned, BLOCKS, MAX_BLOCKS, "lru", disk,
-                    new StagingPool(1, bb, Managers.LAYOUT.blockSizeTokens()),
+                    new StagingPool(1, bb),
                     CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS, new TierCounters());
             HookedLower lower = new HookedLower(host);
             CacheOptions options = new CacheOptions(Managers.LAYOUT, BLOCKS, MAX_BLOCKS, "lru",

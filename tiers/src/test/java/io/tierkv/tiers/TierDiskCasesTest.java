@@ -6,6 +6,7 @@ import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
@@ -119,10 +120,10 @@ class TierDiskCasesTest {
         assertEquals(bb, d.rawBytesRead());
         assertTrue(d.bytesWritten() > 0 && d.bytesWritten() <= bb, "stored payload " + d.bytesWritten());
         assertEquals(d.bytesWritten(), d.bytesRead(), "the one record was read back whole, at its stored size");
-        long record = DiskFormat.RECORD_HEADER_BYTES + 16L * Integer.BYTES + d.bytesWritten();
+        long record = DiskFormat.RECORD_HEADER_BYTES + BlockIdentity.bytes(16) + d.bytesWritten();
         long aligned = (record + DiskFormat.RECORD_ALIGN_BYTES - 1) / DiskFormat.RECORD_ALIGN_BYTES
                 * DiskFormat.RECORD_ALIGN_BYTES;
-        assertEquals(aligned, d.recordBytesWritten(), "header + token ids + stored payload, 64-byte aligned");
+        assertEquals(aligned, d.recordBytesWritten(), "header + identity + stored payload, 64-byte aligned");
         assertEquals(d.recordBytesWritten(), d.liveBytes(), "the record is still on disk (clean copy)");
         assertEquals(1, st.cache().prefixHitBlocks());
         assertEquals(1, st.cache().prefixHitBlocksBelow());

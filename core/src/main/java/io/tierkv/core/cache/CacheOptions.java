@@ -1,6 +1,7 @@
 package io.tierkv.core.cache;
 
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.prefix.BlockHasher;
 import io.tierkv.core.prefix.HashAlgorithm;
 
 /**
@@ -12,14 +13,17 @@ import io.tierkv.core.prefix.HashAlgorithm;
  * @param deviceBlocks           top-tier slots, at least 1
  * @param maxBlocks              block ids (top tier plus blocks held only below), at least deviceBlocks
  * @param policy                 eviction policy name, see {@code EvictionPolicies.names()}
- * @param hashAlgorithm          block hash function
+ * @param hashAlgorithm          block hash function; {@link HashAlgorithm#SHA256_128} resists crafted
+ *                               collisions, {@link HashAlgorithm#MURMUR3_128} is for one trusted tenant
  * @param recentDeviceBlocks     sealed blocks at the end of every open sequence kept on the top tier, >= 0
  * @param admissionTimeoutNanos  how long an allocation waits for space before failing, >= 0
  * @param promotionTimeoutNanos  how long a promotion may take before it is cancelled, > 0
+ * @param hashKey                secret key of a keyed {@code SHA256_128} block hash (HMAC-SHA256), at
+ *                               least {@value BlockHasher#MIN_KEY_BYTES} bytes, or empty for none; copied
  */
 public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, String policy,
         HashAlgorithm hashAlgorithm, int recentDeviceBlocks, long admissionTimeoutNanos,
-        long promotionTimeoutNanos) {
+        long promotionTimeoutNanos, byte[] hashKey) {
 
     /** Default wait for space: 100 ms. */
     public static final long DEFAULT_ADMISSION_TIMEOUT_NANOS = 100_000_000L;
@@ -57,10 +61,37 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
         if (promotionTimeoutNanos <= 0) {
             throw new IllegalArgumentException("promotionTimeoutNanos: " + promotionTimeoutNanos + " (expected > 0)");
         }
+        BlockHasher.checkKey(hashAlgorithm, hashKey);
+        hashKey = hashKey.clone();
     }
 
     /**
-     * Defaults for a single-tier cache: LRU, MurmurHash3, no recent-block protection beyond
+     * Validates, with an unkeyed block hash.
+     *
+     * @param layout                 block layout
+     * @param deviceBlocks           top-tier slots, at least 1
+     * @param maxBlocks              block ids, at least deviceBlocks
+     * @param policy                 eviction policy name
+     * @param hashAlgorithm          block hash function
+     * @param recentDeviceBlocks     recent sealed blocks kept on the top tier, >= 0
+     * @param admissionTimeoutNanos  wait for space, >= 0
+     * @param promotionTimeoutNanos  promotion timeout, > 0
+     * @throws IllegalArgumentException naming the field, value and bound
+     */
+    public CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, String policy, HashAlgorithm hashAlgorithm,
+            int recentDeviceBlocks, long admissionTimeoutNanos, long promotionTimeoutNanos) {
+        this(layout, deviceBlocks, maxBlocks, policy, hashAlgorithm, recentDeviceBlocks, admissionTimeoutNanos,
+                promotionTimeoutNanos, new byte[0]);
+    }
+
+    /** {@return a copy of the hash key (empty for none)} */
+    @Override
+    public byte[] hashKey() {
+        return hashKey.clone();
+    }
+
+    /**
+     * Defaults for a single-tier cache: LRU, SHA-256 block hashes (unkeyed), no recent-block protection beyond
      * reference counts, 100 ms admission wait.
      *
      * @param layout       block layout
@@ -69,7 +100,7 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
      * @throws IllegalArgumentException as the constructor
      */
     public static CacheOptions of(KvLayout layout, int deviceBlocks) {
-        return new CacheOptions(layout, deviceBlocks, deviceBlocks, "lru", HashAlgorithm.MURMUR3_128, 0,
+        return new CacheOptions(layout, deviceBlocks, deviceBlocks, "lru", HashAlgorithm.SHA256_128, 0,
                 DEFAULT_ADMISSION_TIMEOUT_NANOS, DEFAULT_PROMOTION_TIMEOUT_NANOS);
     }
 
@@ -81,7 +112,7 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
      */
     public CacheOptions withMaxBlocks(int value) {
         return new CacheOptions(layout, deviceBlocks, value, policy, hashAlgorithm, recentDeviceBlocks,
-                admissionTimeoutNanos, promotionTimeoutNanos);
+                admissionTimeoutNanos, promotionTimeoutNanos, hashKey);
     }
 
     /**
@@ -92,7 +123,7 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
      */
     public CacheOptions withPolicy(String value) {
         return new CacheOptions(layout, deviceBlocks, maxBlocks, value, hashAlgorithm, recentDeviceBlocks,
-                admissionTimeoutNanos, promotionTimeoutNanos);
+                admissionTimeoutNanos, promotionTimeoutNanos, hashKey);
     }
 
     /**
@@ -103,7 +134,18 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
      */
     public CacheOptions withHashAlgorithm(HashAlgorithm value) {
         return new CacheOptions(layout, deviceBlocks, maxBlocks, policy, value, recentDeviceBlocks,
-                admissionTimeoutNanos, promotionTimeoutNanos);
+                admissionTimeoutNanos, promotionTimeoutNanos, hashKey);
+    }
+
+    /**
+     * Returns a validated copy with a new {@code hashKey}.
+     *
+     * @param value secret key of a keyed SHA-256 block hash, or empty for none
+     * @return a validated copy
+     */
+    public CacheOptions withHashKey(byte[] value) {
+        return new CacheOptions(layout, deviceBlocks, maxBlocks, policy, hashAlgorithm, recentDeviceBlocks,
+                admissionTimeoutNanos, promotionTimeoutNanos, value);
     }
 
     /**
@@ -114,7 +156,7 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
      */
     public CacheOptions withRecentDeviceBlocks(int value) {
         return new CacheOptions(layout, deviceBlocks, maxBlocks, policy, hashAlgorithm, value,
-                admissionTimeoutNanos, promotionTimeoutNanos);
+                admissionTimeoutNanos, promotionTimeoutNanos, hashKey);
     }
 
     /**
@@ -125,7 +167,7 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
      */
     public CacheOptions withAdmissionTimeoutNanos(long value) {
         return new CacheOptions(layout, deviceBlocks, maxBlocks, policy, hashAlgorithm, recentDeviceBlocks,
-                value, promotionTimeoutNanos);
+                value, promotionTimeoutNanos, hashKey);
     }
 
     /**
@@ -136,6 +178,6 @@ public record CacheOptions(KvLayout layout, int deviceBlocks, int maxBlocks, Str
      */
     public CacheOptions withPromotionTimeoutNanos(long value) {
         return new CacheOptions(layout, deviceBlocks, maxBlocks, policy, hashAlgorithm, recentDeviceBlocks,
-                admissionTimeoutNanos, value);
+                admissionTimeoutNanos, value, hashKey);
     }
 }

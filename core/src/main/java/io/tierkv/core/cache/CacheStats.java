@@ -11,7 +11,8 @@ package io.tierkv.core.cache;
  * @param prefixHitBlocks      full blocks matched (any tier)
  * @param prefixHitBlocksBelow of those, blocks found below the top tier
  * @param prefixMissBlocks     lookups that ended a match (no entry, or token ids differed)
- * @param tokenMismatches      index hits rejected because stored token ids differed
+ * @param hashCollisions       hash hits rejected because the stored block identity differed (context,
+ *                             parent hash or token ids), in the index or below it
  * @param evictions            blocks dropped entirely to make room
  * @param demotions            blocks copied down and removed from the top tier
  * @param cleanDrops           top-tier copies dropped because a clean copy existed below
@@ -29,7 +30,7 @@ package io.tierkv.core.cache;
  */
 public record CacheStats(int deviceCapacityBlocks, int deviceUsedBlocks, int liveBlocks, int cachedBlocks,
         int indexedBlocks, long prefixHitBlocks, long prefixHitBlocksBelow, long prefixMissBlocks,
-        long tokenMismatches, long evictions, long demotions, long cleanDrops, long failedDemotions,
+        long hashCollisions, long evictions, long demotions, long cleanDrops, long failedDemotions,
         long promotions, long failedPromotions, long copiesOnWrite, long retiredIds, long admissionWaits,
         long admissionFailures, long budgetDemotions, long budgetSpills, long budgetRefusedSpills,
         long deviceReads) {

@@ -9,6 +9,11 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Calls arrive without the cache lock held, with the block pinned (in transit): nobody else
  * reads, moves or frees it until the call returns. Implementations are thread-safe.
+ *
+ * <p>Identity: every call that moves bytes hands over the block's {@link
+ * io.tierkv.core.prefix.BlockIdentity} (a view of the cache's own record, valid for the call).
+ * The tier stores it with the bytes and compares it on every read by hash: bytes stored for
+ * another identity are never handed up, whatever their hash (a counted collision and a miss).
  */
 public interface LowerTier {
 
@@ -18,24 +23,26 @@ public interface LowerTier {
      * @param blockId the block
      * @param hashHi  its hash, high word (0 if the block has no hash)
      * @param hashLo  its hash, low word
-     * @param tokens  its B token ids (native-order ints)
+     * @param identity its identity ({@link io.tierkv.core.prefix.BlockIdentity}, B token ids)
      * @param slot    its top-tier slot, the source of the copy
      * @return true if a complete copy now exists below; false leaves nothing behind below
      */
-    boolean demote(int blockId, long hashHi, long hashLo, MemorySegment tokens, int slot);
+    boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot);
 
     /**
      * Copies a block's bytes up into a top-tier slot.
      *
      * @param blockId       the block
+     * @param identity      its identity, compared with what a disk record holds
      * @param slot          the top-tier slot to fill
      * @param deadlineNanos {@link System#nanoTime()} by which to give up
      * @return {@link #PROMOTED} if the slot now holds the block's bytes; {@link #LOST} if the
-     *         block is gone below (corrupt, missing, evicted) and the slot is untouched;
+     *         block is gone below (corrupt, missing, evicted, or its key holds another identity)
+     *         and the slot is untouched;
      *         {@link #TIMED_OUT} if the copy did not complete in time: the copy may still land,
      *         so the slot stays reserved until {@link #releaseLateSlots} hands it back
      */
-    int promote(int blockId, int slot, long deadlineNanos);
+    int promote(int blockId, MemorySegment identity, int slot, long deadlineNanos);
 
     /** {@link #promote} result: the slot holds the block. */
     int PROMOTED = 0;
@@ -50,12 +57,14 @@ public interface LowerTier {
      * checksum. The read counts as a hit on the tier that served it and tells that tier's policy
      * of the access.
      *
-     * @param blockId the block, in transit for the call (not on the top tier)
-     * @param out     receives the block's {@code bytesPerBlock} bytes from offset 0
-     * @return true if {@code out} holds the block; false if the block is gone below (missing or
-     *         corrupt: a counted miss; {@code out} may hold partial bytes)
+     * @param blockId  the block, in transit for the call (not on the top tier)
+     * @param identity its identity, compared with what a disk record holds
+     * @param out      receives the block's {@code bytesPerBlock} bytes from offset 0
+     * @return true if {@code out} holds the block; false if the block is gone below (missing,
+     *         corrupt or another identity's: a counted miss; no byte of another block is left in
+     *         {@code out})
      */
-    boolean read(int blockId, MemorySegment out);
+    boolean read(int blockId, MemorySegment identity, MemorySegment out);
 
     /**
      * Hands back top-tier slots of timed-out promotions whose late copies have now completed (or
@@ -114,28 +123,39 @@ public interface LowerTier {
      * Copies a block held only on disk into a host slot, keeping the disk record (read-ahead from
      * disk). Called without the cache lock, the block pinned in transit.
      *
-     * @param blockId a block held only on disk
+     * @param blockId  a block held only on disk
+     * @param identity its identity, compared with what the disk record holds
      * @return true if a host slot holds the block now; false if it could not move (not only on
-     *         disk, no host room): nothing changed; or a disk miss (missing or corrupt): a counted
-     *         loss, after which the block has no copy below and its next lease fails
+     *         disk, no host room): nothing changed; or a disk miss (missing, corrupt or another
+     *         identity's): a counted loss, after which the block has no copy below and its next
+     *         lease fails
      */
-    boolean load(int blockId);
+    boolean load(int blockId, MemorySegment identity);
 
     /**
      * Looks up a hash that the top tier's index does not hold (for example a block recovered from
-     * disk) and, if found, binds it to a new block id. Token ids handed back that differ from the
-     * expected ones must have been verified: a tier that binds a record without checking its
-     * bytes checks them before it answers so, so that damaged token ids are a counted miss
-     * rather than a hash collision whose block keeps the hash from the block computed again.
+     * disk) and, if a record with exactly the expected identity is found, binds it to a new block
+     * id. A record whose stored identity differs is verified before it is called a collision:
+     * damaged identity bytes are a counted miss ({@link #ABSENT}), never a collision that would
+     * keep the hash from the block computed again.
      *
-     * @param blockId   the fresh id to bind it to
-     * @param hashHi    hash, high word
-     * @param hashLo    hash, low word
-     * @param tokensOut on entry, the B token ids the caller expects (the prompt's); receives the
-     *                  stored B token ids
-     * @return true if found and bound
+     * @param blockId  the fresh id to bind it to
+     * @param hashHi   hash, high word
+     * @param hashLo   hash, low word
+     * @param identity the identity the caller expects (context, parent hash and the prompt's B
+     *                 token ids); read only
+     * @return {@link #ADOPTED} if found with that identity and bound; {@link #ABSENT} if not found
+     *         (or found damaged, a counted miss); {@link #COLLISION} if a sound record of another
+     *         identity holds the hash (nothing bound)
      */
-    boolean adopt(int blockId, long hashHi, long hashLo, MemorySegment tokensOut);
+    int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity);
+
+    /** {@link #adopt} result: a record with the expected identity is bound to the id. */
+    int ADOPTED = 0;
+    /** {@link #adopt} result: no sound record for the hash. */
+    int ABSENT = 1;
+    /** {@link #adopt} result: a sound record of another identity holds the hash. */
+    int COLLISION = 2;
 
     /**
      * Told when a prefix match took a block that lies below the top tier, so it can start

@@ -9,6 +9,8 @@ import io.tierkv.core.policy.EvictionPolicy;
 import io.tierkv.core.pool.SlotAllocator;
 import io.tierkv.core.pool.SlotMemory;
 import io.tierkv.core.prefix.BlockHasher;
+import io.tierkv.core.prefix.BlockIdentity;
+import io.tierkv.core.prefix.HashAlgorithm;
 import io.tierkv.core.prefix.PrefixIndex;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -38,8 +40,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * state byte | flags byte (INDEXED, TRANSIT, QUEUED, HELD) | priority byte | refs int | leases int | protect int
  * slot int | hashHi long | hashLo long        = 35 bytes of heap per id, plus the index (about 8),
  *                                               the id and slot free stacks (8) and the policy
- * off-heap per id: [B token ids] and [written count long][written bits: B x L]
+ * off-heap per id: [identity: context 16 B, parent hash 16 B, B token ids] ({@link BlockIdentity})
+ *                  and [written count long][written bits: B x L]
  * </pre>
+ *
+ * <h2>Identity</h2>
+ * A block hash only finds a candidate. Every hit, in the index here and in every tier below,
+ * compares the block's {@link BlockIdentity} (context fingerprint of salt and extra keys, parent
+ * hash, token ids) with the one asked for before a block is taken; a difference is a counted
+ * collision ({@link CacheStats#hashCollisions()}) and a miss. A block that seals under a hash
+ * another block already indexes keeps its own bytes and stays unindexed; if the two identities
+ * differ that is counted as a collision too. The identity is written once, when the block seals
+ * (its tokens as they are appended), and handed to the tiers below with every move.
  *
  * <h2>Candidates</h2>
  * One {@link EvictionPolicy} orders the blocks that may leave the top tier. Without a lower tier
@@ -114,17 +126,26 @@ public final class PagedKvCache implements AutoCloseable {
     final long[] hashHi;
     final long[] hashLo;
     private final Arena metaArena = Arena.ofShared();
-    final MemorySegment tokens;
+    /** Per id, {@link #identityStride} bytes: {@link BlockIdentity} (context, parent, B token ids). */
+    final MemorySegment identities;
+    /** Bytes per id in {@link #identities}: {@link BlockIdentity#bytes} rounded up to 8. */
+    final long identityStride;
     private final MemorySegment written;
     private final PrefixIndex index;
     private final EvictionPolicy policy;
     final BlockHasher hasher;
+    /** SHA-256 (keyed as the block hash is) for context fingerprints, whatever the block hash function. */
+    private final BlockHasher contextHasher;
     private final Set<Sequence> openSequences = Collections.newSetFromMap(new IdentityHashMap<>());
     final CacheBudget budget = new CacheBudget(this);
     /** The salt string last hashed by {@link #openSequence}, compared by identity (strings are immutable). */
     private String lastSalt;
     /** Its hash: high word, low word. */
     private final long[] lastSaltHash = new long[2];
+    /** The options whose context fingerprint was computed last, compared by identity. */
+    private SequenceOptions lastContextOptions;
+    /** That fingerprint: high word, low word. */
+    private final long[] lastContext = new long[2];
     private int reservedSlots;
     private int lateSlots;
     private boolean closed;
@@ -132,7 +153,7 @@ public final class PagedKvCache implements AutoCloseable {
     private long prefixHitBlocks;
     private long prefixHitBlocksBelow;
     private long prefixMissBlocks;
-    private long tokenMismatches;
+    private long hashCollisions;
     private long evictions;
     private long demotions;
     private long cleanDrops;
@@ -183,11 +204,13 @@ public final class PagedKvCache implements AutoCloseable {
         this.priority = new byte[n];
         this.hashHi = new long[n];
         this.hashLo = new long[n];
-        this.tokens = metaArena.allocate((long) n * blockTokens * Integer.BYTES, 64);
+        this.identityStride = (BlockIdentity.bytes(blockTokens) + 7) & ~7L;
+        this.identities = metaArena.allocate(n * identityStride, 64);
         this.written = metaArena.allocate((long) n * writtenWords * Long.BYTES, 64);
         this.index = new PrefixIndex(hashHi, hashLo);
         this.policy = EvictionPolicies.create(options.policy(), n);
-        this.hasher = new BlockHasher(options.hashAlgorithm());
+        this.hasher = new BlockHasher(options.hashAlgorithm(), options.hashKey());
+        this.contextHasher = new BlockHasher(HashAlgorithm.SHA256_128, options.hashKey());
     }
 
     /** {@return the block layout} */
@@ -220,7 +243,11 @@ public final class PagedKvCache implements AutoCloseable {
                 hasher.hashSalt(salt, lastSaltHash);
                 lastSalt = salt;
             }
-            Sequence s = new Sequence(this, options, lastSaltHash[0], lastSaltHash[1]);
+            if (options != lastContextOptions) { // once per options object (its extraKeys are its own copy)
+                contextHasher.hashContext(salt, options.extraKeys(), lastContext);
+                lastContextOptions = options;
+            }
+            Sequence s = new Sequence(this, options, lastSaltHash[0], lastSaltHash[1], lastContext[0], lastContext[1]);
             openSequences.add(s);
             return s;
         } finally {
@@ -324,7 +351,7 @@ public final class PagedKvCache implements AutoCloseable {
     private void demote(int id) {
         flags[id] |= TRANSIT;
         int src = slot[id];
-        MemorySegment tok = tokensOf(id);
+        MemorySegment tok = identityOf(id);
         long hi = hashHi[id];
         long lo = hashLo[id];
         boolean ok = false;
@@ -441,14 +468,18 @@ public final class PagedKvCache implements AutoCloseable {
 
     /** Seals a fully written block: hash it, index it unless its hash is taken, make it a candidate. */
     void seal(int id, Sequence seq) {
-        hasher.hashBlock(seq.saltHi, seq.saltLo, seq.parentHi, seq.parentLo, seq.extraKeys, tokens,
-                (long) id * blockTokens, blockTokens);
+        hasher.hashBlock(seq.saltHi, seq.saltLo, seq.parentHi, seq.parentLo, seq.extraKeys, identities,
+                tokenIndex(id), blockTokens);
         hashHi[id] = hasher.hi();
         hashLo[id] = hasher.lo();
+        BlockIdentity.writeKey(identities, (long) id * identityStride, seq.contextHi, seq.contextLo, seq.parentHi,
+                seq.parentLo);
         state[id] = SEALED;
         priority[id] = priorityByte(seq.options.priority());
         if (index.put(id)) {
             flags[id] |= INDEXED;
+        } else if (!BlockIdentity.equal(identityOf(index.get(hashHi[id], hashLo[id])), identityOf(id))) {
+            hashCollisions++; // another block holds this hash: this one keeps its own bytes, unindexed
         }
         refresh(id);
     }
@@ -484,7 +515,7 @@ public final class PagedKvCache implements AutoCloseable {
         int result = LowerTier.LOST;
         lock.unlock();
         try {
-            result = lower.promote(id, s, promotionDeadline);
+            result = lower.promote(id, identityOf(id), s, promotionDeadline);
         } finally {
             lock.lock();
             flags[id] &= ~TRANSIT;
@@ -543,7 +574,7 @@ public final class PagedKvCache implements AutoCloseable {
         boolean ok = false;
         lock.unlock();
         try {
-            ok = up ? lower.load(id) : lower.spill(id);
+            ok = up ? lower.load(id, identityOf(id)) : lower.spill(id);
         } finally {
             lock.lock();
             flags[id] &= ~TRANSIT;
@@ -766,16 +797,22 @@ public final class PagedKvCache implements AutoCloseable {
      * found below the top tier comes back pinned there ({@link #holdBelow}): the caller must
      * reference it or {@link #refresh(int)} it.
      */
-    int lookup(long hi, long lo, int[] promptTokens, int from) {
+    int lookup(long hi, long lo, Sequence seq, int[] promptTokens, int from) {
         int id = index.get(hi, lo);
         if (id < 0 && lower != null) {
             int fresh = ids.allocate();
             if (fresh >= 0) {
                 hashHi[fresh] = hi;
                 hashLo[fresh] = lo;
-                MemorySegment.copy(promptTokens, from, tokens, ValueLayout.JAVA_INT,
-                        (long) fresh * blockTokens * Integer.BYTES, blockTokens); // the ids adopt expects
-                if (lower.adopt(fresh, hi, lo, tokensOf(fresh))) {
+                BlockIdentity.writeKey(identities, (long) fresh * identityStride, seq.contextHi, seq.contextLo,
+                        seq.parentHi, seq.parentLo);
+                MemorySegment.copy(promptTokens, from, identities, ValueLayout.JAVA_INT,
+                        tokenIndex(fresh) * Integer.BYTES, blockTokens); // the identity adopt expects
+                int adopted = lower.adopt(fresh, hi, lo, identityOf(fresh));
+                if (adopted == LowerTier.COLLISION) {
+                    hashCollisions++;
+                }
+                if (adopted == LowerTier.ADOPTED) {
                     state[fresh] = SEALED;
                     index.put(fresh);
                     flags[fresh] = INDEXED;
@@ -791,13 +828,10 @@ public final class PagedKvCache implements AutoCloseable {
             prefixMissBlocks++;
             return -1;
         }
-        long base = (long) id * blockTokens;
-        for (int i = 0; i < blockTokens; i++) {
-            if (tokens.getAtIndex(ValueLayout.JAVA_INT, base + i) != promptTokens[from + i]) {
-                tokenMismatches++;
-                prefixMissBlocks++;
-                return -1;
-            }
+        if (!identityMatches(id, seq, promptTokens, from)) {
+            hashCollisions++;
+            prefixMissBlocks++;
+            return -1;
         }
         if (slot[id] < 0 && !holdBelow(id)) {
             prefixMissBlocks++;
@@ -810,6 +844,21 @@ public final class PagedKvCache implements AutoCloseable {
         }
         policy.onAccess(id);
         return id;
+    }
+
+    /** Whether block {@code id}'s identity is the one a sequence asks for with these prompt tokens. Lock held. */
+    private boolean identityMatches(int id, Sequence seq, int[] promptTokens, int from) {
+        if (!BlockIdentity.keyEquals(identities, (long) id * identityStride, seq.contextHi, seq.contextLo,
+                seq.parentHi, seq.parentLo)) {
+            return false;
+        }
+        long base = tokenIndex(id);
+        for (int i = 0; i < blockTokens; i++) {
+            if (identities.getAtIndex(ValueLayout.JAVA_INT, base + i) != promptTokens[from + i]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -839,8 +888,8 @@ public final class PagedKvCache implements AutoCloseable {
     int copyOnWrite(int id, long deadlineNanos) {
         int copy = allocateOpenBlock(deadlineNanos);
         MemorySegment.copy(memory.slot(slot[id]), 0, memory.slot(slot[copy]), 0, blockBytes);
-        MemorySegment.copy(tokens, (long) id * blockTokens * Integer.BYTES, tokens,
-                (long) copy * blockTokens * Integer.BYTES, (long) blockTokens * Integer.BYTES);
+        MemorySegment.copy(identities, (long) id * identityStride, identities, (long) copy * identityStride,
+                identityStride);
         MemorySegment.copy(written, (long) id * writtenWords * Long.BYTES, written,
                 (long) copy * writtenWords * Long.BYTES, (long) writtenWords * Long.BYTES);
         copiesOnWrite++;
@@ -990,7 +1039,7 @@ public final class PagedKvCache implements AutoCloseable {
                 MemorySegment.copy(memory.slot(s), 0, out, 0, blockBytes);
                 copied = true;
             } else {
-                copied = lower.read(id, out);
+                copied = lower.read(id, identityOf(id), out);
                 lost = !copied;
             }
         } finally {
@@ -1082,8 +1131,14 @@ public final class PagedKvCache implements AutoCloseable {
         return memory.slot(s);
     }
 
-    MemorySegment tokensOf(int id) {
-        return tokens.asSlice((long) id * blockTokens * Integer.BYTES, (long) blockTokens * Integer.BYTES);
+    /** {@return block {@code id}'s identity ({@link BlockIdentity}, B token ids): a view, valid while the id lives} */
+    MemorySegment identityOf(int id) {
+        return identities.asSlice((long) id * identityStride, BlockIdentity.bytes(blockTokens));
+    }
+
+    /** {@return the int index in {@link #identities} of block {@code id}'s first token id} */
+    long tokenIndex(int id) {
+        return ((long) id * identityStride + BlockIdentity.KEY_BYTES) / Integer.BYTES;
     }
 
     // ---------------------------------------------------------------- tier moves for a mover
@@ -1256,7 +1311,7 @@ public final class PagedKvCache implements AutoCloseable {
                 }
             }
             return new CacheStats(slots.capacity(), slots.usedCount(), ids.usedCount(), cached, index.size(),
-                    prefixHitBlocks, prefixHitBlocksBelow, prefixMissBlocks, tokenMismatches, evictions,
+                    prefixHitBlocks, prefixHitBlocksBelow, prefixMissBlocks, hashCollisions, evictions,
                     demotions, cleanDrops, failedDemotions, promotions, failedPromotions, copiesOnWrite,
                     retiredIds, admissionWaits, admissionFailures, budget.demotions(), budget.spills(),
                     budget.refusedSpills(), deviceReads);

@@ -33,6 +33,9 @@ public final class Sequence implements AutoCloseable {
     final long saltHi;
     final long saltLo;
     final long[] extraKeys;
+    /** Context fingerprint of the salt and extra keys ({@link io.tierkv.core.prefix.BlockIdentity}). */
+    final long contextHi;
+    final long contextLo;
     long parentHi;
     long parentLo;
     private int[] table = new int[8];
@@ -41,11 +44,13 @@ public final class Sequence implements AutoCloseable {
     private int sealedBlocks;
     private boolean closed;
 
-    Sequence(PagedKvCache cache, SequenceOptions options, long saltHi, long saltLo) {
+    Sequence(PagedKvCache cache, SequenceOptions options, long saltHi, long saltLo, long contextHi, long contextLo) {
         this.cache = cache;
         this.options = options;
         this.saltHi = saltHi;
         this.saltLo = saltLo;
+        this.contextHi = contextHi;
+        this.contextLo = contextLo;
         this.extraKeys = options.extraKeys();
     }
 
@@ -67,7 +72,8 @@ public final class Sequence implements AutoCloseable {
     /**
      * Matches as {@link #matchPrefix(int[])}, taking at most {@code maxTokens} tokens. A runtime
      * that must compute logits for the last prompt token passes {@code promptTokens.length - 1}.
-     * Each candidate block is found by its chained hash and then its stored token ids are compared:
+     * Each candidate block is found by its chained hash and then its stored identity (context
+     * fingerprint of salt and extra keys, parent hash, token ids) is compared:
      * a hash alone never proves identity.
      *
      * <p>The match stops at this sequence's {@link SequenceOptions#budgetBytes() budgetBytes}: it
@@ -103,7 +109,7 @@ public final class Sequence implements AutoCloseable {
                 cache.hasher.hashBlock(saltHi, saltLo, parentHi, parentLo, extraKeys, prompt, (long) i * b, b);
                 long hi = cache.hasher.hi();
                 long lo = cache.hasher.lo();
-                int id = cache.lookup(hi, lo, promptTokens, i * b);
+                int id = cache.lookup(hi, lo, this, promptTokens, i * b);
                 if (id < 0) {
                     break;
                 }
@@ -149,7 +155,7 @@ public final class Sequence implements AutoCloseable {
             } else {
                 id = privateTail(blockCount - 1);
             }
-            cache.tokens.setAtIndex(ValueLayout.JAVA_INT, (long) id * b + offset, tokenId);
+            cache.identities.setAtIndex(ValueLayout.JAVA_INT, cache.tokenIndex(id) + offset, tokenId);
             return length++;
         } finally {
             cache.lock.unlock();
@@ -209,7 +215,7 @@ public final class Sequence implements AutoCloseable {
             id = cache.allocateOpenBlock(cache.admissionDeadline());
             cache.priority[id] = PagedKvCache.priorityByte(options.priority());
             push(id);
-            MemorySegment.copy(tokenIds, from, cache.tokens, ValueLayout.JAVA_INT, (long) id * b * Integer.BYTES, b);
+            MemorySegment.copy(tokenIds, from, cache.identities, ValueLayout.JAVA_INT, cache.tokenIndex(id) * Integer.BYTES, b);
             position = length;
             length += b;
         } finally {
@@ -591,7 +597,7 @@ public final class Sequence implements AutoCloseable {
             throw new IndexOutOfBoundsException("position: " + position + " (expected 0 <= position < " + length + ")");
         }
         int b = cache.blockTokens;
-        return cache.tokens.getAtIndex(ValueLayout.JAVA_INT, (long) table[position / b] * b + position % b);
+        return cache.identities.getAtIndex(ValueLayout.JAVA_INT, cache.tokenIndex(table[position / b]) + position % b);
     }
 
     /** {@return whether {@link #close()} ran} */

@@ -217,19 +217,19 @@ class SequenceContractTest {
         long deadline;
 
         @Override
-        public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment tokens, int slot) {
+        public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot) {
             held.add(blockId);
             return true;
         }
 
         @Override
-        public int promote(int blockId, int slot, long deadlineNanos) {
+        public int promote(int blockId, MemorySegment identity, int slot, long deadlineNanos) {
             deadline = deadlineNanos;
             return PROMOTED;
         }
 
         @Override
-        public boolean read(int blockId, MemorySegment out) {
+        public boolean read(int blockId, MemorySegment identity, MemorySegment out) {
             return false;
         }
 
@@ -258,13 +258,13 @@ class SequenceContractTest {
         }
 
         @Override
-        public boolean load(int blockId) {
+        public boolean load(int blockId, MemorySegment identity) {
             return false;
         }
 
         @Override
-        public boolean adopt(int blockId, long hashHi, long hashLo, MemorySegment tokensOut) {
-            return false;
+        public int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity) {
+            return ABSENT;
         }
 
         @Override

@@ -21,6 +21,8 @@ final class DiskCounters {
     long misses;
     /** See {@link DiskStats#corruptMisses()}. */
     long corruptMisses;
+    /** See {@link DiskStats#collisions()}. */
+    long collisions;
     /** See {@link DiskStats#evictions()}. */
     long evictions;
     /** See {@link DiskStats#removals()}. */
@@ -69,7 +71,7 @@ final class DiskCounters {
      * @return an immutable snapshot
      */
     DiskStats snapshot(long usedBytes, long budgetBytes, int blockCount, int pinnedBlocks, int segmentCount) {
-        return new DiskStats(puts, putsExisting, admissionRejects, gets, hits, misses, corruptMisses, evictions,
+        return new DiskStats(puts, putsExisting, admissionRejects, gets, hits, misses, corruptMisses, collisions, evictions,
                 removals, quarantined, bytesWritten, rawBytesWritten, recordBytesWritten, bytesRead, rawBytesRead,
                 DiskStats.ratio(rawBytesWritten, bytesWritten), recoveredBlocks, recoveryFaults, droppedSegments,
                 compactions, compactedBytes, segmentsCreated, segmentsDeleted, diskFullFailures, pinRefusals,

@@ -1,6 +1,9 @@
 package io.tierkv.tiers.disk;
 
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.prefix.BlockHasher;
+import io.tierkv.core.prefix.BlockIdentity;
+import io.tierkv.core.prefix.HashAlgorithm;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -47,13 +50,17 @@ import java.util.zip.CRC32C;
  * 40  int   token count T, in [0, blockSizeTokens]
  * 44  int   raw length: the block's bytes, in [0, bytesPerBlock]
  * 48  int   stored length S: bytes of payload on disk, at most the raw length
- * 52  int   CRC32C of the token ids followed by the stored payload
+ * 52  int   CRC32C of the identity followed by the stored payload
  * 56  int   0
  * 60  int   CRC32C of bytes [0, 60)
- * 64        token ids: T little-endian ints
- * 64 + 4T   payload: S bytes (the raw block, or its LZ4 block-format compression)
+ * 64        identity ({@link BlockIdentity}): context fingerprint (16 bytes), parent hash (16),
+ *           then T little-endian token ids: {@code 32 + 4T} bytes
+ * 96 + 4T   payload: S bytes (the raw block, or its LZ4 block-format compression)
  *           zero to 63 bytes of padding up to the next 64-byte boundary (not checksummed)
  * </pre>
+ * The key (the hash) only finds a record; its identity decides whether it is the block asked
+ * for. Every read, match and deduplicating put compares the stored identity with the caller's
+ * (a difference is a counted collision and a miss, the record left for its own block).
  * A payload is stored compressed only when that saves at least 1/32 of the raw length, so the
  * bytes on disk for a record never exceed {@code rawLength + } {@link #recordOverheadBytes(int)}.
  *
@@ -83,9 +90,13 @@ import java.util.zip.CRC32C;
  * 12  int   0
  * 16  long  layout fingerprint
  * 24  int   layers, 28 int kvHeads, 32 int headDim, 36 int dtype ordinal, 40 int blockSizeTokens
- * 44  int   CRC32C of bytes [0, 44)
- * 48..63    0
+ * 44  int   block hash function: {@link HashAlgorithm} ordinal
+ * 48  long  fingerprint of the block hash's secret key ({@link BlockHasher#keyFingerprint}), 0 unkeyed
+ * 56  int   0
+ * 60  int   CRC32C of bytes [0, 60)
  * </pre>
+ * Records are keyed by block hash, so a directory serves only managers that hash as it was
+ * written: another function or key is refused at open ({@link KeySpace}).
  *
  * <p>This class is stateless and thread-safe; the {@code check*} validators return a status code
  * ({@link #VALID} or a reason, see {@link #reason(int)}) rather than throwing, because recovery
@@ -103,7 +114,7 @@ public final class DiskFormat {
     static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     /** Version of every structure described here. */
-    public static final int FORMAT_VERSION = 1;
+    public static final int FORMAT_VERSION = 2;
     /** Records start on multiples of this many bytes. */
     public static final int RECORD_ALIGN_BYTES = 64;
 
@@ -199,8 +210,12 @@ public final class DiskFormat {
     static final long META_FINGERPRINT = 16;
     /** Offset of the metadata: the five layout ints. */
     static final long META_LAYOUT = 24;
-    /** Offset of the metadata: CRC32C of bytes [0, 44). */
-    static final long META_CRC = 44;
+    /** Offset of the metadata: block hash function ordinal. */
+    static final long META_HASH_ALGORITHM = 44;
+    /** Offset of the metadata: key fingerprint. */
+    static final long META_KEY_FINGERPRINT = 48;
+    /** Offset of the metadata: CRC32C of bytes [0, 60). */
+    static final long META_CRC = 60;
 
     /** File name of the directory lock. */
     public static final String LOCK_FILE = "tierkv-disk.lock";
@@ -249,24 +264,34 @@ public final class DiskFormat {
     }
 
     /**
-     * Bytes a record takes on disk: header, token ids, payload, padding to 64.
+     * Bytes a record takes on disk: header, identity, payload, padding to 64.
      *
      * @param tokenCount   token ids stored, {@code >= 0}
      * @param storedLength payload bytes stored, {@code >= 0}
      * @return the record's length, a multiple of {@value #RECORD_ALIGN_BYTES}
      */
     public static long recordBytes(int tokenCount, long storedLength) {
-        return alignUp(RECORD_HEADER_BYTES + 4L * tokenCount + storedLength, RECORD_ALIGN_BYTES);
+        return alignUp(RECORD_HEADER_BYTES + BlockIdentity.bytes(tokenCount) + storedLength, RECORD_ALIGN_BYTES);
     }
 
     /**
-     * The most bytes a record adds on top of its raw payload: header, token ids and padding.
+     * The most bytes a record adds on top of its raw payload: header, identity and padding.
      *
      * @param tokenCount token ids stored
-     * @return {@code 64 + 4 x tokenCount + 63}
+     * @return {@code 64 + 32 + 4 x tokenCount + 63}
      */
     public static long recordOverheadBytes(int tokenCount) {
-        return RECORD_HEADER_BYTES + 4L * tokenCount + RECORD_ALIGN_BYTES - 1;
+        return RECORD_HEADER_BYTES + BlockIdentity.bytes(tokenCount) + RECORD_ALIGN_BYTES - 1;
+    }
+
+    /**
+     * Offset of a record's payload from the record's start.
+     *
+     * @param tokenCount token ids stored
+     * @return {@code 64 + 32 + 4 x tokenCount}
+     */
+    static long payloadOffset(int tokenCount) {
+        return RECORD_HEADER_BYTES + BlockIdentity.bytes(tokenCount);
     }
 
     /**
@@ -656,8 +681,9 @@ public final class DiskFormat {
      * @param meta   {@link #META_BYTES} bytes
      * @param crc    a checksum object
      * @param layout the layout to record
+     * @param keySpace the block hash function the records are keyed by
      */
-    static void writeMeta(MemorySegment meta, CRC32C crc, KvLayout layout) {
+    static void writeMeta(MemorySegment meta, CRC32C crc, KvLayout layout, KeySpace keySpace) {
         meta.asSlice(0, META_BYTES).fill((byte) 0);
         meta.set(LONG, 0, META_MAGIC);
         meta.set(INT, 8, FORMAT_VERSION);
@@ -667,6 +693,8 @@ public final class DiskFormat {
         meta.set(INT, META_LAYOUT + 8, layout.headDim());
         meta.set(INT, META_LAYOUT + 12, layout.dtype().ordinal());
         meta.set(INT, META_LAYOUT + 16, layout.blockSizeTokens());
+        meta.set(INT, META_HASH_ALGORITHM, keySpace.algorithm().ordinal());
+        meta.set(LONG, META_KEY_FINGERPRINT, keySpace.keyFingerprint());
         meta.set(INT, META_CRC, crc32c(crc, meta, 0, META_CRC));
     }
 
@@ -702,6 +730,29 @@ public final class DiskFormat {
      */
     static long metaFingerprint(MemorySegment meta) {
         return meta.get(LONG, META_FINGERPRINT);
+    }
+
+    /**
+     * Reads the key space from metadata bytes.
+     *
+     * @param meta valid metadata bytes
+     * @return the block hash function and key fingerprint they record, or null for an unknown function
+     */
+    static KeySpace metaKeySpace(MemorySegment meta) {
+        int ordinal = meta.get(INT, META_HASH_ALGORITHM);
+        HashAlgorithm[] all = HashAlgorithm.values();
+        return ordinal < 0 || ordinal >= all.length ? null
+                : new KeySpace(all[ordinal], meta.get(LONG, META_KEY_FINGERPRINT));
+    }
+
+    /**
+     * The format version of metadata bytes that carry the magic, whatever their checksum says.
+     *
+     * @param meta metadata bytes, at least 12
+     * @return the version field, or -1 without the magic
+     */
+    static int metaVersion(MemorySegment meta) {
+        return meta.byteSize() >= 12 && meta.get(LONG, 0) == META_MAGIC ? meta.get(INT, 8) : -1;
     }
 
     /**

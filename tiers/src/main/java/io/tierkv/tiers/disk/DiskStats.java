@@ -7,12 +7,16 @@ package io.tierkv.tiers.disk;
  * @param puts               records written by {@code put}
  * @param putsExisting       {@code put} calls for a key already on disk (no-ops)
  * @param admissionRejects   {@code put} calls the admission filter declined (first sightings)
- * @param gets               {@code get} calls, and {@code peekTokens} calls that found a damaged
- *                           record header: {@code hits + misses}
+ * @param gets               {@code get}/{@code load} calls, and {@code match} calls that found a
+ *                           damaged record or another identity's: {@code hits + misses}
  * @param hits               gets that returned verified bytes
  * @param misses             gets that returned nothing, including {@code corruptMisses}
  * @param corruptMisses      gets whose record failed verification (header, checksum, decode);
  *                           each such record was quarantined (dropped from the index)
+ * @param collisions         reads, matches and puts that found a sound record of another block
+ *                           identity under their key (a hash collision: crafted, or a weak hash);
+ *                           each read or match is also a miss, each put stored nothing; the record
+ *                           is kept for its own block
  * @param evictions          records dropped to stay within the budget or by {@code evict}
  * @param removals           records dropped by {@code remove}
  * @param quarantined        records dropped because they failed verification, on a read (each
@@ -45,7 +49,7 @@ package io.tierkv.tiers.disk;
  * @param segmentCount       segment files now
  */
 public record DiskStats(long puts, long putsExisting, long admissionRejects, long gets, long hits, long misses,
-                        long corruptMisses, long evictions, long removals, long quarantined, long bytesWritten,
+                        long corruptMisses, long collisions, long evictions, long removals, long quarantined, long bytesWritten,
                         long rawBytesWritten,
                         long recordBytesWritten, long bytesRead, long rawBytesRead, double compressionRatio,
                         long recoveredBlocks, long recoveryFaults, long droppedSegments, long compactions,

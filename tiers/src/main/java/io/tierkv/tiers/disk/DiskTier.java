@@ -1,6 +1,7 @@
 package io.tierkv.tiers.disk;
 
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.error.CapacityExhaustedException;
 import io.tierkv.core.error.DiskFullException;
 import java.io.UncheckedIOException;
@@ -20,8 +21,11 @@ import java.util.zip.CRC32C;
  *
  * <h2>Terms</h2>
  * <ul>
- *   <li><b>record</b>: one stored block: a 64-byte header, the block's token ids, the payload (raw
- *       or LZ4), padding to 64 bytes. Byte layout and validators: {@link DiskFormat}.</li>
+ *   <li><b>record</b>: one stored block: a 64-byte header, the block's identity (context, parent
+ *       hash, token ids: {@link BlockIdentity}), the payload (raw or LZ4), padding to 64 bytes.
+ *       Byte layout and validators: {@link DiskFormat}. A key (hash) only finds a record: every
+ *       read, match and put compares the stored identity with the caller's, and a record of another
+ *       identity is a counted collision, never served and never taken for the caller's block.</li>
  *   <li><b>segment</b>: a file of {@link DiskOptions#segmentBytes()} bytes, reserved whole with
  *       {@code posix_fallocate} before it is mapped whole ({@code FileChannel.map} into a shared
  *       {@link Arena} per segment). Records are appended at its high-water mark.</li>
@@ -41,7 +45,7 @@ import java.util.zip.CRC32C;
  *            seg-0000000007.tkv
  *              +--------+------------------+------------------+-----+------------- - - -+
  *              | header | record           | record (dead)    | ... | reserved, zero     |
- *              | 64 B   | hdr|tokens|payload| hdr|tokens|payload|     |                    |
+ *              | 64 B   | hdr|ident|payload| hdr|ident|payload|     |                    |
  *              +--------+------------------+------------------+-----+------------- - - -+
  *              0        64                                    high-water mark     segmentBytes
  * </pre>
@@ -53,7 +57,7 @@ import java.util.zip.CRC32C;
  * not save 1/32), find room, checksum and write the payload in one pass a chunk at a time (into
  * the mapping where the segment's pages were written before and are all in the page cache
  * ({@code mincore}), else positional {@code FileChannel} writes: a copy into a page that is not
- * cached reads it from the device first), then the header and token ids, advance the mark (a
+ * cached reads it from the device first), then the header and identity, advance the mark (a
  * checksummed field of the segment header), index the record as most recently used. Load ({@link #get}, {@code RecordReader}): for a record
  * some of whose pages are not in the page cache, advise {@code MADV_WILLNEED} on it (mappings
  * carry {@code MADV_RANDOM}, so exactly the record's pages are read; resident records skip the
@@ -169,10 +173,12 @@ public final class DiskTier implements AutoCloseable {
     private final RecordWriter writer;
     private final RecordReader reader;
 
+    private final KeySpace keySpace;
     private TierDirectory directory;
     private boolean closed;
 
-    private DiskTier(DiskOptions options, KvLayout layout) {
+    private DiskTier(DiskOptions options, KvLayout layout, KeySpace keySpace) {
+        this.keySpace = keySpace;
         this.options = options;
         this.layout = layout;
         this.dir = options.directory();
@@ -239,6 +245,27 @@ public final class DiskTier implements AutoCloseable {
      * @throws UncheckedIOException on other I/O failures
      */
     public static DiskTier open(DiskOptions options, KvLayout layout) {
+        return open(options, layout, KeySpace.DEFAULT);
+    }
+
+    /**
+     * Opens a disk tier whose keys are block hashes of {@code keySpace}'s function: as
+     * {@link #open(DiskOptions, KvLayout)}, and a persistent directory written under another
+     * function or key is refused.
+     *
+     * @param options  the options
+     * @param layout   the block layout
+     * @param keySpace the block hash function (and key fingerprint) its keys come from
+     * @return the open tier
+     * @throws IllegalArgumentException as {@link #open(DiskOptions, KvLayout)}
+     * @throws IllegalStateException as {@link #open(DiskOptions, KvLayout)}, and when a persistent
+     *     directory records another key space or format version (the message names both)
+     * @throws DiskFullException if the journal's space cannot be reserved
+     * @throws UnsupportedOperationException on a big-endian platform
+     * @throws UncheckedIOException on other I/O failures
+     */
+    public static DiskTier open(DiskOptions options, KvLayout layout, KeySpace keySpace) {
+        Objects.requireNonNull(keySpace, "keySpace");
         check(options, layout);
         if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
             throw new UnsupportedOperationException("the disk tier's files are little-endian; this platform is "
@@ -246,7 +273,7 @@ public final class DiskTier implements AutoCloseable {
         }
         long journalCapacity = options.persistent() ? journalCapacityFor(options, layout) : 0;
         DiskFiles.ensureDirectory(options.directory());
-        DiskTier tier = new DiskTier(options, layout);
+        DiskTier tier = new DiskTier(options, layout, keySpace);
         try {
             tier.start(journalCapacity);
             return tier;
@@ -270,7 +297,7 @@ public final class DiskTier implements AutoCloseable {
 
     private void start(long journalCapacity) {
         directory = TierDirectory.lock(dir);
-        directory.prepare(options, layout, crc);
+        directory.prepare(options, layout, keySpace, crc);
         segments.usedBytes = DiskFormat.META_BYTES;
         if (options.persistent()) {
             new Recovery(directory, options, rules, crc, index, segments, space, counters)
@@ -305,61 +332,60 @@ public final class DiskTier implements AutoCloseable {
     }
 
     /**
-     * Stores a sealed block under its hash.
+     * Stores a sealed block under its hash, with its identity. A record already on disk under the
+     * key is kept if it holds the same identity (the put is then a no-op); if it holds another
+     * block's identity (a hash collision) nothing is stored and the record is kept for its own
+     * block (counted in {@link DiskStats#collisions()}): the caller keeps its bytes.
      *
      * @param hashHi   block hash, high 64 bits
      * @param hashLo   block hash, low 64 bits
-     * @param tokenIds the block's token ids: native-order {@code int}s, at most
-     *                 {@link KvLayout#blockSizeTokens()} of them (normally exactly that many)
+     * @param identity the block's identity ({@link BlockIdentity}: context, parent hash, then its
+     *                 token ids as native-order {@code int}s, at most
+     *                 {@link KvLayout#blockSizeTokens()} of them, normally exactly that many)
      * @param block    the block's bytes, at most {@link KvLayout#bytesPerBlock()} (normally exactly)
-     * @return true if the block is on disk now (written, or already there: putting an existing key
-     *     is a no-op); false if the admission filter declined a first sighting
+     * @return true if the block is on disk now (written, or already there with this identity);
+     *     false if the admission filter declined a first sighting, or another identity holds the key
      * @throws DiskFullException when no segment could be reserved (the file system is full or
      *     below one segment of usable space); nothing was stored, though records may have been
      *     evicted while making room
      * @throws CapacityExhaustedException when pinned records hold the room that eviction would
      *     need ({@link DiskStats#pinRefusals()}); nothing was stored and nothing evicted
-     * @throws IllegalArgumentException if {@code tokenIds} is not a whole number of ints or holds
-     *     more than {@code blockSizeTokens}, or {@code block} is longer than {@code bytesPerBlock}
+     * @throws IllegalArgumentException if {@code identity} is not {@code 32 + 4T} bytes with
+     *     {@code T <= blockSizeTokens}, or {@code block} is longer than {@code bytesPerBlock}
      * @throws IllegalStateException if the tier is closed
      * @throws UncheckedIOException if writing failed (nothing was stored)
      */
-    public boolean put(long hashHi, long hashLo, MemorySegment tokenIds, MemorySegment block) {
-        return put(hashHi, hashLo, tokenIds, block, false);
+    public boolean put(long hashHi, long hashLo, MemorySegment identity, MemorySegment block) {
+        return put(hashHi, hashLo, identity, block, false);
     }
 
     /**
      * Stores a sealed block under its hash and, if {@code pin}, pins its record in the same step
-     * (no eviction can come between the write and the pin). A pinning put of a key already on
-     * disk first verifies that record (header and CRC32C, one pass, no copy), since the caller is
-     * about to drop its own copy: a damaged record is quarantined (a counted get and corrupt
-     * miss) and the block written anew. Otherwise as
-     * {@link #put(long, long, MemorySegment, MemorySegment)}, which trusts a record it finds.
+     * (no eviction can come between the write and the pin). Every put of a key already on disk
+     * compares that record's header and identity; a pinning put also verifies its CRC32C (one
+     * pass, no copy), since the caller is about to drop its own copy: a damaged record is
+     * quarantined (a counted get and corrupt miss) and the block written anew. Otherwise as
+     * {@link #put(long, long, MemorySegment, MemorySegment)}.
      *
      * @param hashHi   block hash, high 64 bits
      * @param hashLo   block hash, low 64 bits
-     * @param tokenIds the block's token ids: native-order {@code int}s, at most
-     *                 {@link KvLayout#blockSizeTokens()} of them
+     * @param identity the block's identity ({@link BlockIdentity}, at most
+     *                 {@link KvLayout#blockSizeTokens()} token ids)
      * @param block    the block's bytes, at most {@link KvLayout#bytesPerBlock()}
      * @param pin      whether to add a pin to the record (new or already there) when this returns true
      * @return true if the block is on disk now (and pinned, if asked); false if the admission
-     *     filter declined a first sighting (nothing pinned)
+     *     filter declined a first sighting or another identity holds the key (nothing pinned)
      * @throws DiskFullException when no segment could be reserved; nothing stored or pinned
      * @throws CapacityExhaustedException when pinned records hold the room that eviction would
      *     need; nothing stored, pinned or evicted
-     * @throws IllegalArgumentException if {@code tokenIds} is not a whole number of ints or holds
-     *     more than {@code blockSizeTokens}, or {@code block} is longer than {@code bytesPerBlock}
+     * @throws IllegalArgumentException if {@code identity} is not {@code 32 + 4T} bytes with
+     *     {@code T <= blockSizeTokens}, or {@code block} is longer than {@code bytesPerBlock}
      * @throws IllegalStateException if the tier is closed
      * @throws UncheckedIOException if writing failed (nothing stored or pinned)
      */
-    public boolean put(long hashHi, long hashLo, MemorySegment tokenIds, MemorySegment block, boolean pin) {
-        Objects.requireNonNull(tokenIds, "tokenIds");
+    public boolean put(long hashHi, long hashLo, MemorySegment identity, MemorySegment block, boolean pin) {
+        int tokens = checkIdentity(identity);
         Objects.requireNonNull(block, "block");
-        long tokenBytes = tokenIds.byteSize();
-        if (tokenBytes % 4 != 0 || tokenBytes > 4L * maxTokens) {
-            throw new IllegalArgumentException("tokenIds: " + tokenBytes + " bytes (expected a multiple of 4, at most "
-                    + 4L * maxTokens + " for " + maxTokens + " tokens)");
-        }
         if (block.byteSize() > maxRaw) {
             throw new IllegalArgumentException("block: " + block.byteSize() + " bytes (expected <= bytesPerBlock "
                     + maxRaw + ")");
@@ -368,7 +394,7 @@ public final class DiskTier implements AutoCloseable {
         lock.lock();
         try {
             ensureOpen();
-            stored = putLocked(hashHi, hashLo, tokenIds, (int) (tokenBytes / 4), block, pin);
+            stored = putLocked(hashHi, hashLo, identity, tokens, block, pin);
             if (stored && pin) {
                 space.pin(index.find(hashHi, hashLo));
             }
@@ -380,66 +406,91 @@ public final class DiskTier implements AutoCloseable {
     }
 
     /**
-     * Writes a record unless the key is on disk already. A pinning put (the block is referenced
-     * and the record is about to be its only copy) first verifies the existing record and, if it
-     * is damaged (quarantined by the check), writes the block anew; other puts trust it.
+     * Writes a record unless the key holds this identity already. An existing record of another
+     * identity refuses the put; a damaged one (quarantined by the check) is written anew. A
+     * pinning put (the block is referenced and the record is about to be its only copy) also
+     * verifies a matching record's payload; other puts trust it.
      */
-    private boolean putLocked(long hi, long lo, MemorySegment tokenIds, int tokenCount, MemorySegment block,
+    private boolean putLocked(long hi, long lo, MemorySegment identity, int tokenCount, MemorySegment block,
             boolean pin) {
-        if (index.find(hi, lo) != RecordIndex.NONE && (!pin || reader.verify(hi, lo))) {
-            counters.putsExisting++;
-            return true;
+        if (index.find(hi, lo) != RecordIndex.NONE) {
+            int found = reader.compare(hi, lo, identity, pin);
+            if (found == 0) {
+                counters.putsExisting++;
+                return true;
+            }
+            if (found == COLLISION) {
+                return false; // another block's record: kept, and this block keeps its own bytes
+            }
         }
         if (admission != null && !admission.admit(hi, lo)) {
             counters.admissionRejects++;
             return false;
         }
-        writer.write(hi, lo, tokenIds, tokenCount, block);
+        writer.write(hi, lo, identity, tokenCount, block);
         return true;
+    }
+
+    /** Checks an identity's shape: {@code 32 + 4T} bytes, {@code T <= blockSizeTokens}; returns T. */
+    private int checkIdentity(MemorySegment identity) {
+        Objects.requireNonNull(identity, "identity");
+        int tokens = BlockIdentity.tokenCount(identity.byteSize());
+        if (tokens < 0 || tokens > maxTokens) {
+            throw new IllegalArgumentException("identity: " + identity.byteSize() + " bytes (expected "
+                    + BlockIdentity.KEY_BYTES + " + 4 x T for T <= " + maxTokens + " token ids, at most "
+                    + BlockIdentity.bytes(maxTokens) + ")");
+        }
+        return tokens;
     }
 
     /**
      * Loads a block. Same as {@link #load} but answers only whether it hit.
      *
-     * @param hashHi      block hash, high 64 bits
-     * @param hashLo      block hash, low 64 bits
-     * @param tokenIdsOut receives the token ids (native-order ints), or {@code null} to skip them
-     * @param blockOut    receives the block's bytes
-     * @return true on a verified hit; false on a miss (including a quarantined corrupt record)
-     * @throws IllegalArgumentException if an output is smaller than the stored record needs
+     * @param hashHi   block hash, high 64 bits
+     * @param hashLo   block hash, low 64 bits
+     * @param identity the identity expected ({@link BlockIdentity})
+     * @param blockOut receives the block's bytes
+     * @return true on a verified hit of that identity; false on a miss (including a quarantined
+     *     corrupt record and a record of another identity)
+     * @throws IllegalArgumentException if {@code blockOut} is smaller than the stored block, or the
+     *     identity is malformed
      * @throws IllegalStateException if the tier is closed
      */
-    public boolean get(long hashHi, long hashLo, MemorySegment tokenIdsOut, MemorySegment blockOut) {
-        return load(hashHi, hashLo, tokenIdsOut, blockOut) >= 0;
+    public boolean get(long hashHi, long hashLo, MemorySegment identity, MemorySegment blockOut) {
+        return load(hashHi, hashLo, identity, blockOut) >= 0;
     }
 
     /**
-     * Loads a block: verifies the record's header and the CRC32C of its token ids and payload, and
-     * delivers the block into {@code blockOut} and the token ids into {@code tokenIdsOut}. A
+     * Loads a block: verifies the record's header, compares its stored identity with
+     * {@code identity}, verifies the CRC32C of its identity and payload, and delivers the block
+     * into {@code blockOut}. A record of another identity (a hash collision) is a counted miss
+     * ({@link DiskStats#collisions()}) and stays for its own block; no byte of it is copied. A
      * record that fails verification is a counted miss, is quarantined (dropped from the index,
-     * journaled, reported to the eviction listener), its token ids are not written, and no byte of
-     * it is left in {@code blockOut} (a raw payload is checked as it is copied, so on a mismatch
-     * the first {@code rawLength} bytes of {@code blockOut} are zeroed before the call returns).
-     * A hit makes the record most recently used.
+     * journaled, reported to the eviction listener), and no byte of it is left in
+     * {@code blockOut} (a raw payload is checked as it is copied, so on a mismatch the first
+     * {@code rawLength} bytes of {@code blockOut} are zeroed before the call returns). A hit makes
+     * the record most recently used.
      *
-     * @param hashHi      block hash, high 64 bits
-     * @param hashLo      block hash, low 64 bits
-     * @param tokenIdsOut receives the stored token ids (native-order ints), or {@code null}
-     * @param blockOut    receives the block's raw bytes from offset 0; on a miss its contents are
-     *                    unspecified (unchanged, or zeroed over the stored length)
-     * @return the block's length in bytes on a hit, -1 on a miss
-     * @throws IllegalArgumentException if {@code blockOut} (or a non-null {@code tokenIdsOut}) is
-     *     smaller than the record's block (or token ids)
+     * @param hashHi   block hash, high 64 bits
+     * @param hashLo   block hash, low 64 bits
+     * @param identity the identity expected ({@link BlockIdentity}: context, parent hash, token ids)
+     * @param blockOut receives the block's raw bytes from offset 0; on a miss its contents are
+     *                 unspecified (unchanged, or zeroed over the stored length)
+     * @return the block's length in bytes on a hit, -1 on a miss, {@link #COLLISION} when a sound
+     *     record of another identity holds the key
+     * @throws IllegalArgumentException if {@code blockOut} is smaller than the record's block, or
+     *     the identity is malformed
      * @throws IllegalStateException if the tier is closed
      * @throws UncheckedIOException if reading the segment file failed
      */
-    public int load(long hashHi, long hashLo, MemorySegment tokenIdsOut, MemorySegment blockOut) {
+    public int load(long hashHi, long hashLo, MemorySegment identity, MemorySegment blockOut) {
+        checkIdentity(identity);
         Objects.requireNonNull(blockOut, "blockOut");
         int result;
         lock.lock();
         try {
             ensureOpen();
-            result = reader.read(hashHi, hashLo, tokenIdsOut, blockOut);
+            result = reader.read(hashHi, hashLo, identity, blockOut);
         } finally {
             lock.unlock();
         }
@@ -447,35 +498,39 @@ public final class DiskTier implements AutoCloseable {
         return result;
     }
 
-    /** {@link #peekTokens} result: the key is not on disk. */
+    /** {@link #match} result: the key is not on disk. */
     public static final int ABSENT = -1;
-    /** {@link #peekTokens} result: the key's record header is damaged; the record is quarantined. */
+    /** {@link #match} result: the key's record is damaged; the record is quarantined. */
     public static final int DAMAGED = -2;
+    /** {@link #match} and {@link #load} result: a sound record of another identity holds the key. */
+    public static final int COLLISION = -3;
 
     /**
-     * Reads a record's token ids without reading its payload: the header is validated (magic,
-     * version, layout fingerprint, lengths, header checksum, the hash asked for), the payload's
-     * CRC32C is not; it is checked by the {@link #load} that delivers the bytes, and the token
-     * ids are covered by it. For a caller that only needs to know what a record holds now and
-     * reads its bytes later (a prefix match). A bad header is quarantined and counted as in
-     * {@link #load} (a get, a miss and a corrupt miss); a hit makes the record most recently used
-     * and counts no get.
+     * Tells whether the key's record holds {@code identity}, without reading its payload: the
+     * header is validated (magic, version, layout fingerprint, lengths, header checksum, the hash
+     * asked for) and the stored identity compared; the payload's CRC32C is checked by the
+     * {@link #load} that delivers the bytes (the identity is covered by it). For a caller that
+     * binds a record now and reads its bytes later (a prefix match). A stored identity that
+     * differs is verified first: sound, it is a {@link #COLLISION} (counted as in {@link #load});
+     * damaged, the record is quarantined ({@link #DAMAGED}). A bad header is quarantined and
+     * counted as in {@link #load} (a get, a miss and a corrupt miss); a hit makes the record most
+     * recently used and counts no get.
      *
-     * @param hashHi      block hash, high 64 bits
-     * @param hashLo      block hash, low 64 bits
-     * @param tokenIdsOut receives the stored token ids (native-order ints)
-     * @return the number of token ids written, {@link #ABSENT} if the key is not on disk, or
-     *     {@link #DAMAGED} if its header is bad (the record is quarantined now)
-     * @throws IllegalArgumentException if {@code tokenIdsOut} is smaller than the record's token ids
+     * @param hashHi   block hash, high 64 bits
+     * @param hashLo   block hash, low 64 bits
+     * @param identity the identity expected ({@link BlockIdentity})
+     * @return the record's token count if it holds that identity, {@link #ABSENT} if the key is not
+     *     on disk, {@link #DAMAGED} if its record is bad (quarantined now), or {@link #COLLISION}
+     * @throws IllegalArgumentException if the identity is malformed
      * @throws IllegalStateException if the tier is closed
      */
-    public int peekTokens(long hashHi, long hashLo, MemorySegment tokenIdsOut) {
-        Objects.requireNonNull(tokenIdsOut, "tokenIdsOut");
+    public int match(long hashHi, long hashLo, MemorySegment identity) {
+        checkIdentity(identity);
         int result;
         lock.lock();
         try {
             ensureOpen();
-            result = reader.peekTokens(hashHi, hashLo, tokenIdsOut);
+            result = reader.match(hashHi, hashLo, identity);
         } finally {
             lock.unlock();
         }
@@ -942,7 +997,7 @@ public final class DiskTier implements AutoCloseable {
             for (int slot = index.first(); slot != RecordIndex.NONE; slot = index.after(slot)) {
                 Segment seg = segments.at(index.segment[slot]);
                 long off = index.offset[slot];
-                long used = DiskFormat.RECORD_HEADER_BYTES + 4L * DiskFormat.recordTokenCount(seg.map, off)
+                long used = DiskFormat.payloadOffset(DiskFormat.recordTokenCount(seg.map, off))
                         + DiskFormat.recordStoredLength(seg.map, off);
                 out.add(new RecordLocation(index.hashHi[slot], index.hashLo[slot], seg.file, off, used));
             }

@@ -1,13 +1,21 @@
 package io.tierkv.tiers.disk;
 
 import io.tierkv.core.error.CorruptBlockException;
+import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.natives.libc.Libc;
 import java.lang.foreign.MemorySegment;
 import java.util.zip.CRC32C;
 
 /**
- * The load path: validates a record's header against the index, verifies the CRC32C of its token
- * ids and payload, and delivers the block; a record that fails is a counted miss and quarantined.
+ * The load path: validates a record's header against the index, compares its stored identity with
+ * the caller's, verifies the CRC32C of its identity and payload, and delivers the block; a record
+ * that fails is a counted miss and quarantined.
+ *
+ * <p>Identity first: a record whose stored {@link BlockIdentity} differs from the one asked for
+ * is verified whole (identity and payload checksum) before anything else is decided. If it is
+ * sound it belongs to another block under the same hash: a counted collision and a miss, no byte
+ * copied, the record kept for its own block. If it is damaged (the differing bytes are the
+ * damage) it is quarantined as any corrupt record.
  *
  * <p>One pass over the payload: a raw payload is copied out of the mapping (after
  * {@code MADV_WILLNEED} where some of its pages are not in the page cache) into the caller's block a chunk of
@@ -15,9 +23,8 @@ import java.util.zip.CRC32C;
  * destination right after, while it is in the CPU's cache; on a mismatch the destination is
  * wiped (zeroed) before the miss is returned, so no byte of a damaged record survives the call.
  * An LZ4 payload is checksummed in the mapping first and only then decompressed into the
- * destination. Token ids reach the caller of {@link #read} only after verification;
- * {@link #peekTokens} hands them out after the header check alone, for a caller that verifies
- * the payload when it reads it.
+ * destination. {@link #match} compares the identity after the header check alone, for a caller
+ * that verifies the payload when it reads it.
  *
  * <p>Not thread-safe: used under the disk tier's lock.
  */
@@ -77,15 +84,16 @@ final class RecordReader {
     /**
      * Loads a block; see {@link DiskTier#load}.
      *
-     * @param hi          block hash, high 64 bits
-     * @param lo          block hash, low 64 bits
-     * @param tokenIdsOut receives the token ids, or null
-     * @param blockOut    receives the block
-     * @return the block's length on a verified hit, -1 on a miss
-     * @throws IllegalArgumentException if an output is smaller than the record needs (nothing
-     *     counted, nothing written)
+     * @param hi       block hash, high 64 bits
+     * @param lo       block hash, low 64 bits
+     * @param identity the identity expected ({@link BlockIdentity})
+     * @param blockOut receives the block
+     * @return the block's length on a verified hit, -1 on a miss, {@link DiskTier#COLLISION} if a
+     *     sound record of another identity holds the key
+     * @throws IllegalArgumentException if {@code blockOut} is smaller than the record's block
+     *     (nothing counted, nothing written)
      */
-    int read(long hi, long lo, MemorySegment tokenIdsOut, MemorySegment blockOut) {
+    int read(long hi, long lo, MemorySegment identity, MemorySegment blockOut) {
         int slot = index.find(hi, lo);
         if (slot == RecordIndex.NONE) {
             counters.gets++;
@@ -110,17 +118,16 @@ final class RecordReader {
             throw new IllegalArgumentException("blockOut: " + blockOut.byteSize() + " bytes (expected >= " + raw
                     + ", the stored block's length)");
         }
-        if (tokenIdsOut != null && tokenIdsOut.byteSize() < 4L * tokens) {
-            throw new IllegalArgumentException("tokenIdsOut: " + tokenIdsOut.byteSize() + " bytes (expected >= "
-                    + 4L * tokens + " for " + tokens + " tokens)");
+        if (!identityEquals(map, off, tokens, identity)) {
+            return otherIdentity(slot, hi, lo, true);
         }
         counters.gets++;
-        long tokenOff = off + DiskFormat.RECORD_HEADER_BYTES;
-        long payloadOff = tokenOff + 4L * tokens;
+        long identityOff = off + DiskFormat.RECORD_HEADER_BYTES;
+        long payloadOff = off + DiskFormat.payloadOffset(tokens);
         int expected = DiskFormat.recordPayloadCrc(map, off);
         int codecByte = DiskFormat.recordCodec(map, off);
         crc.reset();
-        DiskFormat.update(crc, map, tokenOff, 4L * tokens);
+        DiskFormat.update(crc, map, identityOff, BlockIdentity.bytes(tokens));
         if (codecByte == DiskFormat.CODEC_RAW) {
             readRaw(map, payloadOff, blockOut, raw);
         } else {
@@ -137,9 +144,6 @@ final class RecordReader {
                 DiskFormat.recordShuffleWidth(map, off), raw, blockOut)) {
             return corrupt(slot, seg, off, "payload does not decode to " + raw + " bytes", -1, -1);
         }
-        if (tokenIdsOut != null && tokens > 0) {
-            MemorySegment.copy(map, tokenOff, tokenIdsOut, 0, 4L * tokens);
-        }
         counters.hits++;
         counters.bytesRead += storedLength;
         counters.rawBytesRead += raw;
@@ -148,34 +152,91 @@ final class RecordReader {
     }
 
     /**
-     * Reads a record's token ids without reading or verifying its payload; see
-     * {@link DiskTier#peekTokens}. A bad header is a counted get, miss and corrupt miss, and
-     * quarantined; the payload's checksum is left to the {@link #read} that delivers the bytes.
+     * Compares a record's identity with the one expected without reading or verifying its
+     * payload; see {@link DiskTier#match}. A bad header is a counted get, miss and corrupt miss,
+     * and quarantined; a differing identity is classified as {@link #read} does; the payload's
+     * checksum is otherwise left to the {@link #read} that delivers the bytes.
      *
-     * @param hi          block hash, high 64 bits
-     * @param lo          block hash, low 64 bits
-     * @param tokenIdsOut receives the token ids
-     * @return the token count, {@link DiskTier#ABSENT} or {@link DiskTier#DAMAGED}
-     * @throws IllegalArgumentException if {@code tokenIdsOut} is smaller than the record's token ids
+     * @param hi       block hash, high 64 bits
+     * @param lo       block hash, low 64 bits
+     * @param identity the identity expected
+     * @return the token count, {@link DiskTier#ABSENT}, {@link DiskTier#DAMAGED} or
+     *     {@link DiskTier#COLLISION}
      */
-    int peekTokens(long hi, long lo, MemorySegment tokenIdsOut) {
+    int match(long hi, long lo, MemorySegment identity) {
         int slot = index.find(hi, lo);
         if (slot == RecordIndex.NONE) {
             return DiskTier.ABSENT;
         }
-        if (!headerSound(slot, hi, lo)) { // a failed peek counts as the get it stands for: gets = hits + misses
+        if (!headerSound(slot, hi, lo)) { // a failed match counts as the get it stands for: gets = hits + misses
             return DiskTier.DAMAGED;
         }
         MemorySegment map = segments.at(index.segment[slot]).map;
         long off = index.offset[slot];
         int tokens = DiskFormat.recordTokenCount(map, off);
-        if (tokenIdsOut.byteSize() < 4L * tokens) {
-            throw new IllegalArgumentException("tokenIdsOut: " + tokenIdsOut.byteSize() + " bytes (expected >= "
-                    + 4L * tokens + " for " + tokens + " tokens)");
+        if (!identityEquals(map, off, tokens, identity)) {
+            return otherIdentity(slot, hi, lo, true) == DiskTier.COLLISION ? DiskTier.COLLISION : DiskTier.DAMAGED;
         }
-        MemorySegment.copy(map, off + DiskFormat.RECORD_HEADER_BYTES, tokenIdsOut, 0, 4L * tokens);
         index.touch(slot);
         return tokens;
+    }
+
+    /**
+     * Compares the identity of a record (header already validated) with the one expected; see
+     * {@link DiskTier#put(long, long, MemorySegment, MemorySegment, boolean)}. A differing
+     * identity is classified as {@link #read} does (a sound record is a counted collision, a
+     * damaged one quarantined); a sound match counts nothing. With {@code verifyPayload} a matching
+     * record is also verified whole, for a caller about to drop its own copy of the block.
+     *
+     * @param hi            block hash, high 64 bits
+     * @param lo            block hash, low 64 bits
+     * @param identity      the identity expected
+     * @param verifyPayload whether a match must also pass the payload checksum
+     * @return {@link DiskTier#ABSENT} if no sound record holds the key now (absent, or damaged and
+     *     quarantined), {@link DiskTier#COLLISION}, or 0 for a record of this identity
+     */
+    int compare(long hi, long lo, MemorySegment identity, boolean verifyPayload) {
+        int slot = index.find(hi, lo);
+        if (slot == RecordIndex.NONE || !headerSound(slot, hi, lo)) {
+            return DiskTier.ABSENT;
+        }
+        MemorySegment map = segments.at(index.segment[slot]).map;
+        long off = index.offset[slot];
+        if (!identityEquals(map, off, DiskFormat.recordTokenCount(map, off), identity)) {
+            return otherIdentity(slot, hi, lo, false) == DiskTier.COLLISION ? DiskTier.COLLISION : DiskTier.ABSENT;
+        }
+        return !verifyPayload || verify(hi, lo) ? 0 : DiskTier.ABSENT;
+    }
+
+    /** Whether a record's stored identity (header validated) equals {@code identity}, byte for byte. */
+    private static boolean identityEquals(MemorySegment map, long off, int tokens, MemorySegment identity) {
+        long n = BlockIdentity.bytes(tokens);
+        long start = off + DiskFormat.RECORD_HEADER_BYTES;
+        return identity.byteSize() == n && MemorySegment.mismatch(map, start, start + n, identity, 0, n) < 0;
+    }
+
+    /**
+     * A record's identity differs from the one asked for: a sound record is another block's (a
+     * counted collision, and for a read a get and a miss; kept), a damaged one is quarantined
+     * (counted by {@link #verify}).
+     *
+     * @return {@link DiskTier#COLLISION} or -1 (damaged)
+     */
+    private int otherIdentity(int slot, long hi, long lo, boolean read) {
+        if (!verify(hi, lo)) {
+            return -1;
+        }
+        if (read) {
+            counters.gets++;
+            counters.misses++;
+        }
+        counters.collisions++;
+        if (counters.collisions == 1) { // a hash collision is an attack or a broken hash: say so once, count the rest
+            LOG.log(System.Logger.Level.WARNING, "disk tier: record {0}@{1} holds another block identity under the"
+                    + " requested hash (a hash collision: served as a miss, counted in DiskStats.collisions;"
+                    + " logged once)", segments.at(index.segment[slot]).file.getFileName(), index.offset[slot]);
+        }
+        return DiskTier.COLLISION;
     }
 
     /**
@@ -203,7 +264,7 @@ final class RecordReader {
         int expected = DiskFormat.recordPayloadCrc(map, off);
         crc.reset();
         DiskFormat.update(crc, map, off + DiskFormat.RECORD_HEADER_BYTES,
-                4L * tokens + DiskFormat.recordStoredLength(map, off));
+                BlockIdentity.bytes(tokens) + DiskFormat.recordStoredLength(map, off));
         int actual = (int) crc.getValue();
         if (actual != expected) {
             counters.gets++;

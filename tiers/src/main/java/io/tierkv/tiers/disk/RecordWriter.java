@@ -80,7 +80,7 @@ final class RecordWriter {
         this.crc = crc;
         this.counters = counters;
         this.codec = codec;
-        this.headerScratch = arena.allocate(DiskFormat.RECORD_HEADER_BYTES + 4L * rules.maxTokens(), 64);
+        this.headerScratch = arena.allocate(DiskFormat.payloadOffset(rules.maxTokens()), 64);
     }
 
     /**
@@ -88,19 +88,20 @@ final class RecordWriter {
      *
      * @param hi         block hash, high 64 bits
      * @param lo         block hash, low 64 bits
-     * @param tokenIds   the token ids, {@code 4 x tokenCount} bytes
+     * @param identity   the block's identity ({@link io.tierkv.core.prefix.BlockIdentity}),
+     *                   {@code 32 + 4 x tokenCount} bytes
      * @param tokenCount token ids, at most the layout's {@code blockSizeTokens}
      * @param block      the block, at most the layout's {@code bytesPerBlock}
      * @throws DiskFullException if room needed a new segment that could not be reserved
      * @throws UncheckedIOException if writing failed (nothing was indexed)
      */
-    void write(long hi, long lo, MemorySegment tokenIds, int tokenCount, MemorySegment block) {
+    void write(long hi, long lo, MemorySegment identity, int tokenCount, MemorySegment block) {
         int rawLength = (int) block.byteSize();
         codec.encode(block);
         MemorySegment stored = codec.stored;
         int storedLength = (int) stored.byteSize();
-        long tokenBytes = 4L * tokenCount;
-        MemorySegment.copy(tokenIds, 0, headerScratch, DiskFormat.RECORD_HEADER_BYTES, tokenBytes);
+        long identityBytes = identity.byteSize();
+        MemorySegment.copy(identity, 0, headerScratch, DiskFormat.RECORD_HEADER_BYTES, identityBytes);
         long recordLength = DiskFormat.recordBytes(tokenCount, storedLength);
         Segment seg;
         try {
@@ -110,10 +111,10 @@ final class RecordWriter {
             throw e;
         }
         long off = seg.highWaterMark;
-        long headLength = DiskFormat.RECORD_HEADER_BYTES + tokenBytes;
+        long headLength = DiskFormat.RECORD_HEADER_BYTES + identityBytes;
         boolean mapped = mapped(seg, off, recordLength);
         crc.reset();
-        DiskFormat.update(crc, headerScratch, DiskFormat.RECORD_HEADER_BYTES, tokenBytes);
+        DiskFormat.update(crc, headerScratch, DiskFormat.RECORD_HEADER_BYTES, identityBytes);
         writePayload(seg, stored, off + headLength, mapped);
         int payloadCrc = (int) crc.getValue();
         DiskFormat.writeRecordHeader(headerScratch, 0, crc, codec.codec, codec.encodedShuffleWidth,

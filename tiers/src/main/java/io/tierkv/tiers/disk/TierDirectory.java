@@ -105,17 +105,25 @@ final class TierDirectory {
      * or wiped when {@link DiskOptions#wipeOnLayoutMismatch()}; a non-persistent one is wiped (the
      * tier's own files only); then the metadata file is written.
      *
-     * @param options the options
-     * @param layout  the layout
-     * @param crc     a checksum object
-     * @throws IllegalStateException on a layout mismatch that may not be wiped
+     * <p>A persistent directory is also refused, whatever {@code wipeOnLayoutMismatch} says, when
+     * its records are keyed by another block hash function or key ({@link KeySpace}: their keys
+     * would never be found, and wiping would destroy another deployment's data on a
+     * misconfiguration) or were written in another format version.
+     *
+     * @param options  the options
+     * @param layout   the layout
+     * @param keySpace the block hash function this tier's keys come from
+     * @param crc      a checksum object
+     * @throws IllegalStateException on a layout mismatch that may not be wiped, a key-space mismatch
+     *     or another format version
      * @throws UncheckedIOException on I/O failure
      */
-    void prepare(DiskOptions options, KvLayout layout, CRC32C crc) {
+    void prepare(DiskOptions options, KvLayout layout, KeySpace keySpace, CRC32C crc) {
         List<Path> own = ownFiles();
         Path metaFile = dir.resolve(DiskFormat.META_FILE);
         boolean wipe = !options.persistent();
         if (!wipe) {
+            checkFormatAndKeySpace(metaFile, keySpace, crc);
             String mismatch = layoutMismatch(metaFile, own, layout.fingerprint(), crc);
             if (mismatch != null) {
                 if (!options.wipeOnLayoutMismatch()) {
@@ -135,7 +143,42 @@ final class TierDirectory {
                 }
             }
         }
-        writeMeta(metaFile, layout, crc);
+        writeMeta(metaFile, layout, keySpace, crc);
+    }
+
+    /** Refuses a persistent directory whose metadata names another format version or key space. */
+    private void checkFormatAndKeySpace(Path metaFile, KeySpace keySpace, CRC32C crc) {
+        MemorySegment meta = readMeta(metaFile);
+        if (meta == null) {
+            return;
+        }
+        int version = DiskFormat.metaVersion(meta);
+        if (version >= 0 && version != DiskFormat.FORMAT_VERSION) {
+            throw new IllegalStateException("disk tier directory " + dir + " was written in format version " + version
+                    + ", this TierKV reads version " + DiskFormat.FORMAT_VERSION + "; use another directory");
+        }
+        if (DiskFormat.checkMeta(meta, crc) != DiskFormat.VALID) {
+            return; // unreadable metadata: judged by the segment headers, as for the layout
+        }
+        KeySpace stored = DiskFormat.metaKeySpace(meta);
+        if (!keySpace.equals(stored)) {
+            throw new IllegalStateException("disk tier directory " + dir + " was written with block hash "
+                    + (stored == null ? "of an unknown function" : stored.describe()) + ", this manager hashes with "
+                    + keySpace.describe() + "; open it with the same hashAlgorithm and hashKey, or use another"
+                    + " directory");
+        }
+    }
+
+    /** The metadata file's bytes, or null if it is absent (or not a regular file). */
+    private static MemorySegment readMeta(Path metaFile) {
+        if (!Files.isRegularFile(metaFile, LinkOption.NOFOLLOW_LINKS)) {
+            return null;
+        }
+        try {
+            return MemorySegment.ofArray(Files.readAllBytes(metaFile));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + metaFile, e);
+        }
     }
 
     /**
@@ -169,20 +212,10 @@ final class TierDirectory {
 
     /** Describes the foreign layout a persistent directory was written for, or null if it matches. */
     private static String layoutMismatch(Path metaFile, List<Path> own, long fingerprint, CRC32C crc) {
-        if (Files.isRegularFile(metaFile, LinkOption.NOFOLLOW_LINKS)) {
-            try (Arena arena = Arena.ofConfined()) {
-                byte[] bytes = Files.readAllBytes(metaFile);
-                MemorySegment meta = arena.allocate(Math.max(1, bytes.length));
-                MemorySegment.copy(MemorySegment.ofArray(bytes), 0, meta, 0, bytes.length);
-                meta = meta.asSlice(0, bytes.length);
-                if (DiskFormat.checkMeta(meta, crc) == DiskFormat.VALID) {
-                    long fp = DiskFormat.metaFingerprint(meta);
-                    return fp == fingerprint ? null : DiskFormat.metaLayoutText(meta) + ", fingerprint "
-                            + Long.toHexString(fp);
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot read " + metaFile, e);
-            }
+        MemorySegment meta = readMeta(metaFile);
+        if (meta != null && DiskFormat.checkMeta(meta, crc) == DiskFormat.VALID) {
+            long fp = DiskFormat.metaFingerprint(meta);
+            return fp == fingerprint ? null : DiskFormat.metaLayoutText(meta) + ", fingerprint " + Long.toHexString(fp);
         }
         // no readable metadata: judge by the segment headers that verify
         for (Path p : own) {
@@ -207,11 +240,11 @@ final class TierDirectory {
         return null;
     }
 
-    private void writeMeta(Path metaFile, KvLayout layout, CRC32C crc) {
+    private void writeMeta(Path metaFile, KvLayout layout, KeySpace keySpace, CRC32C crc) {
         Path temp = dir.resolve(DiskFormat.META_FILE + DiskFormat.TEMP_SUFFIX);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment meta = arena.allocate(DiskFormat.META_BYTES);
-            DiskFormat.writeMeta(meta, crc, layout);
+            DiskFormat.writeMeta(meta, crc, layout, keySpace);
             DiskFiles.deleteQuietly(temp);
             DiskFiles.createOwnerOnly(temp);
             Files.write(temp, meta.toArray(ValueLayout.JAVA_BYTE));

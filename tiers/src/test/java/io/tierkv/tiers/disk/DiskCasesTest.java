@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.error.DiskFullException;
@@ -338,7 +339,7 @@ class DiskCasesTest {
         DiskTestSupport.fillNormalF16(fullSlot, r);
         MemorySegment[] blocks = {random64, zeros64, oneByte, empty, fullSlot};
         String[] names = {"64 KiB random", "64 KiB zeros", "1 byte", "0 bytes", "exactly bytesPerBlock"};
-        MemorySegment tokens = arena.allocate(4L * layout.blockSizeTokens());
+        MemorySegment tokens = arena.allocate(BlockIdentity.bytes(layout.blockSizeTokens()));
         try (DiskTier tier = DiskTier.open(o, layout)) {
             for (int i = 0; i < blocks.length; i++) {
                 long raw = blocks[i].byteSize();
@@ -355,7 +356,7 @@ class DiskCasesTest {
             for (int i = 0; i < blocks.length; i++) {
                 MemorySegment out = arena.allocate(slot + 1);
                 out.fill((byte) 0x77);
-                assertEquals(blocks[i].byteSize(), tier.load(100 + i, i, null, out), names[i]);
+                assertEquals(blocks[i].byteSize(), tier.load(100 + i, i, tokens, out), names[i]);
                 assertEquals(-1L, blocks[i].mismatch(out.asSlice(0, blocks[i].byteSize())), names[i] + " round trip");
                 assertEquals((byte) 0x77, out.get(ValueLayout.JAVA_BYTE, blocks[i].byteSize()),
                         names[i] + ": nothing written past the block");
@@ -368,7 +369,7 @@ class DiskCasesTest {
             tier.put(1, 1, tokens, empty);
             tier.put(2, 2, tokens, oneByte);
             assertEquals(1.0, tier.stats().compressionRatio(), "finite with nothing compressible written");
-            assertNotEquals(-1, tier.load(1, 1, null, arena.allocate(1)));
+            assertNotEquals(-1, tier.load(1, 1, tokens, arena.allocate(1)));
         }
     }
 
@@ -377,7 +378,7 @@ class DiskCasesTest {
         try (DiskTier tier = DiskTier.open(DiskTestSupport.options(tmp.resolve("d"), 2, 1 << 20), LAYOUT)) {
             MemorySegment big = arena.allocate(LAYOUT.bytesPerBlock() + 1);
             var e = assertThrows(IllegalArgumentException.class,
-                    () -> tier.put(1, 1, DiskTestSupport.tokens(arena, 1), big));
+                    () -> tier.put(1, 1, DiskTestSupport.identity(arena, 1), big));
             assertTrue(e.getMessage().contains("bytesPerBlock " + LAYOUT.bytesPerBlock()), e.getMessage());
         }
     }

@@ -80,7 +80,7 @@ class DiskPartsTest {
         KvLayout big = KvLayout.of(32, 8, 128, DType.F16, 16); // 2 MiB blocks
         var e = assertThrows(IllegalArgumentException.class,
                 () -> DiskTier.open(DiskOptions.at(DIR).withSegmentBytes(1 << 20), big));
-        assertTrue(e.getMessage().startsWith("segmentBytes: 1048576 (expected >= 2097344"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("segmentBytes: 1048576 (expected >= 2097408"), e.getMessage());
         KvLayout small = KvLayout.of(1, 1, 32, DType.F16, 16);
         var f = assertThrows(IllegalArgumentException.class, () -> DiskTier.open(DiskOptions.at(DIR)
                 .withSegmentBytes(1 << 20).withBudgetBytes(1 << 20).withPersistent(true), small));
@@ -153,8 +153,9 @@ class DiskPartsTest {
         assertEquals(-1, DiskFormat.segmentIdOf("notes.txt"));
         assertTrue(DiskFormat.isOwnFileName("deletions.journal.tmp"));
         assertFalse(DiskFormat.isOwnFileName("deletions.journal.bak"));
-        assertEquals(64, DiskFormat.recordBytes(0, 0));
+        assertEquals(128, DiskFormat.recordBytes(0, 0), "header 64 + identity key 32, aligned to 64");
         assertEquals(128, DiskFormat.recordBytes(1, 1));
+        assertEquals(192, DiskFormat.recordBytes(8, 1));
         assertEquals(4096, DiskFormat.journalBytes(1));
         assertEquals(64 + 32 * 1024 + 4096 - 64, DiskFormat.journalBytes(1024));
     }

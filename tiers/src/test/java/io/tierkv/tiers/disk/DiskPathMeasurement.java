@@ -1,5 +1,6 @@
 package io.tierkv.tiers.disk;
 
+import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
 import io.tierkv.natives.libc.Libc;
@@ -61,6 +62,8 @@ public final class DiskPathMeasurement {
     private DiskPathMeasurement() {}
 
     private static final int SOURCE_BYTES = 32 << 20;
+    /** The identity every measured record is stored and read under: zero key, 16 zero token ids. */
+    private static final MemorySegment IDENTITY = MemorySegment.ofArray(new byte[(int) BlockIdentity.bytes(16)]);
 
     /**
      * Runs the measurement.
@@ -121,7 +124,7 @@ public final class DiskPathMeasurement {
                 bf16[i] = arena.allocate(block, 4096);
                 fillNormalBf16(bf16[i], new SplittableRandom(1000 + i));
             }
-            MemorySegment tokens = arena.allocate(4L * 16, 4);
+            MemorySegment tokens = arena.allocate(BlockIdentity.bytes(16), 8); // an identity: zero key, 16 token ids
             int[] order = shuffledOrder(n, 7);
             long bytes = (long) n * block;
             System.out.printf(Locale.ROOT, "%n== block %d KiB, %d blocks per pass (GB/s, median of %d)%n",
@@ -253,7 +256,7 @@ public final class DiskPathMeasurement {
             long io0 = readBytes();
             long t0 = System.nanoTime();
             for (int q = 0; q < order.length; q++) {
-                if (!tier.get(order[q], order[q], null, dst[q % dst.length])) {
+                if (!tier.get(order[q], order[q], IDENTITY, dst[q % dst.length])) {
                     throw new IllegalStateException("miss " + order[q]);
                 }
             }

@@ -7,7 +7,7 @@ import static io.tierkv.tiers.disk.DiskTestSupport.lo;
 import static io.tierkv.tiers.disk.DiskTestSupport.options;
 import static io.tierkv.tiers.disk.DiskTestSupport.put;
 import static io.tierkv.tiers.disk.DiskTestSupport.segmentBytes;
-import static io.tierkv.tiers.disk.DiskTestSupport.tokens;
+import static io.tierkv.tiers.disk.DiskTestSupport.identity;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -52,7 +52,7 @@ class DiskPinTest {
     }
 
     private boolean putPinned(long k) {
-        return tier.put(hi(k), lo(k), tokens(arena, k), block(arena, k), true);
+        return tier.put(hi(k), lo(k), identity(arena, k), block(arena, k), true);
     }
 
     @Test

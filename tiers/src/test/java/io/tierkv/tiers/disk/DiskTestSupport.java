@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.prefix.BlockIdentity;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -34,11 +35,15 @@ final class DiskTestSupport {
         return k;
     }
 
-    /** The deterministic token ids of key {@code k}. */
-    static MemorySegment tokens(Arena arena, long k) {
-        MemorySegment t = arena.allocate(4L * LAYOUT.blockSizeTokens(), 4);
+    /**
+     * The deterministic identity of key {@code k} ({@link BlockIdentity}): context (k, 1), parent
+     * (0, 0), then B token ids.
+     */
+    static MemorySegment identity(Arena arena, long k) {
+        MemorySegment t = arena.allocate(BlockIdentity.bytes(LAYOUT.blockSizeTokens()), 8);
+        BlockIdentity.writeKey(t, 0, k, 1, 0, 0);
         for (int i = 0; i < LAYOUT.blockSizeTokens(); i++) {
-            t.setAtIndex(ValueLayout.JAVA_INT, i, (int) (k * 31 + i));
+            t.setAtIndex(ValueLayout.JAVA_INT, BlockIdentity.KEY_BYTES / 4 + i, (int) (k * 31 + i));
         }
         return t;
     }
@@ -65,16 +70,14 @@ final class DiskTestSupport {
 
     /** Puts key {@code k} with its deterministic content. */
     static boolean put(DiskTier tier, Arena arena, long k) {
-        return tier.put(hi(k), lo(k), tokens(arena, k), block(arena, k));
+        return tier.put(hi(k), lo(k), identity(arena, k), block(arena, k));
     }
 
-    /** Gets key {@code k} and checks both token ids and bytes when it hits. */
+    /** Gets key {@code k} by its identity and checks the bytes when it hits. */
     static boolean getAndVerify(DiskTier tier, Arena arena, long k) {
-        MemorySegment t = arena.allocate(4L * LAYOUT.blockSizeTokens(), 4);
         MemorySegment b = arena.allocate(LAYOUT.bytesPerBlock(), 64);
-        boolean hit = tier.get(hi(k), lo(k), t, b);
+        boolean hit = tier.get(hi(k), lo(k), identity(arena, k), b);
         if (hit) {
-            assertBlockEquals(tokens(arena, k), t, "token ids of key " + k);
             assertBlockEquals(block(arena, k), b, "block of key " + k);
         }
         return hit;

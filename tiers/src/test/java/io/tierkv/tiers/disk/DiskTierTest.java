@@ -195,7 +195,8 @@ class DiskTierTest {
         tier.setEvictionListener((h, l) -> evicted.add(l));
         assertTrue(put(tier, arena, 1));
         long used = tier.usedBytes();
-        assertTrue(tier.put(hi(1), lo(1), DiskTestSupport.tokens(arena, 2), DiskTestSupport.block(arena, 2)));
+        assertTrue(tier.put(hi(1), lo(1), DiskTestSupport.identity(arena, 1), DiskTestSupport.block(arena, 2)),
+                "the same identity is already stored");
         assertTrue(getAndVerify(tier, arena, 1), "the first content stays");
         assertEquals(1, tier.stats().putsExisting());
         assertEquals(used, tier.usedBytes());
@@ -227,7 +228,7 @@ class DiskTierTest {
         DiskTier tier = open(options(dir, 4, 1 << 20));
         put(tier, arena, 3);
         var e = assertThrows(IllegalArgumentException.class,
-                () -> tier.get(hi(3), lo(3), null, arena.allocate(LAYOUT.bytesPerBlock() - 1)));
+                () -> tier.get(hi(3), lo(3), DiskTestSupport.identity(arena, 3), arena.allocate(LAYOUT.bytesPerBlock() - 1)));
         assertTrue(e.getMessage().contains("blockOut"), e.getMessage());
         assertThrows(IllegalArgumentException.class,
                 () -> tier.get(hi(3), lo(3), arena.allocate(4), arena.allocate(LAYOUT.bytesPerBlock())));
@@ -244,7 +245,8 @@ class DiskTierTest {
         tier.close();
         tier.close();
         assertThrows(IllegalStateException.class, () -> put(tier, arena, 2));
-        assertThrows(IllegalStateException.class, () -> tier.get(1, 1, null, arena.allocate(LAYOUT.bytesPerBlock())));
+        assertThrows(IllegalStateException.class,
+                () -> tier.get(1, 1, DiskTestSupport.identity(arena, 1), arena.allocate(LAYOUT.bytesPerBlock())));
         assertThrows(IllegalStateException.class, () -> tier.contains(1, 1));
         assertThrows(IllegalStateException.class, tier::usedBytes);
         assertEquals(1, tier.stats().puts());
@@ -380,7 +382,7 @@ class DiskTierTest {
             }
             MemorySegment out = arena.allocate(small.bytesPerBlock());
             for (long k : live) {
-                assertTrue(tier.get(k, k, null, out));
+                assertTrue(tier.get(k, k, tokens, out));
                 assertEquals(k, out.get(ValueLayout.JAVA_LONG, 0));
             }
             tier.checkInvariants();
@@ -478,7 +480,7 @@ class DiskTierTest {
                                 }
                                 t.put(k, k, tok, b);
                             } else if (op < 9) {
-                                if (t.get(k, k, null, out)) {
+                                if (t.get(k, k, tok, out)) {
                                     for (long x = 0; x < out.byteSize(); x += 8) {
                                         assertEquals((k * 0x9E3779B97F4A7C15L + x) * 0xBF58476D1CE4E5B9L,
                                                 out.get(ValueLayout.JAVA_LONG_UNALIGNED, x), "seed " + s + " key " + k);
@@ -506,21 +508,20 @@ class DiskTierTest {
     }
 
     @Test
-    void aPeekReadsTokenIdsWithoutAGetAndADamagedHeaderIsACountedGetMissAndQuarantine() throws Exception {
+    void aMatchComparesTheIdentityWithoutAGetAndADamagedHeaderIsACountedGetMissAndQuarantine() throws Exception {
         DiskTier tier = open(options(dir, 4, 1 << 20));
         put(tier, arena, 1);
         put(tier, arena, 2);
-        MemorySegment t = arena.allocate(4L * LAYOUT.blockSizeTokens(), 4);
-        assertEquals(LAYOUT.blockSizeTokens(), tier.peekTokens(hi(1), lo(1), t));
-        DiskTestSupport.assertBlockEquals(DiskTestSupport.tokens(arena, 1), t, "token ids of key 1");
-        assertEquals(DiskTier.ABSENT, tier.peekTokens(hi(999), lo(999), t), "absent");
-        assertEquals(0, tier.stats().gets(), "a peek is not a get");
+        MemorySegment t = DiskTestSupport.identity(arena, 2);
+        assertEquals(LAYOUT.blockSizeTokens(), tier.match(hi(1), lo(1), DiskTestSupport.identity(arena, 1)));
+        assertEquals(DiskTier.ABSENT, tier.match(hi(999), lo(999), t), "absent");
+        assertEquals(0, tier.stats().gets(), "a match is not a get");
         DiskTier.RecordLocation where = tier.recordLocations().stream().filter(r -> r.hashLo() == lo(2)).findFirst()
                 .orElseThrow();
         try (var ch = java.nio.channels.FileChannel.open(where.file(), java.nio.file.StandardOpenOption.WRITE)) {
             ch.write(java.nio.ByteBuffer.wrap(new byte[] {0x55}), where.offset() + 20); // in the hash: header checksum fails
         }
-        assertEquals(DiskTier.DAMAGED, tier.peekTokens(hi(2), lo(2), t));
+        assertEquals(DiskTier.DAMAGED, tier.match(hi(2), lo(2), t));
         DiskStats s = tier.stats();
         assertEquals(1, s.corruptMisses());
         assertEquals(1, s.quarantined());
@@ -533,7 +534,7 @@ class DiskTierTest {
         DiskTier tier = open(options(dir, 4, 1 << 20));
         assertTrue(put(tier, arena, 1));
         DiskTier.RecordLocation where = tier.recordLocations().get(0);
-        long payload = where.offset() + DiskFormat.RECORD_HEADER_BYTES + 4L * LAYOUT.blockSizeTokens();
+        long payload = where.offset() + DiskFormat.payloadOffset(LAYOUT.blockSizeTokens());
         try (var ch = java.nio.channels.FileChannel.open(where.file(), java.nio.file.StandardOpenOption.WRITE)) {
             ch.write(java.nio.ByteBuffer.wrap(new byte[] {0x55, 0x55}), payload + 10);
         }
@@ -541,7 +542,7 @@ class DiskTierTest {
         assertEquals(1, tier.stats().putsExisting());
         assertEquals(0, tier.stats().corruptMisses());
         // the record is about to become a referenced block's only copy: it is checked first
-        assertTrue(tier.put(hi(1), lo(1), DiskTestSupport.tokens(arena, 1), DiskTestSupport.block(arena, 1), true));
+        assertTrue(tier.put(hi(1), lo(1), DiskTestSupport.identity(arena, 1), DiskTestSupport.block(arena, 1), true));
         DiskStats s = tier.stats();
         assertEquals(1, s.corruptMisses(), s.toString());
         assertEquals(1, s.quarantined());
@@ -550,7 +551,7 @@ class DiskTierTest {
         assertEquals(1, s.pinnedBlocks());
         assertEquals(s.gets(), s.hits() + s.misses(), "gets = hits + misses: " + s);
         assertTrue(getAndVerify(tier, arena, 1), "the new record serves the block's bytes");
-        assertTrue(tier.put(hi(1), lo(1), DiskTestSupport.tokens(arena, 1), DiskTestSupport.block(arena, 1), true),
+        assertTrue(tier.put(hi(1), lo(1), DiskTestSupport.identity(arena, 1), DiskTestSupport.block(arena, 1), true),
                 "a sound record is kept");
         assertEquals(2, tier.stats().putsExisting());
         assertEquals(2, tier.stats().puts());
