@@ -6,10 +6,10 @@ import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
+import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.testing.CacheInvariants;
 import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskFormat;

@@ -2,6 +2,7 @@ package io.tierkv.bench.jmh;
 
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.natives.libc.Libc;
 import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskOptions;
@@ -256,7 +257,7 @@ public class SpillLoadBenchmark {
             }
             out = arena.allocate(blockBytes, 4096);
             out.fill((byte) 1);
-            tokens = arena.allocate(4L * blockSizeTokens, 8);
+            tokens = arena.allocate(BlockIdentity.bytes(blockSizeTokens), 8); // an identity: zero key, zero token ids
         }
 
         /**
@@ -320,7 +321,7 @@ public class SpillLoadBenchmark {
                 stored += tier.storedPayloadBytes(1, k);
             }
             for (int k = 0; k < readKeys; k++) {
-                if (!tier.get(1, k, null, out)) {
+                if (!tier.get(1, k, tokens, out)) {
                     throw new IllegalStateException("get " + k + " missed");
                 }
             }
@@ -836,7 +837,7 @@ public class SpillLoadBenchmark {
      */
     @Benchmark
     public int load(Tier s) {
-        int n = s.tier.load(1, s.nextGetKey(), null, s.out);
+        int n = s.tier.load(1, s.nextGetKey(), s.tokens, s.out);
         if (n < 0) {
             throw new IllegalStateException("miss");
         }
@@ -972,7 +973,7 @@ public class SpillLoadBenchmark {
      */
     @Benchmark
     public int loadCold(ColdLoad s) {
-        int n = s.tier.load(1, s.key, null, s.out);
+        int n = s.tier.load(1, s.key, s.tokens, s.out);
         if (n < 0) {
             throw new IllegalStateException("miss");
         }

@@ -1,9 +1,9 @@
 package io.tierkv.tiers.disk;
 
 import io.tierkv.core.KvLayout;
-import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.error.CapacityExhaustedException;
 import io.tierkv.core.error.DiskFullException;
+import io.tierkv.core.prefix.BlockIdentity;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -14,10 +14,10 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.error.DiskFullException;
+import io.tierkv.core.prefix.BlockIdentity;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.prefix.BlockIdentity;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

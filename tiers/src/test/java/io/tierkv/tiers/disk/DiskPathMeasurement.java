@@ -1,8 +1,8 @@
 package io.tierkv.tiers.disk;
 
-import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.natives.libc.Libc;
 import java.io.IOException;
 import java.lang.foreign.Arena;
