@@ -5,6 +5,7 @@ import static io.tierkv.core.testing.TestCaches.firstMismatch;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.core.cache.BlockLease;
@@ -12,6 +13,7 @@ import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.error.CapacityExhaustedException;
+import io.tierkv.core.error.TransferTimeoutException;
 import io.tierkv.core.testing.CacheInvariants;
 import io.tierkv.natives.EmulatedDevice;
 import java.util.ArrayList;
@@ -112,6 +114,33 @@ class LeaseLivenessTest {
         cache.releaseLease(id);
         assertEquals(0, cache.referenceCount(id));
         second.close();
+    }
+
+    @Test
+    void aLeaseBehindALatePromotionOfItsBlockIsGrantedOnceTheLateCopyLandsWithNoMover() throws Exception {
+        long bb = Managers.LAYOUT.bytesPerBlock();
+        EmulatedDevice device = device(8);
+        KvBlockManager kv = KvBlockManager.builder(Managers.LAYOUT).device(device, 8 * bb).host(8 * bb)
+                .recentDeviceBlocks(0).movers(0).admissionTimeoutNanos(2_000_000)
+                .promotionTimeoutNanos(50_000_000).build();
+        invariants.track(kv, kv::checkInvariants);
+        PagedKvCache cache = kv.cache();
+        int id = cachedBlockOnTheHost(kv);
+        FutureTask<Long> lease;
+        device.stallCopies();
+        try {
+            assertThrows(TransferTimeoutException.class, () -> cache.acquireLease(id), "the first promotion is late");
+            lease = start(() -> grantedAt(cache, id)); // its promotion waits for the late copy of the same host slot
+            Thread.sleep(100);
+        } finally {
+            device.resumeCopies(); // the late copy lands; nothing but the waiting promotion can notice it
+        }
+        assertDoesNotThrow(() -> lease.get(10, TimeUnit.SECONDS), "the lease is granted");
+        assertTrue(cache.isOnDevice(id));
+        assertEquals(1, kv.stats().cache().promotions());
+        assertEquals(1, kv.stats().cache().failedPromotions());
+        cache.releaseLease(id);
+        assertEquals(8, cache.availableBlocks(), "the late copy's device slot came back");
     }
 
     @Test
