@@ -74,8 +74,10 @@ import java.util.function.IntConsumer;
  * <h2>Failure</h2>
  * A demotion that finds no host slot, or whose copy does not complete by its deadline, leaves the
  * device copy as it was and returns false. A promotion that times out keeps both copies and parks
- * the device slot until its late copy completes ({@link #releaseLateSlots}). A disk miss or a
- * corrupt record is a counted loss ({@link LowerTier#LOST}), never bytes.
+ * the device slot until its late copy completes ({@link #releaseLateSlots}); a later promotion of
+ * the same block waits for that copy, and asks the cache to notice when it lands (with no mover
+ * running, nobody else may). A disk miss or a corrupt record is a counted loss
+ * ({@link LowerTier#LOST}), never bytes.
  */
 final class HostTier implements LowerTier, AutoCloseable {
 
@@ -201,8 +203,14 @@ final class HostTier implements LowerTier, AutoCloseable {
         boolean fromDisk = false;
         lock.lock();
         try {
-            while (hostSlot[blockId] >= 0 && (state[blockId] & MOVING) != 0) { // a spill is reading it
+            while (hostSlot[blockId] >= 0 && (state[blockId] & MOVING) != 0) { // a spill or a late promotion reads it
+                boolean lateCopies = !late.isEmpty();
                 lock.unlock();
+                if (lateCopies) {
+                    // A late promotion of this block stays MOVING until its landing is noticed, which
+                    // only the cache asks for (a mover, another allocation): ask here, or wait forever.
+                    cache.reclaimLateSlotsNow();
+                }
                 java.util.concurrent.locks.LockSupport.parkNanos(20_000);
                 lock.lock();
             }

@@ -82,7 +82,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * leaves the source as it was. Writing a position of an unshared OPEN block takes no lock: one
  * thread writes a sequence at a time, and no other party can gain a reference to an OPEN block
  * except through that sequence. Waiting for space is bounded by {@code admissionTimeoutNanos} and
- * ends in {@link CapacityExhaustedException}.
+ * ends in {@link CapacityExhaustedException}. A wait on behalf of a block looks at that block again
+ * each time it wakes: a lease whose block another party (a prefetch, another lease, the mover)
+ * brought up or started moving meanwhile takes that slot or waits for that move, and every change
+ * that ends a move, frees a slot or loses a block signals the waiters.
  *
  * <h2>Failure</h2>
  * A promotion that finds the block gone below unindexes it and throws {@link
@@ -103,6 +106,12 @@ public final class PagedKvCache implements AutoCloseable {
     static final byte QUEUED = 4;
     /** The lower tier was told the block is referenced ({@link LowerTier#pinBelow}) and keeps its copies. */
     static final byte HELD = 8;
+
+    /**
+     * What {@link #acquireSlot} returns instead of a slot when the block it works for no longer
+     * needs one: another party brought it up, is moving it, or lost it while the call waited.
+     */
+    private static final int SLOT_NOT_NEEDED = -1;
 
     final KvLayout layout;
     final CacheOptions options;
@@ -259,7 +268,7 @@ public final class PagedKvCache implements AutoCloseable {
 
     /** Allocates a fresh OPEN block with a top-tier slot, waiting for space up to the deadline. */
     int allocateOpenBlock(long deadlineNanos) {
-        int s = acquireSlot(deadlineNanos, 1);
+        int s = acquireSlot(deadlineNanos, 1, -1);
         int id = ids.allocate();
         if (id < 0) {
             slots.free(s);
@@ -279,11 +288,23 @@ public final class PagedKvCache implements AutoCloseable {
 
     /**
      * Takes a free top-tier slot, making room by the policy's victims and waiting for leases,
-     * moves and closes up to the deadline.
+     * moves and closes up to the deadline. A slot for an existing block ({@code forBlock >= 0})
+     * is taken only while that block still needs one: the block is looked at again before every
+     * try (the lock is released to wait and to demote a victim, and meanwhile a prefetch, another
+     * lease or the mover may promote it, move it or find it lost), and once it no longer needs a
+     * slot the call returns {@link #SLOT_NOT_NEEDED} at once rather than waiting for room that only
+     * a release of its own caller's reference could make. A slot returned for a block was taken
+     * with the lock held since the block was last seen needing it.
+     *
+     * @param forBlock the block the slot is for, or -1 for a new block
+     * @return a slot, or {@link #SLOT_NOT_NEEDED} (only for a block)
      */
-    private int acquireSlot(long deadlineNanos, int requested) {
+    private int acquireSlot(long deadlineNanos, int requested, int forBlock) {
         boolean waited = false;
         for (;;) {
+            if (forBlock >= 0 && !needsPromotion(forBlock)) {
+                return SLOT_NOT_NEEDED;
+            }
             int s = slots.allocate();
             if (s >= 0) {
                 return s;
@@ -312,6 +333,11 @@ public final class PagedKvCache implements AutoCloseable {
             }
             awaitChange(remaining);
         }
+    }
+
+    /** Whether a block is below the top tier, settled and not lost: a promotion of it may start now. Lock held. */
+    private boolean needsPromotion(int id) {
+        return slot[id] < 0 && (flags[id] & TRANSIT) == 0 && state[id] != LOST;
     }
 
     private void awaitChange(long nanos) {
@@ -485,7 +511,9 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /**
-     * Makes a block's bytes top-tier resident, promoting it from below if needed.
+     * Makes a block's bytes top-tier resident, promoting it from below if needed. While it waits
+     * for a slot, another party may bring the block up or start moving it; it then takes the
+     * block's slot, or waits for that move to settle, instead of a slot of its own.
      *
      * @return the slot
      */
@@ -494,21 +522,33 @@ public final class PagedKvCache implements AutoCloseable {
             return slot[id]; // the common case: no clock read, no wait
         }
         long transitDeadline = Math.max(deadlineNanos, System.nanoTime() + options.promotionTimeoutNanos());
-        int s;
         for (;;) {
             awaitSettled(id, transitDeadline); // a move in flight is bounded by the move timeout, not admission
             if (slot[id] >= 0) {
                 return slot[id];
             }
-            reclaimLateSlots();
-            s = acquireSlot(deadlineNanos, 1);
-            // acquireSlot may have released the lock to demote: someone else may have moved this block meanwhile.
-            if ((flags[id] & TRANSIT) == 0 && slot[id] < 0 && state[id] != LOST) {
-                break;
+            int s = slotFor(id, deadlineNanos);
+            if (s != SLOT_NOT_NEEDED) {
+                return promoteInto(id, s);
             }
-            slots.free(s);
-            changed.signalAll();
         }
+    }
+
+    /** A slot to promote a block into, or {@link #SLOT_NOT_NEEDED}; see {@link #acquireSlot}. Lock held. */
+    private int slotFor(int id, long deadlineNanos) {
+        reclaimLateSlots(); // also ends the lower tier's finished late copies, which a promotion would wait for
+        return acquireSlot(deadlineNanos, 1, id);
+    }
+
+    /**
+     * Promotes a block into a slot taken for it, with the lock released while it copies; the slot
+     * is the block's on success, freed or parked (a late copy) otherwise. Lock held on entry and exit.
+     *
+     * @return the slot
+     * @throws TransferTimeoutException if the copy does not complete in time
+     * @throws CorruptBlockException    if the block is lost below
+     */
+    private int promoteInto(int id, int s) {
         reservedSlots++;
         flags[id] |= TRANSIT;
         long promotionDeadline = System.nanoTime() + options.promotionTimeoutNanos();
@@ -695,6 +735,7 @@ public final class PagedKvCache implements AutoCloseable {
         }
         state[id] = LOST;
         policy.onRemove(id);
+        changed.signalAll(); // a lease waiting for a slot for this block fails now, not at its deadline
     }
 
     /**
@@ -728,7 +769,9 @@ public final class PagedKvCache implements AutoCloseable {
 
     /**
      * Read-ahead: brings a sealed block held below up to the top tier without leasing it (a
-     * later lease finds it there unless it was demoted again meanwhile).
+     * later lease finds it there unless it was demoted again meanwhile). A prefetch that waits
+     * for a slot ends, having moved nothing, as soon as another party (a lease, another prefetch)
+     * brings the block up or starts moving it.
      *
      * @param blockId a block id
      * @return true if the block was promoted by this call
@@ -736,16 +779,25 @@ public final class PagedKvCache implements AutoCloseable {
     public boolean prefetch(int blockId) {
         lock.lock();
         try {
-            if (closed || state[blockId] != SEALED || slot[blockId] >= 0 || (flags[blockId] & TRANSIT) != 0) {
+            if (closed || state[blockId] != SEALED || !needsPromotion(blockId)) {
                 return false;
             }
+            refs[blockId]++; // pinned while it moves, so it cannot be freed
+            leases[blockId]++;
+            refresh(blockId);
             try {
-                leaseLocked(blockId, admissionDeadline()); // pinned while it moves, so it cannot be freed
+                int s = slotFor(blockId, admissionDeadline());
+                if (s == SLOT_NOT_NEEDED) {
+                    return false; // up, moving or lost by another party's doing
+                }
+                promoteInto(blockId, s);
+                policy.onAccess(blockId);
+                return true;
             } catch (io.tierkv.core.error.TierKvException e) {
                 return false;
+            } finally {
+                releaseLocked(blockId);
             }
-            releaseLocked(blockId);
-            return true;
         } finally {
             lock.unlock();
         }
