@@ -250,6 +250,11 @@ public final class KvBlockManager implements AutoCloseable {
         return cache;
     }
 
+    /** {@return the disk tier, or null without one: for tests of this package that reach below the facade} */
+    DiskTier diskTier() {
+        return disk;
+    }
+
     /** {@return the layout} */
     public KvLayout layout() {
         return layout;

@@ -1,5 +1,6 @@
 package io.tierkv.core.testing;
 
+import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.prefix.BlockHasher;
 import io.tierkv.core.prefix.HashAlgorithm;
 import java.lang.foreign.MemorySegment;
@@ -81,6 +82,38 @@ public final class Murmur3Collisions {
                 || firstToken + 4 > attacker.tokens().length) {
             throw new IllegalArgumentException("firstToken " + firstToken + " does not fill one whole step");
         }
+        long[] k = step(v, a, word);
+        int[] out = attacker.tokens().clone();
+        out[firstToken] = (int) k[0];
+        out[firstToken + 1] = (int) (k[0] >>> 32);
+        out[firstToken + 2] = (int) k[1];
+        out[firstToken + 3] = (int) (k[1] >>> 32);
+        return out;
+    }
+
+    /**
+     * Returns the attacker's four extra keys, the last two crafted so that the attacker's block
+     * hashes like the victim's under MurmurHash3 although every other input (salt, parent, token
+     * ids) is the same: only the extra keys tell the blocks apart.
+     *
+     * @param victim   the block to collide with, with exactly four extra keys
+     * @param attacker the attacker's block: four extra keys whose first two differ from the
+     *                 victim's, everything else equal to the victim's
+     * @return the attacker's extra keys
+     */
+    public static long[] collideExtraKeys(BlockInput victim, BlockInput attacker) {
+        if (victim.extraKeys().length != 4 || attacker.extraKeys().length != 4) {
+            throw new IllegalArgumentException("four extra keys fill the third and fourth 16-byte steps");
+        }
+        long[] k = step(victim.words(), attacker.words(), 6);
+        long[] out = attacker.extraKeys().clone();
+        out[2] = k[0];
+        out[3] = k[1];
+        return out;
+    }
+
+    /** The two words at {@code word} (even) that take the attacker's state to the victim's after them. */
+    private static long[] step(long[] v, long[] a, int word) {
         long[] target = state(v, word + 2);
         long[] before = state(a, word);
         long h1 = before[0];
@@ -93,12 +126,98 @@ public final class Murmur3Collisions {
         long u = (target[1] - 0x38495ab5) * INV_5 - target[0];
         long k2mixed = Long.rotateRight(u, 31) ^ h2;
         long k2 = Long.rotateRight(k2mixed * INV_C1, 33) * INV_C2;
-        int[] out = attacker.tokens().clone();
-        out[firstToken] = (int) k1;
-        out[firstToken + 1] = (int) (k1 >>> 32);
-        out[firstToken + 2] = (int) k2;
-        out[firstToken + 3] = (int) (k2 >>> 32);
-        return out;
+        return new long[] {k1, k2};
+    }
+
+    /** What differs between a victim's block and the attacker's block crafted to collide with it. */
+    public enum Difference {
+        /** Another tenant's salt. */
+        SALT,
+        /** Another parent: the collision is the second block of prompts whose first blocks differ. */
+        PARENT,
+        /** The same salt and parent; token ids differ. */
+        TOKENS,
+        /** Other extra keys (another model or adapter), and token ids too. */
+        EXTRA_KEYS,
+        /**
+         * Only the extra keys: the same salt, parent and token ids, four extra keys of which two
+         * are crafted (a collision that no comparison of token ids alone can see).
+         */
+        EXTRA_KEYS_ONLY
+    }
+
+    /**
+     * A victim's prompt and an attacker's, each with its sequence options, whose block
+     * {@code block} has the same MurmurHash3 block hash in both.
+     *
+     * @param victim         the victim's options
+     * @param victimPrompt   the victim's token ids, {@code (block + 1) x B}
+     * @param attacker       the attacker's options
+     * @param attackerPrompt the attacker's token ids, as long
+     * @param block          index of the colliding block (earlier blocks differ and do not collide)
+     */
+    public record Pair(SequenceOptions victim, int[] victimPrompt, SequenceOptions attacker, int[] attackerPrompt,
+                       int block) {
+    }
+
+    /**
+     * Crafts a victim and an attacker prompt whose last blocks collide under MurmurHash3.
+     *
+     * @param difference      what differs between the two colliding blocks
+     * @param blockSizeTokens B, at least 8
+     * @return the pair
+     */
+    public static Pair pair(Difference difference, int blockSizeTokens) {
+        int b = blockSizeTokens;
+        BlockHasher murmur = new BlockHasher(HashAlgorithm.MURMUR3_128);
+        SequenceOptions victim = SequenceOptions.salt("victim");
+        SequenceOptions attacker = switch (difference) {
+            case SALT -> SequenceOptions.salt("attacker");
+            case EXTRA_KEYS -> new SequenceOptions("victim", new long[] {2}, 0, Long.MAX_VALUE, null);
+            default -> victim;
+        };
+        if (difference == Difference.EXTRA_KEYS) {
+            victim = new SequenceOptions("victim", new long[] {1}, 0, Long.MAX_VALUE, null);
+        }
+        if (difference == Difference.EXTRA_KEYS_ONLY) {
+            int[] t = new int[b];
+            for (int i = 0; i < b; i++) {
+                t[i] = 100 + i;
+            }
+            long[] vs = new long[2];
+            murmur.hashSalt("victim", vs);
+            BlockInput vb = new BlockInput(vs[0], vs[1], 0, 0, new long[] {11, 12, 13, 14}, t);
+            long[] keys = collideExtraKeys(vb, new BlockInput(vs[0], vs[1], 0, 0, new long[] {21, 22, 0, 0}, t));
+            return new Pair(new SequenceOptions("victim", vb.extraKeys(), 0, Long.MAX_VALUE, null), t,
+                    new SequenceOptions("victim", keys, 0, Long.MAX_VALUE, null), t.clone(), 0);
+        }
+        int blocks = difference == Difference.PARENT ? 2 : 1;
+        int[] v = new int[blocks * b];
+        int[] a = new int[blocks * b];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = 100 + i;
+            a[i] = i < (blocks - 1) * b ? 7000 + i : v[i]; // PARENT: the first blocks differ
+        }
+        int first = (blocks - 1) * b;
+        a[first] = 9000; // TOKENS: a token outside the crafted four differs too
+        long[] vs = new long[2];
+        long[] as = new long[2];
+        murmur.hashSalt(victim.salt(), vs);
+        murmur.hashSalt(attacker.salt(), as);
+        long[] vp = {0, 0};
+        long[] ap = {0, 0};
+        if (blocks == 2) {
+            vp = new BlockInput(vs[0], vs[1], 0, 0, victim.extraKeys(), java.util.Arrays.copyOf(v, b)).hash(murmur);
+            ap = new BlockInput(as[0], as[1], 0, 0, attacker.extraKeys(), java.util.Arrays.copyOf(a, b)).hash(murmur);
+        }
+        int crafted = (5 + victim.extraKeys().length) % 2 == 0 ? 0 : 2; // four ids that fill one 16-byte step
+        BlockInput vb = new BlockInput(vs[0], vs[1], vp[0], vp[1], victim.extraKeys(),
+                java.util.Arrays.copyOfRange(v, first, first + b));
+        BlockInput ab = new BlockInput(as[0], as[1], ap[0], ap[1], attacker.extraKeys(),
+                java.util.Arrays.copyOfRange(a, first, first + b));
+        int[] last = collide(vb, ab, crafted);
+        System.arraycopy(last, 0, a, first, b);
+        return new Pair(victim, v, attacker, a, blocks - 1);
     }
 
     /** MurmurHash3_x64_128's (h1, h2) after the first {@code words} words (an even count). */
