@@ -370,7 +370,7 @@ public final class Replayer {
 
         SingleTierBackend(ReplayConfig c) {
             int blocks = (int) Math.min(Integer.MAX_VALUE / 4, c.deviceBlocks());
-            CacheOptions options = new CacheOptions(c.layout(), blocks, blocks, c.policy(), HashAlgorithm.MURMUR3_128,
+            CacheOptions options = new CacheOptions(c.layout(), blocks, blocks, c.policy(), HashAlgorithm.SHA256_128,
                     c.recentBlocks(), c.admissionTimeoutNanos(), CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS);
             this.memory = new SlabMemory(blocks, c.layout().bytesPerBlock());
             try {

@@ -38,8 +38,10 @@ import org.openjdk.jmh.annotations.Threads;
  * 1,000 random token ids (62 full blocks each; 992,000 sealed, indexed, cached blocks; the 8-token
  * tails are dropped at close). One op ({@link #matchPrefix}): open a fresh sequence, match a prompt
  * chosen at random, close the sequence (the matched blocks return to the cache).
- * {@code match = full}: the prompt is cached (62 blocks matched: 62 chained MurmurHash3 hashes, 62
- * index probes, 62 token comparisons, 62 references taken and dropped).
+ * {@code match = full}: the prompt is cached (62 blocks matched: 62 chained block hashes, 62
+ * index probes, 62 identity comparisons, 62 references taken and dropped). {@code hash}: the block
+ * hash function, the default SHA-256-128 or the opt-in MurmurHash3, so one run gives the cost of
+ * the collision-resistant default (issue 12); {@link #hashOnly} / 62 is the cost of one block's hash.
  * {@code match = none}: its first token differs, so the first probe misses (one hash, one probe:
  * the floor of a miss).
  * <ul>
@@ -88,6 +90,10 @@ public class PrefixMatchBenchmark {
         @Param({"full", "none"})
         public String match;
 
+        /** The block hash function: the default SHA-256-128 or the opt-in MurmurHash3. */
+        @Param({"SHA256_128", "MURMUR3_128"})
+        public String hash;
+
         /** The cache. */
         PagedKvCache cache;
         /** The prompts as matched (the first token changed for {@code none}). */
@@ -96,8 +102,8 @@ public class PrefixMatchBenchmark {
         MemorySegment[] promptSegments;
         /** Low hash words of every cached block. */
         HashMap<Long, Integer> map;
-        /** The hasher of the peer. */
-        BlockHasher hasher = new BlockHasher(HashAlgorithm.MURMUR3_128);
+        /** The hasher of the peer, of {@link #hash}'s function. */
+        BlockHasher hasher;
         /** Salt hash of the peer. */
         long[] salt = new long[2];
         /** Expected matched tokens. */
@@ -110,7 +116,10 @@ public class PrefixMatchBenchmark {
         public void setUp() {
             KvLayout layout = KvLayout.of(1, 1, 1, DType.INT8, B);
             memory = new SlabMemory(BLOCKS, layout.bytesPerBlock());
-            cache = new PagedKvCache(CacheOptions.of(layout, BLOCKS).withPolicy("lru"), memory, null);
+            HashAlgorithm algorithm = HashAlgorithm.valueOf(hash);
+            hasher = new BlockHasher(algorithm);
+            cache = new PagedKvCache(CacheOptions.of(layout, BLOCKS).withPolicy("lru").withHashAlgorithm(algorithm),
+                    memory, null);
             SplittableRandom r = new SplittableRandom(42);
             prompts = new int[PROMPTS][PROMPT_TOKENS];
             promptSegments = new MemorySegment[PROMPTS];
