@@ -1,5 +1,6 @@
 package io.tierkv.tiers.disk;
 
+import io.tierkv.natives.libc.Libc;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -22,14 +23,31 @@ import java.util.zip.CRC32C;
  * <p>Per segment file, oldest id first: a file shorter than a segment header or longer than the
  * largest segment, or whose header fails verification or names another id, is deleted (counted in
  * {@link DiskStats#droppedSegments()}). Otherwise its records are scanned from the first one up to
- * the high-water mark (the whole file when the mark's checksum fails): a valid header with the
- * segment's nonce is indexed unless the journal deleted it or its key is indexed already; a stale
- * nonce (a record from before a compaction or recycling) is skipped by its length; damaged bytes
- * are skipped 64 bytes at a time, each damaged run counted once in
+ * the high-water mark (the whole file when the mark's checksum fails). A header is judged against
+ * the file's length, never against the mark, so its verdict does not depend on where a mark
+ * happens to be. A valid header with the segment's nonce is indexed unless the journal deleted it
+ * or its key is indexed already, provided its record ends at or below the mark and no other valid
+ * header of the segment starts inside it; a stale nonce (a record from before a compaction or
+ * recycling) is skipped by its length, up to the first valid header inside it if there is one.
+ * Damaged bytes are skipped 64 bytes at a time, each damaged run counted once in
  * {@link DiskStats#recoveryFaults()} (zero bytes past a lost mark are not damage). The mark is
  * rewritten to the end of the last valid record; a segment with nothing live is deleted. Bytes past
  * the end of a truncated file count as torn. Payload checksums are verified on first read, not
  * here. Recovered records enter the LRU list oldest segment first, as least recently used.
+ *
+ * <p>Idempotent: recovering the same files twice gives the same index, and nothing skipped can
+ * come back or hide an intact record at a later recovery. The writer appends records back to back,
+ * header last, and advances the mark after each, so a valid header whose record runs past the mark
+ * or over another valid header has a damaged length: it is skipped as damaged and the scan goes on
+ * at the valid header inside it, the reading that keeps intact records (a length re-sealed to end
+ * exactly at a later header is caught the same way). Every header skipped as damaged that still
+ * starts with the record magic gets its magic zeroed in the file, so no later mark (a higher one
+ * after appends, or the whole file when the mark is lost) makes it valid again; stale headers stay
+ * stale, as a segment never gets an old nonce back. Below the rewritten mark every verdict is
+ * therefore final, and appends land above it: recovering again finds the same records plus those
+ * appended since. The price: the scan reads the magic of every 64-byte slot below the mark, inside
+ * records too, so it touches every page there (advised {@code MADV_SEQUENTIAL} while it scans,
+ * {@code MADV_RANDOM} after), not only the pages that hold headers.
  *
  * <p>Then journal entries naming no open segment are dropped and the journal is rewritten (with
  * room for at least the configured capacity), and records are evicted, least recent first, while
@@ -142,7 +160,7 @@ final class Recovery {
             }
             arena = Arena.ofShared();
             MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
-            SegmentTable.adviseRandom(map);
+            Libc.madvise(map, Libc.MADV_SEQUENTIAL); // the scan reads every page below the mark (a hint)
             int status = DiskFormat.checkSegmentHeader(map, crc, size, rules.fingerprint());
             if (status != DiskFormat.VALID || map.get(DiskFormat.INT, DiskFormat.SEG_ID) != id) {
                 arena.close();
@@ -167,6 +185,7 @@ final class Recovery {
             segments.add(seg);
             segments.usedBytes += size;
             long end = scanRecords(seg, limit, hwmTrusted, deleted);
+            SegmentTable.adviseRandom(map);
             if (seg.liveRecords == 0) {
                 segments.delete(seg);
                 return;
@@ -197,34 +216,72 @@ final class Recovery {
         long end = pos;
         boolean inFault = false;
         while (pos + DiskFormat.RECORD_HEADER_BYTES <= limit) {
-            int status = rules.check(map, pos, limit, crc, seg.nonce);
-            if (status == DiskFormat.VALID) {
-                inFault = false;
-                long len = DiskFormat.recordBytesAt(map, pos);
-                long hi = DiskFormat.recordHashHi(map, pos);
-                long lo = DiskFormat.recordHashLo(map, pos);
-                if (!deleted.contains(new Deleted(seg.nonce, pos, hi, lo)) && index.find(hi, lo) == RecordIndex.NONE) {
-                    index.insert(hi, lo, seg.slot, pos, len);
-                    seg.liveBytes += len;
-                    seg.liveRecords++;
-                    counters.liveBytes += len;
-                    counters.recoveredBlocks++;
+            int status = rules.check(map, pos, seg.capacity, crc, seg.nonce);
+            if (status == DiskFormat.VALID || status == DiskFormat.STALE_NONCE) {
+                long recordEnd = pos + DiskFormat.recordBytesAt(map, pos);
+                long inner = firstHeaderWithin(seg, pos + DiskFormat.RECORD_ALIGN_BYTES, Math.min(recordEnd, limit));
+                if (status == DiskFormat.STALE_NONCE) {
+                    inFault = false;
+                    pos = inner >= 0 ? inner : recordEnd;
+                } else if (inner < 0 && recordEnd <= limit) {
+                    inFault = false;
+                    long len = recordEnd - pos;
+                    long hi = DiskFormat.recordHashHi(map, pos);
+                    long lo = DiskFormat.recordHashLo(map, pos);
+                    if (!deleted.contains(new Deleted(seg.nonce, pos, hi, lo))
+                            && index.find(hi, lo) == RecordIndex.NONE) {
+                        index.insert(hi, lo, seg.slot, pos, len);
+                        seg.liveBytes += len;
+                        seg.liveRecords++;
+                        counters.liveBytes += len;
+                        counters.recoveredBlocks++;
+                    }
+                    pos = recordEnd;
+                    end = pos;
+                } else { // a damaged length: it runs past the mark or over the valid header at inner
+                    if (!inFault) {
+                        inFault = true;
+                        fault(seg.file, pos, "recovery dropped bytes: " + (inner >= 0
+                                ? "length runs over the record header at " + inner
+                                : "runs past the high-water mark " + limit));
+                    }
+                    invalidate(map, pos);
+                    pos = inner >= 0 ? inner : limit; // no valid header lies between here and the mark
                 }
-                pos += len;
-                end = pos;
-            } else if (status == DiskFormat.STALE_NONCE) {
-                inFault = false;
-                pos += DiskFormat.recordBytesAt(map, pos);
             } else {
                 boolean empty = !hwmTrusted && map.get(DiskFormat.LONG, pos) == 0L;
                 if (!inFault && !empty) {
                     inFault = true;
                     fault(seg.file, pos, "recovery dropped bytes: " + DiskFormat.reason(status));
                 }
+                if (status != DiskFormat.NO_MAGIC) {
+                    invalidate(map, pos);
+                }
                 pos += DiskFormat.RECORD_ALIGN_BYTES;
             }
         }
         return end;
+    }
+
+    /**
+     * The first offset in {@code [from, to)}, stepping 64 bytes, where a header valid for the
+     * segment starts (judged against the file's length, not the mark), or -1 if none does.
+     */
+    private long firstHeaderWithin(Segment seg, long from, long to) {
+        for (long q = from; q + DiskFormat.RECORD_HEADER_BYTES <= to; q += DiskFormat.RECORD_ALIGN_BYTES) {
+            if (rules.check(seg.map, q, seg.capacity, crc, seg.nonce) == DiskFormat.VALID) {
+                return q;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Zeroes the magic of a record header that recovery skipped as damaged, so that no later
+     * recovery, whatever its mark, judges it valid.
+     */
+    private static void invalidate(MemorySegment map, long pos) {
+        map.set(DiskFormat.INT, pos + DiskFormat.REC_MAGIC, 0);
     }
 
     private void fault(Path file, long offset, String reason) {

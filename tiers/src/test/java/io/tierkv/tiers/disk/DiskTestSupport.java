@@ -11,10 +11,13 @@ import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.SplittableRandom;
+import java.util.zip.CRC32C;
 
 /** Shared fixtures of the disk tier tests: a small layout, deterministic payloads, file sums. */
 final class DiskTestSupport {
@@ -63,6 +66,27 @@ final class DiskTestSupport {
         }
     }
 
+    /**
+     * A block of key {@code k} that LZ4 compresses (stored LZ4 under {@link Compression#LZ4}):
+     * runs of 4 to 64 equal F16 values drawn from five, so stored lengths vary from key to key.
+     */
+    static MemorySegment compressibleBlock(Arena arena, long k) {
+        MemorySegment b = arena.allocate(LAYOUT.bytesPerBlock(), 64);
+        SplittableRandom r = new SplittableRandom(k * 7_919L + 3);
+        for (long i = 0; i + 1 < b.byteSize(); ) {
+            short v = Float.floatToFloat16(r.nextInt(5));
+            for (long n = 4 + r.nextInt(61); n > 0 && i + 1 < b.byteSize(); n--, i += 2) {
+                b.set(ValueLayout.JAVA_SHORT_UNALIGNED, i, v);
+            }
+        }
+        return b;
+    }
+
+    /** Every fourth key: {@link #block} (stored raw); the others: {@link #compressibleBlock}. */
+    static MemorySegment mixedBlock(Arena arena, long k) {
+        return k % 4 == 0 ? block(arena, k) : compressibleBlock(arena, k);
+    }
+
     static void assertBlockEquals(MemorySegment expected, MemorySegment actual, String what) {
         long mismatch = expected.mismatch(actual.asSlice(0, expected.byteSize()));
         assertEquals(-1L, mismatch, what + ": first differing byte");
@@ -70,17 +94,60 @@ final class DiskTestSupport {
 
     /** Puts key {@code k} with its deterministic content. */
     static boolean put(DiskTier tier, Arena arena, long k) {
-        return tier.put(hi(k), lo(k), identity(arena, k), block(arena, k));
+        return put(tier, arena, k, block(arena, k));
+    }
+
+    /** Puts key {@code k} with its deterministic identity and the given block. */
+    static boolean put(DiskTier tier, Arena arena, long k, MemorySegment block) {
+        return tier.put(hi(k), lo(k), identity(arena, k), block);
     }
 
     /** Gets key {@code k} by its identity and checks the bytes when it hits. */
     static boolean getAndVerify(DiskTier tier, Arena arena, long k) {
+        return getAndVerify(tier, arena, k, block(arena, k));
+    }
+
+    /** Gets key {@code k} by its identity and, when it hits, checks that its bytes are {@code expected}. */
+    static boolean getAndVerify(DiskTier tier, Arena arena, long k, MemorySegment expected) {
         MemorySegment b = arena.allocate(LAYOUT.bytesPerBlock(), 64);
         boolean hit = tier.get(hi(k), lo(k), identity(arena, k), b);
         if (hit) {
-            assertBlockEquals(block(arena, k), b, "block of key " + k);
+            assertBlockEquals(expected, b, "block of key " + k);
         }
         return hit;
+    }
+
+    /** The header fields of a record in a closed segment file: codec, token count, raw and stored length. */
+    record HeaderFields(int codec, int tokenCount, int rawLength, int storedLength) {}
+
+    /** Reads the header fields of the record at {@code offset} of a segment file no tier has open. */
+    static HeaderFields headerFields(Path file, long offset) {
+        try (Arena a = Arena.ofConfined(); FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            MemorySegment map = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), a);
+            return new HeaderFields(DiskFormat.recordCodec(map, offset), DiskFormat.recordTokenCount(map, offset),
+                    DiskFormat.recordRawLength(map, offset), DiskFormat.recordStoredLength(map, offset));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Damages the header of the record at {@code offset} of a segment file no tier has open so
+     * that its checksum still passes: writes the given raw and stored lengths (and nonce, unless
+     * null) and re-seals the header checksum, as a writer bug would.
+     */
+    static void resealRecordHeader(Path file, long offset, int rawLength, int storedLength, Long nonce) {
+        try (Arena a = Arena.ofConfined();
+             FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size(), a);
+            map.set(DiskFormat.INT, offset + DiskFormat.REC_RAW, rawLength);
+            map.set(DiskFormat.INT, offset + DiskFormat.REC_STORED, storedLength);
+            long n = nonce != null ? nonce : map.get(DiskFormat.LONG, offset + DiskFormat.REC_NONCE);
+            DiskFormat.rewriteRecordNonce(map, offset, new CRC32C(), n); // also re-seals the header checksum
+            map.force();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Sum of the sizes of the tier's own files in a directory. */
