@@ -598,6 +598,24 @@ public class TieredPutGetBenchmark {
     }
 
     /**
+     * Limit of a get served from disk ({@code 4x} only): one CRC32C pass over a random key's 64 KiB
+     * in a mapped page-cache file and one copy of it into the output block, for every key. The
+     * bound of a disk hit alone; {@link #limitGet} is the bound of TierKV's mix of hits.
+     *
+     * @param s the mapped file
+     * @return the checksum
+     */
+    @Benchmark
+    public long limitDiskGet(Limit s) {
+        skipUnlessDisk(s);
+        MemorySegment value = s.file.asSlice((long) s.randomKey() * VALUE_BYTES, VALUE_BYTES);
+        s.crc.reset();
+        s.crc.update(value.asByteBuffer());
+        MemorySegment.copy(value, 0, s.out, 0, VALUE_BYTES);
+        return s.crc.getValue();
+    }
+
+    /**
      * Limit ({@code 4x} only): one CRC32C pass over a value and one copy of it into the mapped
      * file, at the next key's place (round robin over the working set).
      *
