@@ -15,8 +15,10 @@ import java.util.zip.CRC32C;
  * </pre>
  *
  * <p>Crash safety: the new nonce is written (with the header checksum) before the first record
- * moves, and each moved record's header is rewritten with it after its bytes arrive; a crash part
- * way leaves moved records valid and unmoved ones recognisably stale (lost, never wrong). Records
+ * moves, and each moved record's header is rewritten with it, and with the offset of the record
+ * moved before it as its predecessor, after its bytes arrive; a crash part way leaves moved
+ * records valid and unmoved ones recognisably stale (lost, never wrong). The mark and last record
+ * offset are written last. Records
  * move towards the front only, in offset order, so a record is never overwritten before it moved.
  * A live record whose header fails verification is quarantined instead of moved.
  *
@@ -83,6 +85,7 @@ final class Compactor {
         DiskFormat.writeSegmentNonce(map, crc, newNonce);
         seg.nonce = newNonce;
         long cursor = DiskFormat.SEGMENT_HEADER_BYTES;
+        long previous = 0;
         long moved = 0;
         for (int i = 0; i < k; i++) {
             int slot = (int) order[i];
@@ -101,12 +104,14 @@ final class Compactor {
                 MemorySegment.copy(map, off, map, cursor, len);
                 moved += len;
             }
-            DiskFormat.rewriteRecordNonce(map, cursor, crc, newNonce);
+            DiskFormat.rewriteRecordPlace(map, cursor, crc, newNonce, previous);
             index.offset[slot] = (int) cursor;
+            previous = cursor;
             cursor += len;
         }
         seg.highWaterMark = cursor;
-        DiskFormat.writeHighWaterMark(map, crc, cursor);
+        seg.lastRecordOffset = previous;
+        DiskFormat.writeHighWaterMark(map, crc, cursor, previous);
         seg.sealed = false;
         seg.evictedBytes = 0;
         counters.compactions++;

@@ -43,6 +43,8 @@ final class DiskCounters {
     long recoveredBlocks;
     /** See {@link DiskStats#recoveryFaults()}. */
     long recoveryFaults;
+    /** See {@link DiskStats#recoveryInsideScans()}. */
+    long recoveryInsideScans;
     /** See {@link DiskStats#droppedSegments()}. */
     long droppedSegments;
     /** See {@link DiskStats#compactions()}. */
@@ -73,8 +75,9 @@ final class DiskCounters {
     DiskStats snapshot(long usedBytes, long budgetBytes, int blockCount, int pinnedBlocks, int segmentCount) {
         return new DiskStats(puts, putsExisting, admissionRejects, gets, hits, misses, corruptMisses, collisions, evictions,
                 removals, quarantined, bytesWritten, rawBytesWritten, recordBytesWritten, bytesRead, rawBytesRead,
-                DiskStats.ratio(rawBytesWritten, bytesWritten), recoveredBlocks, recoveryFaults, droppedSegments,
-                compactions, compactedBytes, segmentsCreated, segmentsDeleted, diskFullFailures, pinRefusals,
+                DiskStats.ratio(rawBytesWritten, bytesWritten), recoveredBlocks, recoveryFaults, recoveryInsideScans,
+                droppedSegments, compactions, compactedBytes, segmentsCreated, segmentsDeleted, diskFullFailures,
+                pinRefusals,
                 usedBytes, budgetBytes, liveBytes, blockCount, pinnedBlocks, segmentCount);
     }
 }

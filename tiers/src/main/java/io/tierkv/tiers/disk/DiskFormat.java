@@ -31,8 +31,9 @@ import java.util.zip.CRC32C;
  * 40  int   CRC32C of bytes [0, 40)
  * 44  int   0
  * 48  long  high-water mark: end of the last record written (mutable, not in the header CRC)
- * 56  int   CRC32C of the 8 bytes at 48 (a torn or corrupt mark makes recovery scan the whole file)
- * 60  int   0
+ * 56  int   last record offset: where the record that ends at the mark starts, 0 if none (the
+ *           mark is 64 then); written with the mark
+ * 60  int   CRC32C of bytes [48, 60) (a torn or corrupt mark makes recovery scan the whole file)
  * </pre>
  *
  * <h2>Record (at a 64-byte aligned offset inside a segment)</h2>
@@ -51,14 +52,22 @@ import java.util.zip.CRC32C;
  * 44  int   raw length: the block's bytes, in [0, bytesPerBlock]
  * 48  int   stored length S: bytes of payload on disk, at most the raw length
  * 52  int   CRC32C of the identity followed by the stored payload
- * 56  int   0
+ * 56  int   previous record offset: where the record written just before this one in the same
+ *           segment starts (it ends where this one starts), 0 for the first record after the
+ *           segment header; a multiple of 64 below 2^30 (segments are at most 1 GiB)
  * 60  int   CRC32C of bytes [0, 60)
  * 64        identity ({@link BlockIdentity}): context fingerprint (16 bytes), parent hash (16),
  *           then T little-endian token ids: {@code 32 + 4T} bytes
  * 96 + 4T   payload: S bytes (the raw block, or its LZ4 block-format compression)
  *           zero to 63 bytes of padding up to the next 64-byte boundary (not checksummed)
  * </pre>
- * The key (the hash) only finds a record; its identity decides whether it is the block asked
+ * Records thus form a chain: the header at {@code a + length} of a record at {@code a} names
+ * {@code a}, and the mark's last record offset names the record that ends at the mark. Recovery
+ * follows the chain reading headers only, and reads inside a record only where its successor does
+ * not confirm its length ({@code Recovery}). Compaction rewrites the nonce and the previous
+ * record offset of every record it moves.
+ *
+ * <p>The key (the hash) only finds a record; its identity decides whether it is the block asked
  * for. Every read, match and deduplicating put compares the stored identity with the caller's
  * (a difference is a counted collision and a miss, the record left for its own block).
  * A payload is stored compressed only when that saves at least 1/32 of the raw length, so the
@@ -140,8 +149,10 @@ public final class DiskFormat {
     static final long SEG_HEADER_CRC = 40;
     /** Offset of the segment header: high-water mark. */
     static final long SEG_HWM = 48;
-    /** Offset of the segment header: CRC32C of the high-water mark. */
-    static final long SEG_HWM_CRC = 56;
+    /** Offset of the segment header: offset of the record that ends at the high-water mark. */
+    static final long SEG_LAST_RECORD = 56;
+    /** Offset of the segment header: CRC32C of the high-water mark and the last record offset. */
+    static final long SEG_HWM_CRC = 60;
 
     /** Record magic, the bytes {@code TKVR}. */
     public static final int RECORD_MAGIC = 0x52564B54;
@@ -173,8 +184,8 @@ public final class DiskFormat {
     static final long REC_STORED = 48;
     /** Offset of the record header: CRC32C of token ids and payload. */
     static final long REC_PAYLOAD_CRC = 52;
-    /** Offset of the record header: reserved int, 0. */
-    static final long REC_RESERVED_INT = 56;
+    /** Offset of the record header: offset of the previous record in the segment (0 for the first). */
+    static final long REC_PREVIOUS = 56;
     /** Offset of the record header: CRC32C of bytes [0, 60). */
     static final long REC_HEADER_CRC = 60;
 
@@ -232,7 +243,10 @@ public final class DiskFormat {
     public static final int NO_MAGIC = 1;
     /** Status: the header checksum does not match. */
     public static final int BAD_HEADER_CRC = 2;
-    /** Status: an unknown format version, codec or non-zero reserved field. */
+    /**
+     * Status: an unknown format version, codec, non-zero reserved field, or a previous record
+     * offset that cannot precede the record.
+     */
     public static final int BAD_VERSION = 3;
     /** Status: written for another layout. */
     public static final int BAD_FINGERPRINT = 4;
@@ -254,7 +268,7 @@ public final class DiskFormat {
             case VALID -> "valid";
             case NO_MAGIC -> "no magic";
             case BAD_HEADER_CRC -> "header checksum mismatch";
-            case BAD_VERSION -> "unknown version, codec or reserved field";
+            case BAD_VERSION -> "unknown version, codec, reserved field or previous record offset";
             case BAD_FINGERPRINT -> "written for another layout";
             case STALE_NONCE -> "stale (segment compacted since)";
             case BAD_LENGTH -> "length out of range";
@@ -372,7 +386,8 @@ public final class DiskFormat {
     // ---------------------------------------------------------------- segment header
 
     /**
-     * Writes a fresh segment header with its checksum and a high-water mark at the first record.
+     * Writes a fresh segment header with its checksum and a high-water mark at the first record
+     * (no last record).
      *
      * @param seg          the mapped segment
      * @param crc          a checksum object
@@ -392,7 +407,7 @@ public final class DiskFormat {
         seg.set(INT, SEG_ID, id);
         seg.set(LONG, SEG_BYTES, segmentBytes);
         seg.set(INT, SEG_HEADER_CRC, crc32c(crc, seg, 0, SEG_HEADER_CRC));
-        writeHighWaterMark(seg, crc, SEGMENT_HEADER_BYTES);
+        writeHighWaterMark(seg, crc, SEGMENT_HEADER_BYTES, 0);
     }
 
     /**
@@ -408,15 +423,18 @@ public final class DiskFormat {
     }
 
     /**
-     * Writes the high-water mark and its checksum.
+     * Writes the high-water mark, the offset of the record that ends there, and their checksum.
      *
-     * @param seg the mapped segment
-     * @param crc a checksum object
-     * @param hwm the end of the last record
+     * @param seg              the mapped segment
+     * @param crc              a checksum object
+     * @param hwm              the end of the last record
+     * @param lastRecordOffset where that record starts; 0 when {@code hwm} is
+     *                         {@value #SEGMENT_HEADER_BYTES} (no record)
      */
-    static void writeHighWaterMark(MemorySegment seg, CRC32C crc, long hwm) {
+    static void writeHighWaterMark(MemorySegment seg, CRC32C crc, long hwm, long lastRecordOffset) {
         seg.set(LONG, SEG_HWM, hwm);
-        seg.set(INT, SEG_HWM_CRC, crc32c(crc, seg, SEG_HWM, 8));
+        seg.set(INT, SEG_LAST_RECORD, (int) lastRecordOffset);
+        seg.set(INT, SEG_HWM_CRC, crc32c(crc, seg, SEG_HWM, SEG_HWM_CRC - SEG_HWM));
     }
 
     /**
@@ -453,7 +471,8 @@ public final class DiskFormat {
     }
 
     /**
-     * The segment's high-water mark if its checksum holds, else -1.
+     * The segment's high-water mark if its checksum (which also covers the last record offset)
+     * holds, else -1.
      *
      * @param seg a mapped segment whose header is valid
      * @param crc a checksum object
@@ -461,7 +480,18 @@ public final class DiskFormat {
      */
     static long readHighWaterMark(MemorySegment seg, CRC32C crc) {
         long hwm = seg.get(LONG, SEG_HWM);
-        return seg.get(INT, SEG_HWM_CRC) == crc32c(crc, seg, SEG_HWM, 8) ? hwm : -1;
+        return seg.get(INT, SEG_HWM_CRC) == crc32c(crc, seg, SEG_HWM, SEG_HWM_CRC - SEG_HWM) ? hwm : -1;
+    }
+
+    /**
+     * The offset of the record that ends at the high-water mark, as written with it; meaningful
+     * only where {@link #readHighWaterMark} returned the mark.
+     *
+     * @param seg a mapped segment whose header is valid
+     * @return the offset, 0 for none
+     */
+    static long lastRecordOffset(MemorySegment seg) {
+        return seg.get(INT, SEG_LAST_RECORD);
     }
 
     // ---------------------------------------------------------------- record header
@@ -482,10 +512,12 @@ public final class DiskFormat {
      * @param rawLength    the block's length
      * @param storedLength the payload's length
      * @param payloadCrc   CRC32C of the token ids followed by the payload
+     * @param previousOffset where the segment's previous record starts (it ends at the record's
+     *                     offset in its segment), 0 for the first record after the segment header
      */
     static void writeRecordHeader(MemorySegment dst, long off, CRC32C crc, int codec, int shuffleWidth,
                                   long fingerprint, long hashHi, long hashLo, long nonce, int tokenCount,
-                                  int rawLength, int storedLength, int payloadCrc) {
+                                  int rawLength, int storedLength, int payloadCrc, long previousOffset) {
         dst.set(INT, off + REC_MAGIC, RECORD_MAGIC);
         dst.set(ValueLayout.JAVA_BYTE, off + REC_VERSION, (byte) FORMAT_VERSION);
         dst.set(ValueLayout.JAVA_BYTE, off + REC_CODEC, (byte) codec);
@@ -499,20 +531,23 @@ public final class DiskFormat {
         dst.set(INT, off + REC_RAW, rawLength);
         dst.set(INT, off + REC_STORED, storedLength);
         dst.set(INT, off + REC_PAYLOAD_CRC, payloadCrc);
-        dst.set(INT, off + REC_RESERVED_INT, 0);
+        dst.set(INT, off + REC_PREVIOUS, (int) previousOffset);
         sealRecordHeader(dst, off, crc);
     }
 
     /**
-     * Rewrites a record's nonce (compaction moved it) and its header checksum.
+     * Rewrites the nonce and previous record offset of a record that compaction moved, and its
+     * header checksum.
      *
-     * @param dst   the mapped segment
-     * @param off   the record's offset
-     * @param crc   a checksum object
-     * @param nonce the segment's new nonce
+     * @param dst            the mapped segment
+     * @param off            the record's (new) offset
+     * @param crc            a checksum object
+     * @param nonce          the segment's new nonce
+     * @param previousOffset where the record moved just before it now starts, 0 if it is the first
      */
-    static void rewriteRecordNonce(MemorySegment dst, long off, CRC32C crc, long nonce) {
+    static void rewriteRecordPlace(MemorySegment dst, long off, CRC32C crc, long nonce, long previousOffset) {
         dst.set(LONG, off + REC_NONCE, nonce);
+        dst.set(INT, off + REC_PREVIOUS, (int) previousOffset);
         sealRecordHeader(dst, off, crc);
     }
 
@@ -522,7 +557,9 @@ public final class DiskFormat {
 
     /**
      * Validates the record header at {@code off}: magic, checksum, version and codec, fingerprint,
-     * nonce, lengths, and that the whole record lies below {@code limit}.
+     * lengths, nonce, previous record offset (0 at the first record offset, else a multiple of 64 in
+     * {@code [64, off - 64]}; not judged for a stale header), and that the whole record lies below
+     * {@code limit}.
      *
      * @param seg         the mapped segment
      * @param off         the record's offset, a multiple of 64
@@ -550,7 +587,6 @@ public final class DiskFormat {
         if (seg.get(ValueLayout.JAVA_BYTE, off + REC_VERSION) != FORMAT_VERSION
                 || (codec != CODEC_RAW && codec != CODEC_LZ4)
                 || seg.get(ValueLayout.JAVA_BYTE, off + REC_RESERVED_BYTE) != 0
-                || seg.get(INT, off + REC_RESERVED_INT) != 0
                 || (shuffle != 0 && shuffle != 2 && shuffle != 4)
                 || (codec == CODEC_RAW && shuffle != 0)) {
             return BAD_VERSION;
@@ -567,6 +603,12 @@ public final class DiskFormat {
         }
         if (seg.get(LONG, off + REC_NONCE) != nonce) {
             return STALE_NONCE;
+        }
+        int previous = seg.get(INT, off + REC_PREVIOUS);
+        if (off == SEGMENT_HEADER_BYTES ? previous != 0
+                : previous < SEGMENT_HEADER_BYTES || previous > off - RECORD_ALIGN_BYTES
+                        || previous % RECORD_ALIGN_BYTES != 0) {
+            return BAD_VERSION;
         }
         if (off + recordBytes(tokens, stored) > limit) {
             return TRUNCATED;
@@ -649,6 +691,17 @@ public final class DiskFormat {
      */
     static int recordShuffleWidth(MemorySegment seg, long off) {
         return seg.get(ValueLayout.JAVA_BYTE, off + REC_SHUFFLE);
+    }
+
+    /**
+     * Reads a field of a record header (validate the header first).
+     *
+     * @param seg the mapped segment
+     * @param off the record's offset
+     * @return the offset of the previous record in the segment, 0 for the first
+     */
+    static long recordPreviousOffset(MemorySegment seg, long off) {
+        return seg.get(INT, off + REC_PREVIOUS);
     }
 
     /**

@@ -32,6 +32,12 @@ package io.tierkv.tiers.disk;
  * @param recoveredBlocks    records found intact and indexed by {@code open}
  * @param recoveryFaults     damaged or torn regions dropped by {@code open} (each run of bad
  *                           bytes between two valid records counts once)
+ * @param recoveryInsideScans records whose bytes past their header {@code open} read, looking
+ *                           for a record header inside them, because the next record's header
+ *                           (or the high-water mark) did not confirm their length: damage next
+ *                           to them, or the last record of a segment whose mark was lost; 0 when
+ *                           every segment's chain of records is intact, and {@code open} then
+ *                           read one header per record
  * @param droppedSegments    segment files deleted by {@code open} because their header was
  *                           damaged
  * @param compactions        segments compacted in place
@@ -52,8 +58,8 @@ public record DiskStats(long puts, long putsExisting, long admissionRejects, lon
                         long corruptMisses, long collisions, long evictions, long removals, long quarantined, long bytesWritten,
                         long rawBytesWritten,
                         long recordBytesWritten, long bytesRead, long rawBytesRead, double compressionRatio,
-                        long recoveredBlocks, long recoveryFaults, long droppedSegments, long compactions,
-                        long compactedBytes, long segmentsCreated, long segmentsDeleted, long diskFullFailures,
+                        long recoveredBlocks, long recoveryFaults, long recoveryInsideScans, long droppedSegments,
+                        long compactions, long compactedBytes, long segmentsCreated, long segmentsDeleted, long diskFullFailures,
                         long pinRefusals, long usedBytes, long budgetBytes, long liveBytes, int blockCount,
                         int pinnedBlocks, int segmentCount) {
 

@@ -93,7 +93,10 @@ import java.util.zip.CRC32C;
  * <h2>Persistence and recovery ({@code Recovery})</h2>
  * Persistent mode appends every deletion to the journal before it takes effect in memory. Opening
  * rebuilds the index from record headers (header checksum, layout fingerprint, nonce, bounds),
- * skips journal-deleted records and duplicates, resynchronises at the next 64-byte boundary after
+ * following the chain in which each header names the record before it, so an intact segment costs
+ * one header read per record and a record's inside is read only where the chain breaks
+ * ({@link DiskStats#recoveryInsideScans()}), skips journal-deleted records and duplicates,
+ * resynchronises at the next 64-byte boundary after
  * damaged bytes (each damaged run counted in {@link DiskStats#recoveryFaults()}), drops a segment
  * whose header is damaged, treats bytes past a truncated file's end as torn, and then rewrites the
  * journal. Payload checksums are verified on first read, not at open. Recovered records are

@@ -9,8 +9,8 @@ import java.util.List;
 
 /**
  * The disk tier's structural check ({@link DiskTier#checkInvariants()}): the index and LRU list
- * agree; per segment, live counts equal a recount over the index and no two records overlap or
- * leave the segment; no empty segment is kept other than the active one; the bytes the tier
+ * agree; per segment, live counts equal a recount over the index, no two records overlap or
+ * leave the segment, and the last record offset lies below the mark; no empty segment is kept other than the active one; the bytes the tier
  * counts equal the sizes of its files in the directory and stay within the budget.
  *
  * <p>Not thread-safe: called under the disk tier's lock. Reads the directory.
@@ -81,6 +81,11 @@ final class InvariantCheck {
             }
             if (seg.highWaterMark > seg.capacity || seg.highWaterMark < DiskFormat.SEGMENT_HEADER_BYTES) {
                 throw new IllegalStateException(seg + " high-water mark out of range");
+            }
+            if ((seg.lastRecordOffset == 0) != (seg.highWaterMark == DiskFormat.SEGMENT_HEADER_BYTES)
+                    || seg.lastRecordOffset >= seg.highWaterMark) {
+                throw new IllegalStateException(seg + " last record offset " + seg.lastRecordOffset
+                        + " does not fit its high-water mark");
             }
             if (seg.liveRecords == 0 && seg != segments.active()) {
                 throw new IllegalStateException(seg + " is empty but kept");

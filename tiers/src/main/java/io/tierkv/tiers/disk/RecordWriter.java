@@ -10,9 +10,10 @@ import java.util.zip.CRC32C;
 
 /**
  * The spill path: encodes a block ({@link BlockCodec}), finds room ({@link SpaceManager}),
- * writes the payload and then the header with its token ids at the segment's high-water mark,
- * advances the mark (a checksummed field of the segment header) and indexes the record as most
- * recently used.
+ * writes the payload and then the header with its token ids at the segment's high-water mark
+ * (the header names the segment's previous record, the one that ends there), advances the mark
+ * and the last record offset together (checksummed fields of the segment header) and indexes the
+ * record as most recently used.
  *
  * <p>One pass over the payload: it is checksummed and written a chunk of
  * {@link #COPY_CHUNK_BYTES} at a time, each chunk written while the checksum pass left it in the
@@ -118,15 +119,17 @@ final class RecordWriter {
         writePayload(seg, stored, off + headLength, mapped);
         int payloadCrc = (int) crc.getValue();
         DiskFormat.writeRecordHeader(headerScratch, 0, crc, codec.codec, codec.encodedShuffleWidth,
-                rules.fingerprint(), hi, lo, seg.nonce, tokenCount, rawLength, storedLength, payloadCrc);
+                rules.fingerprint(), hi, lo, seg.nonce, tokenCount, rawLength, storedLength, payloadCrc,
+                seg.lastRecordOffset);
         if (mapped) {
             MemorySegment.copy(headerScratch, 0, seg.map, off, headLength);
         } else {
             writeFully(seg, headerScratch.asSlice(0, headLength).asByteBuffer(), off);
         }
         seg.highWaterMark = off + recordLength;
+        seg.lastRecordOffset = off;
         seg.writtenBytes = Math.max(seg.writtenBytes, seg.highWaterMark);
-        DiskFormat.writeHighWaterMark(seg.map, crc, seg.highWaterMark);
+        DiskFormat.writeHighWaterMark(seg.map, crc, seg.highWaterMark, off);
         index.insert(hi, lo, seg.slot, off, recordLength);
         seg.liveBytes += recordLength;
         seg.liveRecords++;

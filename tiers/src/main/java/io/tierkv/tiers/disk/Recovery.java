@@ -1,6 +1,5 @@
 package io.tierkv.tiers.disk;
 
-import io.tierkv.natives.libc.Libc;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -25,29 +24,62 @@ import java.util.zip.CRC32C;
  * {@link DiskStats#droppedSegments()}). Otherwise its records are scanned from the first one up to
  * the high-water mark (the whole file when the mark's checksum fails). A header is judged against
  * the file's length, never against the mark, so its verdict does not depend on where a mark
- * happens to be. A valid header with the segment's nonce is indexed unless the journal deleted it
- * or its key is indexed already, provided its record ends at or below the mark and no other valid
- * header of the segment starts inside it; a stale nonce (a record from before a compaction or
- * recycling) is skipped by its length, up to the first valid header inside it if there is one.
- * Damaged bytes are skipped 64 bytes at a time, each damaged run counted once in
+ * happens to be. A valid header with the segment's nonce is indexed, if the rules below accept
+ * it, unless the journal deleted it or its key is indexed already; a stale nonce (a record from
+ * before a compaction or recycling) is skipped by its length, or up to the first valid header
+ * inside it. Damaged bytes are skipped 64 bytes at a time, each damaged run counted once in
  * {@link DiskStats#recoveryFaults()} (zero bytes past a lost mark are not damage). The mark is
- * rewritten to the end of the last valid record; a segment with nothing live is deleted. Bytes past
- * the end of a truncated file count as torn. Payload checksums are verified on first read, not
- * here. Recovered records enter the LRU list oldest segment first, as least recently used.
+ * rewritten to the end of the last accepted record, with that record's offset; a segment with
+ * nothing live is deleted. Bytes past the end of a truncated file count as torn. Payload
+ * checksums are verified on first read, not here. Recovered records enter the LRU list oldest
+ * segment first, as least recently used.
+ *
+ * <p>The chain. Each record header names the record before it, and the mark names the record
+ * that ends at it ({@link DiskFormat}). From a valid or stale header the scan follows the chain,
+ * reading headers only: each next record is the one at the end of the last, provided its header
+ * is valid and names the last as its predecessor; the chain ends at the first record {@code L}
+ * whose successor does not confirm it so. Then, per record of the chain:
+ * <ul>
+ *   <li>{@code L} is accepted without reading inside it if it ends at the trusted mark and the
+ *       mark names it; else if it ends at or below the mark and no valid header starts inside it
+ *       (an <em>inside scan</em>, counted in {@link DiskStats#recoveryInsideScans()}). A stale
+ *       {@code L} is skipped whole, or up to the first valid header inside it.</li>
+ *   <li>An earlier record is accepted without reading inside it if the record after it is
+ *       accepted; else (walking back along the previous record offsets) if an inside scan finds no
+ *       valid header in it.</li>
+ *   <li>The record after the last accepted one, if any, has a damaged length: it runs past the
+ *       mark or over the valid header found inside it. It is skipped as damaged and the scan goes
+ *       on at that header, the reading that keeps intact records.</li>
+ * </ul>
+ * A confirmed record needs no inside scan because the writer appends records back to back,
+ * header last, each naming the record that ends where it starts, and advances the mark and the
+ * last record offset together after each (compaction writes moved records the same way, under a
+ * new nonce): a valid header at {@code a + length} that names {@code a} was written right after
+ * the record at {@code a} had that length, and nothing but that record's own bytes lies in
+ * between. A length re-sealed to end at a later record's header is caught, as that header names
+ * another predecessor; so is one that runs past the mark. (What the chain cannot tell from an
+ * intact record takes a re-sealed length, a writer bug rather than a bit flip, which the header
+ * checksum catches, and a crash: a header written but left beyond the mark by the crash survives
+ * a recovery that lowers the mark below it after damage; a record written later at the offset
+ * that header names, if its length were then re-sealed to end exactly at that header, would be
+ * taken whole, hiding the records its length covers, at every recovery alike.) On an intact
+ * segment recovery thus reads one header per record, one page each
+ * where records span pages (the mapping is advised {@code MADV_RANDOM} from the start, so the
+ * kernel reads no more), and no byte inside a record. Damage costs inside scans of the records
+ * next to it only, the damaged one and the one before it, plus the 64-byte steps through the
+ * damaged bytes, at this and every later recovery until compaction or recycling rewrites the
+ * segment; a lost mark costs a scan of the whole file.
  *
  * <p>Idempotent: recovering the same files twice gives the same index, and nothing skipped can
- * come back or hide an intact record at a later recovery. The writer appends records back to back,
- * header last, and advances the mark after each, so a valid header whose record runs past the mark
- * or over another valid header has a damaged length: it is skipped as damaged and the scan goes on
- * at the valid header inside it, the reading that keeps intact records (a length re-sealed to end
- * exactly at a later header is caught the same way). Every header skipped as damaged that still
- * starts with the record magic gets its magic zeroed in the file, so no later mark (a higher one
- * after appends, or the whole file when the mark is lost) makes it valid again; stale headers stay
- * stale, as a segment never gets an old nonce back. Below the rewritten mark every verdict is
- * therefore final, and appends land above it: recovering again finds the same records plus those
- * appended since. The price: the scan reads the magic of every 64-byte slot below the mark, inside
- * records too, so it touches every page there (advised {@code MADV_SEQUENTIAL} while it scans,
- * {@code MADV_RANDOM} after), not only the pages that hold headers.
+ * come back or hide an intact record at a later recovery. Every header skipped as damaged that
+ * still starts with the record magic gets its magic zeroed in the file, so no later mark (a
+ * higher one after appends, or the whole file when the mark is lost) makes it valid again; stale
+ * headers stay stale, as a segment never gets an old nonce back. Accepted records keep their
+ * headers, and a record is accepted on its successor's word only when that successor is accepted
+ * too, so a later recovery finds the same confirmations (the last one in the mark, rewritten to
+ * name the last accepted record) or makes the same inside scans with the same outcome. Below the
+ * rewritten mark every verdict is therefore final, and appends land above it: recovering again
+ * finds the same records plus those appended since.
  *
  * <p>Then journal entries naming no open segment are dropped and the journal is rewritten (with
  * room for at least the configured capacity), and records are evicted, least recent first, while
@@ -58,6 +90,13 @@ import java.util.zip.CRC32C;
 final class Recovery {
 
     private static final System.Logger LOG = System.getLogger(DiskTier.class.getName());
+
+    /**
+     * Whether a record's successor (or the mark) can confirm its length. Tests switch it off to
+     * compare with the recovery that scans inside every record, which must give the same index
+     * and leave the same bytes.
+     */
+    static volatile boolean TRUST_CHAIN = true;
 
     /** A journal entry, as a set member. */
     private record Deleted(long nonce, long offset, long hashHi, long hashLo) {}
@@ -70,6 +109,13 @@ final class Recovery {
     private final SegmentTable segments;
     private final SpaceManager space;
     private final DiskCounters counters;
+
+    /** Result of {@link #judgeChain}: the last member accepted, -1 if none. */
+    private long accepted;
+    /** Result of {@link #judgeChain}: the member after the accepted ones, -1 if every member was. */
+    private long rejected;
+    /** Result of {@link #judgeChain}: the first valid header inside {@link #rejected}, -1 if none. */
+    private long rejectedInner;
 
     /**
      * Creates the recovery of a tier.
@@ -160,7 +206,7 @@ final class Recovery {
             }
             arena = Arena.ofShared();
             MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
-            Libc.madvise(map, Libc.MADV_SEQUENTIAL); // the scan reads every page below the mark (a hint)
+            SegmentTable.adviseRandom(map);
             int status = DiskFormat.checkSegmentHeader(map, crc, size, rules.fingerprint());
             if (status != DiskFormat.VALID || map.get(DiskFormat.INT, DiskFormat.SEG_ID) != id) {
                 arena.close();
@@ -184,15 +230,15 @@ final class Recovery {
             }
             segments.add(seg);
             segments.usedBytes += size;
-            long end = scanRecords(seg, limit, hwmTrusted, deleted);
-            SegmentTable.adviseRandom(map);
+            long markLast = hwmTrusted && limit == hwm ? DiskFormat.lastRecordOffset(map) : -1;
+            long end = scanRecords(seg, limit, hwmTrusted, markLast, deleted);
             if (seg.liveRecords == 0) {
                 segments.delete(seg);
                 return;
             }
             seg.highWaterMark = end;
             seg.writtenBytes = end;
-            DiskFormat.writeHighWaterMark(map, crc, end);
+            DiskFormat.writeHighWaterMark(map, crc, end, seg.lastRecordOffset);
         } catch (IOException e) {
             if (arena != null && arena.scope().isAlive()) {
                 arena.close();
@@ -209,44 +255,53 @@ final class Recovery {
         }
     }
 
-    /** Indexes the valid records of a recovered segment; returns the end of the last valid one. */
-    private long scanRecords(Segment seg, long limit, boolean hwmTrusted, Set<Deleted> deleted) {
+    /**
+     * Indexes the valid records of a recovered segment, sets its last record offset, and returns
+     * the end of the last valid record.
+     *
+     * @param markLast the mark's last record offset where the scan ends at a trusted mark, else -1
+     */
+    private long scanRecords(Segment seg, long limit, boolean hwmTrusted, long markLast, Set<Deleted> deleted) {
         MemorySegment map = seg.map;
         long pos = DiskFormat.SEGMENT_HEADER_BYTES;
         long end = pos;
+        long lastRecord = 0;
         boolean inFault = false;
         while (pos + DiskFormat.RECORD_HEADER_BYTES <= limit) {
             int status = rules.check(map, pos, seg.capacity, crc, seg.nonce);
             if (status == DiskFormat.VALID || status == DiskFormat.STALE_NONCE) {
-                long recordEnd = pos + DiskFormat.recordBytesAt(map, pos);
-                long inner = firstHeaderWithin(seg, pos + DiskFormat.RECORD_ALIGN_BYTES, Math.min(recordEnd, limit));
-                if (status == DiskFormat.STALE_NONCE) {
+                judgeChain(seg, pos, status == DiskFormat.STALE_NONCE, limit, markLast);
+                if (accepted >= 0) {
                     inFault = false;
-                    pos = inner >= 0 ? inner : recordEnd;
-                } else if (inner < 0 && recordEnd <= limit) {
-                    inFault = false;
-                    long len = recordEnd - pos;
-                    long hi = DiskFormat.recordHashHi(map, pos);
-                    long lo = DiskFormat.recordHashLo(map, pos);
-                    if (!deleted.contains(new Deleted(seg.nonce, pos, hi, lo))
-                            && index.find(hi, lo) == RecordIndex.NONE) {
-                        index.insert(hi, lo, seg.slot, pos, len);
-                        seg.liveBytes += len;
-                        seg.liveRecords++;
-                        counters.liveBytes += len;
-                        counters.recoveredBlocks++;
+                    long start = pos;
+                    for (long m = start, next; ; m = next) {
+                        long len = DiskFormat.recordBytesAt(map, m);
+                        next = m + len;
+                        if (m != start || status == DiskFormat.VALID) { // a stale first member is skipped
+                            indexRecord(seg, m, len, deleted);
+                            end = next;
+                            lastRecord = m;
+                        }
+                        if (m == accepted) {
+                            break;
+                        }
                     }
-                    pos = recordEnd;
-                    end = pos;
-                } else { // a damaged length: it runs past the mark or over the valid header at inner
-                    if (!inFault) {
-                        inFault = true;
-                        fault(seg.file, pos, "recovery dropped bytes: " + (inner >= 0
-                                ? "length runs over the record header at " + inner
-                                : "runs past the high-water mark " + limit));
+                    pos = accepted + DiskFormat.recordBytesAt(map, accepted);
+                }
+                if (rejected >= 0) { // at pos: the member after the accepted ones
+                    if (accepted < 0 && status == DiskFormat.STALE_NONCE) {
+                        inFault = false;
+                        pos = rejectedInner; // a stale header is skipped up to the valid header inside it
+                    } else { // a damaged length: it runs past the mark or over the valid header at rejectedInner
+                        if (!inFault) {
+                            inFault = true;
+                            fault(seg.file, pos, "recovery dropped bytes: " + (rejectedInner >= 0
+                                    ? "length runs over the record header at " + rejectedInner
+                                    : "runs past the high-water mark " + limit));
+                        }
+                        invalidate(map, pos);
+                        pos = rejectedInner >= 0 ? rejectedInner : limit; // no valid header lies in between
                     }
-                    invalidate(map, pos);
-                    pos = inner >= 0 ? inner : limit; // no valid header lies between here and the mark
                 }
             } else {
                 boolean empty = !hwmTrusted && map.get(DiskFormat.LONG, pos) == 0L;
@@ -260,7 +315,84 @@ final class Recovery {
                 pos += DiskFormat.RECORD_ALIGN_BYTES;
             }
         }
+        seg.lastRecordOffset = lastRecord;
         return end;
+    }
+
+    /** Indexes a record recovery accepted, unless the journal deleted it or its key is indexed already. */
+    private void indexRecord(Segment seg, long pos, long len, Set<Deleted> deleted) {
+        long hi = DiskFormat.recordHashHi(seg.map, pos);
+        long lo = DiskFormat.recordHashLo(seg.map, pos);
+        if (!deleted.contains(new Deleted(seg.nonce, pos, hi, lo)) && index.find(hi, lo) == RecordIndex.NONE) {
+            index.insert(hi, lo, seg.slot, pos, len);
+            seg.liveBytes += len;
+            seg.liveRecords++;
+            counters.liveBytes += len;
+            counters.recoveredBlocks++;
+        }
+    }
+
+    /**
+     * Judges the chain that starts at {@code start} (a valid or stale header): the records linked
+     * to it, each found at the end of the one before and naming it as its predecessor, up to the
+     * first record whose successor does not. Sets {@link #accepted} to the last member accepted
+     * (-1: none) and {@link #rejected} to the member after it (-1: none), with
+     * {@link #rejectedInner}, the first valid header inside the rejected member or -1.
+     *
+     * <p>The last member is accepted without reading inside it if it ends at the trusted mark and
+     * the mark names it; otherwise if no valid header starts inside it and it ends at or below
+     * the mark (a stale one may run past). Any earlier member is accepted if the member after it
+     * is, since the writer wrote that one just after it; else, walking back along the previous
+     * record offsets, if no valid header starts inside it.
+     */
+    private void judgeChain(Segment seg, long start, boolean startStale, long limit, long markLast) {
+        MemorySegment map = seg.map;
+        boolean trust = TRUST_CHAIN;
+        long last = start;
+        while (trust) {
+            long next = last + DiskFormat.recordBytesAt(map, last);
+            if (next + DiskFormat.RECORD_HEADER_BYTES > limit
+                    || rules.check(map, next, seg.capacity, crc, seg.nonce) != DiskFormat.VALID
+                    || DiskFormat.recordPreviousOffset(map, next) != last) {
+                break;
+            }
+            last = next;
+        }
+        accepted = -1;
+        rejected = -1;
+        rejectedInner = -1;
+        long lastEnd = last + DiskFormat.recordBytesAt(map, last);
+        if (trust && lastEnd == limit && last == markLast) {
+            accepted = last;
+            return;
+        }
+        long inner = headerInside(seg, last, Math.min(lastEnd, limit));
+        if (inner < 0 && (lastEnd <= limit || (last == start && startStale))) {
+            accepted = last;
+            return;
+        }
+        rejected = last;
+        rejectedInner = inner;
+        for (long member = last; member != start; ) {
+            long before = DiskFormat.recordPreviousOffset(map, member);
+            inner = headerInside(seg, before, member);
+            if (inner < 0) {
+                accepted = before;
+                return;
+            }
+            rejected = before;
+            rejectedInner = inner;
+            member = before;
+        }
+    }
+
+    /**
+     * The first valid header inside the record at {@code pos}, below {@code to}, or -1; counted in
+     * {@link DiskStats#recoveryInsideScans()}.
+     */
+    private long headerInside(Segment seg, long pos, long to) {
+        counters.recoveryInsideScans++;
+        return firstHeaderWithin(seg, pos + DiskFormat.RECORD_ALIGN_BYTES, to);
     }
 
     /**

@@ -32,6 +32,12 @@ final class Segment {
     /** End of the last record written; the next record goes here. */
     long highWaterMark;
     /**
+     * Where the record that ends at {@link #highWaterMark} starts, 0 when none does (the mark is
+     * at the first record offset): the next record names it as its predecessor, and the segment
+     * header keeps it with the mark.
+     */
+    long lastRecordOffset;
+    /**
      * End of the bytes written into this file since it was created (records and headers, across
      * recycling and compaction): pages below it exist in the file (the page cache may or may not
      * hold them).

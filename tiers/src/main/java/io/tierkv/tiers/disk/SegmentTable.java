@@ -313,7 +313,8 @@ final class SegmentTable {
         DiskFormat.writeSegmentNonce(seg.map, crc, nonce);
         seg.nonce = nonce;
         seg.highWaterMark = DiskFormat.SEGMENT_HEADER_BYTES;
-        DiskFormat.writeHighWaterMark(seg.map, crc, seg.highWaterMark);
+        seg.lastRecordOffset = 0;
+        DiskFormat.writeHighWaterMark(seg.map, crc, seg.highWaterMark, 0);
         seg.sealed = false;
         seg.evictedBytes = 0;
     }

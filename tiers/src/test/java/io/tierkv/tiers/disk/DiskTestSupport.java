@@ -134,7 +134,8 @@ final class DiskTestSupport {
     /**
      * Damages the header of the record at {@code offset} of a segment file no tier has open so
      * that its checksum still passes: writes the given raw and stored lengths (and nonce, unless
-     * null) and re-seals the header checksum, as a writer bug would.
+     * null) and re-seals the header checksum, as a writer bug would. The previous record offset
+     * stays.
      */
     static void resealRecordHeader(Path file, long offset, int rawLength, int storedLength, Long nonce) {
         try (Arena a = Arena.ofConfined();
@@ -143,7 +144,8 @@ final class DiskTestSupport {
             map.set(DiskFormat.INT, offset + DiskFormat.REC_RAW, rawLength);
             map.set(DiskFormat.INT, offset + DiskFormat.REC_STORED, storedLength);
             long n = nonce != null ? nonce : map.get(DiskFormat.LONG, offset + DiskFormat.REC_NONCE);
-            DiskFormat.rewriteRecordNonce(map, offset, new CRC32C(), n); // also re-seals the header checksum
+            DiskFormat.rewriteRecordPlace(map, offset, new CRC32C(), n, // also re-seals the header checksum
+                    DiskFormat.recordPreviousOffset(map, offset));
             map.force();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -42,7 +42,10 @@ import org.junit.jupiter.api.io.TempDir;
  * (a cut inside its padding counts: the record no longer fits in its file) and it was not
  * removed. Every intact record must read back byte-exact after every recovery; a damaged one may
  * be a miss or a hit, and a hit must be byte-exact. The property test prints its seed, round and
- * the damage done in every failure message; {@code -Dtierkv.recoverySeed=N} runs that seed alone.
+ * the damage done in every failure message; {@code -Dtierkv.recoverySeed=N} runs that seed alone,
+ * {@code -Dtierkv.recoverySeeds=N} runs N seeds. At every round it also recovers a copy of the
+ * damaged files with {@link Recovery#TRUST_CHAIN} off (an inside scan of every record, the rule the
+ * chain reading stands in for) and checks that both give the same index and leave the same bytes.
  */
 class RecoveryIdempotenceTest {
 
@@ -219,19 +222,24 @@ class RecoveryIdempotenceTest {
     void seededDamageThenAppendsNeverCostAnIntactRecordAtAnyLaterRecovery() throws IOException {
         Long only = Long.getLong("tierkv.recoverySeed");
         long[] seeds = only != null ? new long[] {only}
-                : LongStream.range(0, SEEDS).map(i -> 0x1DE4_907L + 7_919L * i).toArray();
+                : LongStream.range(0, Integer.getInteger("tierkv.recoverySeeds", SEEDS))
+                        .map(i -> 0x1DE4_907L + 7_919L * i).toArray();
         Tally t = new Tally();
         for (long seed : seeds) {
             rounds(seed, Files.createDirectory(dir.resolve("seed-" + seed)), t);
+            deleteTree(dir.resolve("seed-" + seed));
         }
-        System.out.printf("recovery rounds: %d seeds x %d rounds, damage %s, %d intact reads byte-exact%n",
-                seeds.length, ROUNDS, t.damage, t.intactReads);
+        System.out.printf("recovery rounds: %d seeds x %d rounds, damage %s, %d intact reads byte-exact; "
+                        + "records inside-scanned at damaged recoveries: %d following the chain, %d scanning all%n",
+                seeds.length, ROUNDS, t.damage, t.intactReads, t.chainScans, t.strictScans);
     }
 
     /** What the property test did, for its summary line. */
     private static final class Tally {
         final Map<String, Integer> damage = new TreeMap<>();
         long intactReads;
+        long chainScans;
+        long strictScans;
     }
 
     /** The keys written, damaged, removed and gone so far in one seed's run. */
@@ -257,10 +265,13 @@ class RecoveryIdempotenceTest {
             List<String> done = damage(r, d, live, m);
             done.forEach(what -> t.damage.merge(what.substring(0, what.indexOf(' ')), 1, Integer::sum));
             String why = "seed " + seed + " round " + round + " after " + done;
+            Path strict = copyTree(d, d.resolveSibling(d.getFileName() + "-strict"));
             List<DiskTier.RecordLocation> first;
             try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
                 first = tier.recordLocations();
+                t.chainScans += tier.stats().recoveryInsideScans();
             }
+            assertSameAsScanningEveryRecord(d, strict, first, t, why);
             try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
                 assertEquals(first, tier.recordLocations(), why + ": recovering the same files again");
                 t.intactReads += verify(tier, m, why);
@@ -281,6 +292,57 @@ class RecoveryIdempotenceTest {
             t.intactReads += verify(tier, m, "seed " + seed + " last recovery");
             tier.checkInvariants();
         }
+    }
+
+    /**
+     * Recovers the copy {@code strict} of the files {@code d} held before its recovery with
+     * {@link Recovery#TRUST_CHAIN} off, and checks that it finds the records {@code chain} found
+     * in {@code d} and leaves the same segment files, byte for byte. Deletes the copy.
+     */
+    private static void assertSameAsScanningEveryRecord(Path d, Path strict, List<DiskTier.RecordLocation> chain,
+                                                        Tally t, String why) throws IOException {
+        List<DiskTier.RecordLocation> all;
+        Recovery.TRUST_CHAIN = false;
+        try (DiskTier tier = DiskTier.open(options(strict), LAYOUT)) {
+            all = tier.recordLocations();
+            t.strictScans += tier.stats().recoveryInsideScans();
+        } finally {
+            Recovery.TRUST_CHAIN = true;
+        }
+        assertEquals(names(all), names(chain), why + ": following the chain finds what scanning every record finds");
+        List<Path> files = segmentFileList(d);
+        assertEquals(files.stream().map(Path::getFileName).toList(),
+                segmentFileList(strict).stream().map(Path::getFileName).toList(), why + ": the same segment files");
+        for (Path f : files) {
+            assertEquals(-1L, Files.mismatch(f, strict.resolve(f.getFileName())),
+                    why + ": " + f.getFileName() + " left as scanning every record leaves it (first differing byte)");
+        }
+        deleteTree(strict);
+    }
+
+    /** Locations with file names instead of paths, in index order. */
+    private static List<String> names(List<DiskTier.RecordLocation> locations) {
+        return locations.stream().map(l -> l.hashLo() + "@" + l.file().getFileName() + ":" + l.offset() + "+"
+                + l.usedBytes()).toList();
+    }
+
+    private static Path copyTree(Path from, Path to) throws IOException {
+        Files.createDirectory(to);
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(from)) {
+            for (Path p : ds) {
+                Files.copy(p, to.resolve(p.getFileName()));
+            }
+        }
+        return to;
+    }
+
+    private static void deleteTree(Path d) throws IOException {
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(d)) {
+            for (Path p : ds) {
+                Files.delete(p);
+            }
+        }
+        Files.delete(d);
     }
 
     private void append(DiskTier tier, Model m, String why) {
