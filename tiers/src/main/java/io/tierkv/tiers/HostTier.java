@@ -1176,34 +1176,32 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
     }
 
-    /** Compares the disk's pins with those the ids hold; see {@link #checkInvariants}. Lock held. */
+    /** Compares the disk's pins with those the ids hold, in one disk call; see {@link #checkInvariants}. Lock held. */
     private void checkDiskPins(java.util.List<String> bad) {
-        java.util.Map<Long, int[]> holders = new java.util.HashMap<>(); // pin -> {ids holding it, one of them}
+        java.util.Map<Long, int[]> holders = new java.util.LinkedHashMap<>(); // pin -> {ids holding it, one of them}
         for (int id = 0; id < state.length; id++) {
             if ((state[id] & PINNED) != 0) {
-                holders.computeIfAbsent(diskPin[id], p -> new int[] {0, 0})[0]++;
-                holders.get(diskPin[id])[1] = id;
+                int[] h = holders.computeIfAbsent(diskPin[id], p -> new int[2]);
+                h[0]++;
+                h[1] = id;
             }
         }
-        int liveRecords = 0;
-        int broken = 0;
+        int n = holders.size();
+        long[] his = new long[n];
+        long[] los = new long[n];
+        long[] pins = new long[n];
+        int[] counts = new int[n];
+        int i = 0;
         for (var e : holders.entrySet()) {
             int id = e.getValue()[1];
-            int held = disk.heldPins(hashHi[id], hashLo[id], e.getKey());
-            if (held != e.getValue()[0]) {
-                bad.add("disk pin " + e.getKey() + " (block " + id + ") held by " + e.getValue()[0] + " ids but "
-                        + held + " pins on it");
-            }
-            if (disk.pinBroken(e.getKey())) {
-                broken += held;
-            } else {
-                liveRecords++;
-            }
+            his[i] = hashHi[id];
+            los[i] = hashLo[id];
+            pins[i] = e.getKey();
+            counts[i++] = e.getValue()[0];
         }
-        int pinnedRecords = disk.stats().pinnedBlocks();
-        if (liveRecords != pinnedRecords || broken != disk.brokenPins()) {
-            bad.add("ids hold pins on " + liveRecords + " records and " + broken + " broken pins, but the disk has "
-                    + pinnedRecords + " pinned records and " + disk.brokenPins() + " broken pins");
+        String problem = disk.checkPins(his, los, pins, counts, n);
+        if (problem != null) {
+            bad.add("disk pins: " + problem);
         }
     }
 

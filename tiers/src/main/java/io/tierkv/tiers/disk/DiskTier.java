@@ -654,20 +654,47 @@ public final class DiskTier implements AutoCloseable {
     }
 
     /**
-     * Pins held through a pin handle, for invariant checks by the pins' holders.
+     * Checks, under one lock, that the pins its holders believe they hold are exactly the tier's
+     * pins: each handle holds as many pins (on its record if that is still on disk, else broken
+     * pins under it) as it has holders, every pinned record is one of the handles, and every
+     * broken pin belongs to one. For the invariant check of the tier's only pin holder, the host
+     * tier; every pin it holds must be passed, each handle once.
      *
-     * @param hashHi block hash, high 64 bits
-     * @param hashLo block hash, low 64 bits
-     * @param pin    a pin handle for this key
-     * @return the pins on its record if that is still on disk, else the broken pins left under it
+     * @param hashHi  per handle, its key's high 64 bits
+     * @param hashLo  per handle, its key's low 64 bits
+     * @param pins    the distinct pin handles held
+     * @param holders per handle, how many holders hold it
+     * @param n       handles in the arrays
+     * @return a description of the first difference, or null if they agree
      * @throws IllegalStateException if the tier is closed
      */
-    public int heldPins(long hashHi, long hashLo, long pin) {
+    public String checkPins(long[] hashHi, long[] hashLo, long[] pins, int[] holders, int n) {
         lock.lock();
         try {
             ensureOpen();
-            int slot = index.find(hashHi, hashLo);
-            return slot != RecordIndex.NONE && index.serial[slot] == pin ? index.pins(slot) : space.brokenPins(pin);
+            int liveRecords = 0;
+            int broken = 0;
+            for (int i = 0; i < n; i++) {
+                int slot = index.find(hashHi[i], hashLo[i]);
+                boolean live = slot != RecordIndex.NONE && index.serial[slot] == pins[i];
+                int held = live ? index.pins(slot) : space.brokenPins(pins[i]);
+                if (held != holders[i]) {
+                    return "pin " + pins[i] + " of block " + Long.toHexString(hashHi[i]) + Long.toHexString(hashLo[i])
+                            + " has " + holders[i] + " holders but " + held + (live ? " pins on its record"
+                                    : " broken pins left");
+                }
+                if (live) {
+                    liveRecords++;
+                } else {
+                    broken += held;
+                }
+            }
+            if (liveRecords != index.pinnedCount() || broken != space.brokenPinCount()) {
+                return "holders hold pins on " + liveRecords + " records and " + broken + " broken pins, but the tier"
+                        + " has " + index.pinnedCount() + " pinned records and " + space.brokenPinCount()
+                        + " broken pins";
+            }
+            return null;
         } finally {
             lock.unlock();
         }

@@ -89,7 +89,10 @@ class DiskFaultInjectionTest {
             assertTrue(tier.pinBroken(pin));
             assertEquals(1, tier.brokenPins());
             assertEquals(0, tier.stats().pinnedBlocks());
-            assertEquals(1, tier.heldPins(hi(1), lo(1), pin));
+            assertEquals(null, tier.checkPins(new long[] {hi(1)}, new long[] {lo(1)}, new long[] {pin}, new int[] {1},
+                    1), "one broken pin, held once");
+            assertTrue(tier.checkPins(new long[0], new long[0], new long[0], new int[0], 0).contains("1 broken pins"),
+                    "a broken pin nobody holds is found");
             long again = tier.putPinned(hi(1), lo(1), identity(arena, 1), block(arena, 1));
             assertFalse(tier.unpin(hi(1), lo(1), pin), "the broken pin, not the new record's");
             assertEquals(1, tier.pins(hi(1), lo(1)));
