@@ -31,7 +31,7 @@ import java.util.function.IntConsumer;
  *
  * <pre>
  * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED, NEEDED, PINNED)
- *               | hash 2 longs
+ *               | hash 2 longs | disk pin long (the record serial its pin names; 0 when not PINNED)
  * per host slot: [bytesPerBlock bytes] in one pinned buffer; its identity off-heap beside it
  *                ({@link BlockIdentity}: context, parent hash, B token ids; copied at demotion)
  * </pre>
@@ -51,17 +51,32 @@ import java.util.function.IntConsumer;
  * copy elsewhere (it leaves only by a spill, or as a clean copy of a device-resident block). Its
  * disk record is pinned in the disk tier exactly while the block is NEEDED, ON_DISK and has no
  * host slot (PINNED: this id holds one pin on the record). The pin is taken in the same disk-tier
- * call that writes the record ({@link DiskTier#put(long, long, MemorySegment, MemorySegment,
- * boolean)} with the NEEDED bit read before the spill), so there is no moment at which the record
- * is evictable and already the only copy; if the block became NEEDED during the spill, the record
- * is pinned before the host slot is dropped, and a record gone by then means the spill failed
- * and the block stays on the host. A disk tier that cannot make room without evicting pinned
- * records refuses the spill ({@code CapacityExhaustedException}, counted in
- * {@link TierStats#diskSpillFailures()}); the block stays in its host slot, and host pressure
- * falls back to the paths that exist for a full host (demotions refused, device admission waits,
- * {@code CapacityExhaustedException} or {@code BudgetExceededException}). Nothing is lost.
- * Unreferenced records stay ordinary LRU records. Disk pins are taken and dropped under this
- * tier's lock (host before disk); the cache calls in with its own lock held (cache before host).
+ * call that writes the record ({@link DiskTier#putPinned} when the NEEDED bit read before the
+ * spill is set), so there is no moment at which the record is evictable and already the only
+ * copy; if the block became NEEDED during the spill, the record is pinned before the host slot is
+ * dropped, and a record gone by then means the spill failed and the block stays on the host. A
+ * disk tier that cannot make room without evicting pinned records refuses the spill
+ * ({@code CapacityExhaustedException}, counted in {@link TierStats#diskSpillFailures()}); the
+ * block stays in its host slot, and host pressure falls back to the paths that exist for a full
+ * host (demotions refused, device admission waits, {@code CapacityExhaustedException} or
+ * {@code BudgetExceededException}). Nothing is lost. Unreferenced records stay ordinary LRU
+ * records. Disk pins are taken and dropped under this tier's lock (host before disk); the cache
+ * calls in with its own lock held (cache before host).
+ *
+ * <h2>Pin ownership, and a pinned record found damaged</h2>
+ * A pin names one record (the serial {@link DiskTier#pin} returns, kept per id), never a key:
+ * several ids may hold the same hash (a block sealed while another indexed its hash keeps its own
+ * id and shares the record), and a key may hold a new record after the old one went. A pinned
+ * record still leaves the disk when it fails verification (found by any reader: a promotion, a
+ * read, read-ahead, a match, a spill that verifies it) or is removed; its pins become broken pins
+ * ({@link DiskTier#pinBroken}, asked without the disk lock). Every id holding one finds out the
+ * next time anything asks about its disk copy ({@link #hasCopy}, {@link #takeOverCopy},
+ * {@link #residence}, {@link #pinBelow}, a promotion, read or read-ahead), and at once for the
+ * indexed id through the eviction notice ({@link #drainDiskEvictions}): the copy is gone (ON_DISK
+ * and PINNED cleared) and the broken pin released through {@link DiskTier#unpin}, which touches no
+ * other record. A block left without a copy anywhere is then lost as a counted event (the cache
+ * marks it LOST: its next lease or read fails with {@code CorruptBlockException}); a block with
+ * another copy (device, host) loses nothing.
  *
  * <h2>Concurrency and lock order</h2>
  * The cache lock comes before this tier's lock, which comes before the disk tier's. This tier
@@ -90,6 +105,10 @@ final class HostTier implements LowerTier, AutoCloseable {
     private static final byte NEEDED = 16;
     /** This id holds one pin on its disk record: NEEDED, ON_DISK and no host slot. */
     private static final byte PINNED = 32;
+    /** {@link #spill} result: nothing stored. */
+    private static final long NOT_STORED = DiskTier.NO_PIN;
+    /** {@link #spill} result: stored without a pin (record serials, the pins, are positive). */
+    private static final long STORED = -1;
 
     private final KvLayout layout;
     private final DeviceTier device;
@@ -105,6 +124,8 @@ final class HostTier implements LowerTier, AutoCloseable {
     private final byte[] state;
     private final long[] hashHi;
     private final long[] hashLo;
+    /** Per id: the pin it holds on its disk record ({@link DiskTier#pin}) while PINNED, else {@link DiskTier#NO_PIN}. */
+    private final long[] diskPin;
     private final DiskTier disk;
     private final StagingPool staging;
     private volatile IntConsumer matchedBelowListener = id -> { };
@@ -116,6 +137,8 @@ final class HostTier implements LowerTier, AutoCloseable {
     private final TierCounters counters;
     private int reservedHostSlots;
     private int orphanedSlots;
+    /** Spills that may have pinned a record this tier has not recorded yet (the lock released meanwhile). */
+    private int pinningSpills;
     private boolean closed;
     private PagedKvCache cache;
 
@@ -149,6 +172,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         this.state = new byte[maxBlocks];
         this.hashHi = new long[maxBlocks];
         this.hashLo = new long[maxBlocks];
+        this.diskPin = new long[maxBlocks];
         this.disk = disk;
         this.staging = staging;
         this.copyTimeoutNanos = copyTimeoutNanos;
@@ -219,7 +243,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 state[blockId] |= MOVING;
                 policy.onRemove(blockId);
                 src = slotViews[hs];
-            } else if ((state[blockId] & ON_DISK) != 0) {
+            } else if (diskCopyHeld(blockId)) {
                 fromDisk = true;
                 src = null;
             } else {
@@ -285,7 +309,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         lock.lock();
         try {
             hs = hostSlot[blockId];
-            if (hs < 0 && (state[blockId] & ON_DISK) == 0) {
+            if (hs < 0 && !diskCopyHeld(blockId)) {
                 return false;
             }
             hi = hashHi[blockId];
@@ -309,16 +333,42 @@ final class HostTier implements LowerTier, AutoCloseable {
         return true;
     }
 
-    /** Counts and reports a disk read that missed: the block's record is gone, and its pins with it. */
+    /**
+     * Counts and reports a disk read that missed: the block's record is gone (quarantined as it
+     * was read, evicted, or another identity's), so is this id's disk copy, and its pin is
+     * released (a broken pin, or one on a record that is not this block's).
+     */
     private void diskMiss(int blockId) {
         counters.diskMisses.increment();
         TierEvents.fault("disk miss for block " + blockId);
         lock.lock();
         try {
-            state[blockId] &= ~(ON_DISK | PINNED);
+            diskCopyGone(blockId);
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Whether this id's disk copy is there: ON_DISK, and for a PINNED id its pin not broken. A
+     * broken pin (the record failed verification or was removed since) is settled here: the copy
+     * is gone ({@link #diskCopyGone}). Lock held.
+     */
+    private boolean diskCopyHeld(int blockId) {
+        if ((state[blockId] & ON_DISK) == 0) {
+            return false;
+        }
+        if ((state[blockId] & PINNED) != 0 && !closed && disk.pinBroken(diskPin[blockId])) {
+            diskCopyGone(blockId);
+            return false;
+        }
+        return true;
+    }
+
+    /** This id's disk record is gone: clears ON_DISK and releases its pin, if it holds one. Lock held. */
+    private void diskCopyGone(int blockId) {
+        releaseDiskPin(blockId);
+        state[blockId] &= ~ON_DISK;
     }
 
     @Override
@@ -369,17 +419,23 @@ final class HostTier implements LowerTier, AutoCloseable {
                 state[blockId] &= ~CLEAN;
                 return true;
             }
-            return (state[blockId] & ON_DISK) != 0 && hostSlot[blockId] < 0;
+            return hostSlot[blockId] < 0 && diskCopyHeld(blockId);
         } finally {
             lock.unlock();
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A disk copy whose pin turned out broken is settled on the way (it is gone; see the class
+     * comment), which changes no copy that exists.
+     */
     @Override
     public boolean hasCopy(int blockId) {
         lock.lock();
         try {
-            return hostSlot[blockId] >= 0 || (state[blockId] & ON_DISK) != 0;
+            return hostSlot[blockId] >= 0 || diskCopyHeld(blockId);
         } finally {
             lock.unlock();
         }
@@ -392,7 +448,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             if (hostSlot[blockId] >= 0) {
                 return RESIDENT_HOST;
             }
-            return (state[blockId] & ON_DISK) != 0 ? RESIDENT_DISK : RESIDENT_NOWHERE;
+            return diskCopyHeld(blockId) ? RESIDENT_DISK : RESIDENT_NOWHERE;
         } finally {
             lock.unlock();
         }
@@ -419,6 +475,9 @@ final class HostTier implements LowerTier, AutoCloseable {
         lock.lock();
         try {
             if (disk == null || hostSlot[blockId] >= 0 || (state[blockId] & ON_DISK) == 0) {
+                return false;
+            }
+            if (!diskCopyHeld(blockId)) { // its record failed verification elsewhere since it was pinned
                 return false;
             }
             hi = hashHi[blockId];
@@ -670,14 +729,17 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     /**
-     * Drops this id's pin on its disk record, if it holds one (after close there is no record to
-     * unpin: a lease released late only clears the bit). Lock held.
+     * Releases this id's pin, if it holds one: from its record, or the broken pin the record left
+     * when it failed verification or was removed (after close there is nothing to release: a
+     * lease released late only clears the bit). Lock held.
      */
     private void releaseDiskPin(int blockId) {
         if ((state[blockId] & PINNED) != 0) {
             state[blockId] &= ~PINNED;
+            long pin = diskPin[blockId];
+            diskPin[blockId] = DiskTier.NO_PIN;
             if (!closed) {
-                disk.unpin(hashHi[blockId], hashLo[blockId]);
+                disk.unpin(hashHi[blockId], hashLo[blockId], pin);
             }
         }
     }
@@ -771,26 +833,34 @@ final class HostTier implements LowerTier, AutoCloseable {
         long hi = hashHi[victim];
         long lo = hashLo[victim];
         boolean pin = (state[victim] & NEEDED) != 0; // its record may become its only copy: pin it as it is written
-        boolean spilled = false;
+        long stored = NOT_STORED;
+        if (pin) {
+            pinningSpills++;
+        }
         lock.unlock();
         try {
             if (disk != null && (hi | lo) != 0) {
-                spilled = spill(victim, hi, lo, hs, pin);
+                stored = spill(victim, hi, lo, hs, pin);
             }
         } finally {
             lock.lock();
+            if (pin) {
+                pinningSpills--;
+            }
         }
+        boolean spilled = stored != NOT_STORED;
+        long heldPin = pin ? stored : DiskTier.NO_PIN; // a pinning spill returns its pin
         if (hostSlot[victim] != hs) { // freed by the cache while it moved: the slot is an orphan now
             orphanedSlots--;
             slots.free(hs);
-            if (spilled && pin) {
-                disk.unpin(hi, lo); // the id is gone (perhaps reused): its pin goes too
+            if (heldPin != DiskTier.NO_PIN) {
+                disk.unpin(hi, lo, heldPin); // the id is gone (perhaps reused): its pin goes too
             }
             return true;
         }
         state[victim] &= ~MOVING;
         if (spilled) {
-            spilled = settlePin(victim, hi, lo, pin);
+            spilled = settlePin(victim, hi, lo, heldPin);
         }
         if (spilled) {
             state[victim] |= ON_DISK;
@@ -825,37 +895,54 @@ final class HostTier implements LowerTier, AutoCloseable {
      * NEEDED now (the cache may have said so, or the opposite, while the lock was released). Lock
      * held.
      *
-     * @return false if the block became NEEDED and its record was evicted before it could be
-     *         pinned: the spill counts as failed and the block stays on the host
+     * @param heldPin the pin the spill took ({@link DiskTier#NO_PIN} for none)
+     * @return false if the record is no copy to rely on: the block became NEEDED and its record was
+     *         evicted before it could be pinned, or the pinned record failed verification (found
+     *         by another reader) meanwhile. The spill then counts as failed and the block stays
+     *         on the host
      */
-    private boolean settlePin(int victim, long hi, long lo, boolean pinned) {
+    private boolean settlePin(int victim, long hi, long lo, long heldPin) {
         boolean needed = (state[victim] & NEEDED) != 0;
-        if (needed != pinned) {
-            if (pinned) {
-                disk.unpin(hi, lo);
-            } else if (!disk.pin(hi, lo)) {
+        long pin = heldPin;
+        if (pin != DiskTier.NO_PIN && (!needed || disk.pinBroken(pin))) {
+            boolean broken = !disk.unpin(hi, lo, pin);
+            pin = DiskTier.NO_PIN;
+            if (broken) {
+                return false;
+            }
+        } else if (needed && pin == DiskTier.NO_PIN) {
+            pin = disk.pin(hi, lo);
+            if (pin == DiskTier.NO_PIN) {
                 return false;
             }
         }
         if (needed) {
             state[victim] |= PINNED;
+            diskPin[victim] = pin;
         }
         return true;
     }
 
-    private boolean spill(int blockId, long hi, long lo, int hs, boolean pin) {
+    /**
+     * Writes a host block to disk.
+     *
+     * @return the pin on its record if {@code pin} ({@link DiskTier#putPinned}), {@link #STORED}
+     *         if stored without one, {@link #NOT_STORED} if the disk declined or refused it
+     */
+    private long spill(int blockId, long hi, long lo, int hs, boolean pin) {
         long start = System.nanoTime();
         try {
-            boolean stored = disk.put(hi, lo, hostIdentities.asSlice(identityOffset(hs), identityBytes), slotViews[hs],
-                    pin);
-            if (stored) {
+            MemorySegment identity = hostIdentities.asSlice(identityOffset(hs), identityBytes);
+            long stored = pin ? disk.putPinned(hi, lo, identity, slotViews[hs])
+                    : disk.put(hi, lo, identity, slotViews[hs]) ? STORED : NOT_STORED;
+            if (stored != NOT_STORED) {
                 counters.diskSpills.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
             }
             return stored;
         } catch (TierKvException e) {
             counters.diskSpillFailures.increment();
             TierEvents.fault("spill of block " + blockId + " failed: " + e.getMessage());
-            return false;
+            return NOT_STORED;
         }
     }
 
@@ -894,8 +981,9 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     /**
      * For a NEEDED block held on disk without a host slot: pins its record if this id does not
-     * hold a pin yet. A record already gone (evicted before the pin; its notice not yet drained)
-     * clears ON_DISK at once, so nothing trusts it meanwhile ({@link #takeOverCopy}). Lock held.
+     * hold a pin yet. A record already gone (evicted before the pin; its notice not yet drained,
+     * or pinned and since found damaged: a broken pin) clears ON_DISK at once, so nothing trusts
+     * it meanwhile ({@link #takeOverCopy}). Lock held.
      *
      * @return whether the record is on disk and pinned by this id
      */
@@ -905,10 +993,12 @@ final class HostTier implements LowerTier, AutoCloseable {
             return false;
         }
         if ((st & PINNED) != 0) {
-            return true;
+            return diskCopyHeld(blockId); // false if the pinned record failed verification since
         }
-        if (disk.pin(hashHi[blockId], hashLo[blockId])) {
+        long pin = disk.pin(hashHi[blockId], hashLo[blockId]);
+        if (pin != DiskTier.NO_PIN) {
             state[blockId] |= PINNED;
+            diskPin[blockId] = pin;
             return true;
         }
         state[blockId] &= ~ON_DISK;
@@ -929,9 +1019,12 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     /**
-     * Tells the cache about disk records evicted since the last call, so ids held only on disk are
-     * freed or marked lost; a notice about a key that is on disk again (written anew since) is
-     * skipped. Called by the mover, outside every lock.
+     * Tells the cache about disk records evicted, removed or quarantined since the last call, so
+     * ids held only on disk are freed or marked lost. A notice reaches the id the cache indexes
+     * under the key. For an id that holds a pin, its pin says exactly whether its record went
+     * ({@link DiskTier#pinBroken}; the broken pin is released here); for one that does not, a key
+     * that is on disk again (written anew since) makes the notice stale and it is skipped. Called
+     * by the mover, outside every lock.
      *
      * @return records processed
      */
@@ -945,14 +1038,15 @@ final class HostTier implements LowerTier, AutoCloseable {
             boolean onlyOnDisk;
             lock.lock();
             try {
-                // A key written again since it was evicted (a later spill of the same block) is on
-                // disk now: the notice is stale and must not unpin or drop the new record's block.
-                boolean same = hashHi[id] == h[0] && hashLo[id] == h[1] && (state[id] & ON_DISK) != 0
-                        && !disk.contains(h[0], h[1]);
-                if (same) {
-                    state[id] &= ~(ON_DISK | PINNED); // the record and its pins are gone, whatever other copies exist
+                // A key written again since its record went (a later spill of the same block) is on
+                // disk now: for an unpinned id the notice is stale and must not drop the new record's
+                // block. A pinned id knows which record its pin holds.
+                boolean gone = hashHi[id] == h[0] && hashLo[id] == h[1] && (state[id] & ON_DISK) != 0
+                        && ((state[id] & PINNED) != 0 ? disk.pinBroken(diskPin[id]) : !disk.contains(h[0], h[1]));
+                if (gone) {
+                    diskCopyGone(id); // whatever other copies exist
                 }
-                onlyOnDisk = same && hostSlot[id] < 0;
+                onlyOnDisk = gone && hostSlot[id] < 0;
             } finally {
                 lock.unlock();
             }
@@ -1017,7 +1111,10 @@ final class HostTier implements LowerTier, AutoCloseable {
     /**
      * Host-side invariants: free + used == capacity, no slot twice, the policy holds exactly the
      * host-resident blocks that are neither moving nor queued for a spill, and an id holds a disk
-     * pin only while it is NEEDED, ON_DISK and without a host slot.
+     * pin only while it is NEEDED, ON_DISK and without a host slot. Unless a pinning spill is in
+     * flight, the disk's pins are exactly those the ids hold: each pin held by as many ids as it
+     * counts (on its record, or broken), every pinned record held by an id, no broken pin without
+     * a holder.
      *
      * @return violations, empty when consistent
      */
@@ -1044,6 +1141,9 @@ final class HostTier implements LowerTier, AutoCloseable {
                     bad.add("block " + id + " holds a disk pin but state " + state[id] + " host slot " + hs
                             + " (expected NEEDED, ON_DISK, no host slot)");
                 }
+                if (((state[id] & PINNED) != 0) != (diskPin[id] != DiskTier.NO_PIN)) {
+                    bad.add("block " + id + " state " + state[id] + " but disk pin " + diskPin[id]);
+                }
                 if (hs < 0) {
                     if (policy.contains(id)) {
                         bad.add("block " + id + " in host policy without a host slot");
@@ -1067,9 +1167,41 @@ final class HostTier implements LowerTier, AutoCloseable {
                 bad.add("host resident " + resident + " + parked " + parked + " + reserved " + reservedHostSlots
                         + " + orphaned " + orphanedSlots + " != used " + slots.usedCount());
             }
+            if (disk != null && !closed && pinningSpills == 0) {
+                checkDiskPins(bad);
+            }
             return bad;
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Compares the disk's pins with those the ids hold, in one disk call; see {@link #checkInvariants}. Lock held. */
+    private void checkDiskPins(java.util.List<String> bad) {
+        java.util.Map<Long, int[]> holders = new java.util.LinkedHashMap<>(); // pin -> {ids holding it, one of them}
+        for (int id = 0; id < state.length; id++) {
+            if ((state[id] & PINNED) != 0) {
+                int[] h = holders.computeIfAbsent(diskPin[id], p -> new int[2]);
+                h[0]++;
+                h[1] = id;
+            }
+        }
+        int n = holders.size();
+        long[] his = new long[n];
+        long[] los = new long[n];
+        long[] pins = new long[n];
+        int[] counts = new int[n];
+        int i = 0;
+        for (var e : holders.entrySet()) {
+            int id = e.getValue()[1];
+            his[i] = hashHi[id];
+            los[i] = hashLo[id];
+            pins[i] = e.getKey();
+            counts[i++] = e.getValue()[0];
+        }
+        String problem = disk.checkPins(his, los, pins, counts, n);
+        if (problem != null) {
+            bad.add("disk pins: " + problem);
         }
     }
 

@@ -25,7 +25,8 @@ import picocli.CommandLine.Option;
 @Command(name = "replay", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Replay a serving trace through a real KV block manager (device, host and disk tiers).",
             "With no --trace, replays the built-in seeded multi-turn generator (1,000 requests).",
-            "Exit status: 0, or 1 when a block read back differed from what was written or an invariant broke."})
+            "Exit status: 0, or 1 when a block read back differed from what was written, an invariant broke, or a "
+                    + "matched block was lost below with no damaged disk record found to explain it."})
 public final class ReplayCommand implements Callable<Integer> {
 
     @CommandLine.Spec
@@ -202,9 +203,20 @@ public final class ReplayCommand implements Callable<Integer> {
             out.println("wrote " + report);
         }
         out.flush();
-        boolean bad = reports.stream().anyMatch(r -> r.events().verifyFailures() > 0
-                || !r.invariantViolations().isEmpty());
-        return bad ? 1 : 0;
+        return reports.stream().anyMatch(ReplayCommand::failed) ? 1 : 0;
+    }
+
+    /**
+     * Whether a replay failed: a block read back differed from what was written, an invariant
+     * broke, or more matched blocks were lost below than damaged disk records were found (a lost
+     * block nothing explains).
+     *
+     * @param r the report
+     * @return true for exit status 1
+     */
+    static boolean failed(ReplayReport r) {
+        return r.events().verifyFailures() > 0 || !r.invariantViolations().isEmpty()
+                || r.hits().lost() > r.events().corruptRecords();
     }
 
     private ReplayReport replay(ReplayConfig config, TraceInput input, boolean bar, String label) {

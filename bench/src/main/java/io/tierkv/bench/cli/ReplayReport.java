@@ -82,8 +82,10 @@ public record ReplayReport(String source, String format, int traceBlockTokens, S
      * @param device        found on the device by the match ({@code CacheStats.prefixHitBlocks - prefixHitBlocksBelow})
      * @param host          found below the device and not loaded from disk
      * @param disk          found below the device and loaded from the disk tier ({@code TierStats.diskLoads})
-     * @param lost          matched blocks whose lease failed because their bytes were gone below (a disk
-     *                      record evicted after the match); never read; the request started over
+     * @param lost          matched blocks whose lease failed because their bytes were gone below (their only
+     *                      copy missing or found damaged); never read; the request started over. A lost block
+     *                      that no detected corruption explains ({@code lost > events.corruptRecords}) makes
+     *                      {@code tierkv replay} exit with 1
      */
     public record Hits(long matchedBlocks, long device, long host, long disk, long lost) {
     }
@@ -129,11 +131,13 @@ public record ReplayReport(String source, String format, int traceBlockTokens, S
      * @param copiesOnWrite     shared unsealed blocks copied before a write
      * @param admissionFailures allocations that failed (requests rejected)
      * @param verifyFailures    matched blocks whose bytes differed from what was written
+     * @param corruptRecords    disk records found damaged and quarantined ({@code DiskStats.corruptMisses})
      * @param compressionRatio  disk raw / stored bytes (1.0 without disk)
      */
     public record Events(long demotions, long promotions, long failedDemotions, long failedPromotions, long evictions,
             long hostEvictions, long diskEvictions, long deviceCleanDrops, long hostCleanDrops, long diskSpills,
-            long copiesOnWrite, long admissionFailures, long verifyFailures, double compressionRatio) {
+            long copiesOnWrite, long admissionFailures, long verifyFailures, long corruptRecords,
+            double compressionRatio) {
     }
 
     /**
@@ -173,7 +177,9 @@ public record ReplayReport(String source, String format, int traceBlockTokens, S
         line(b, "hit rate", String.format(Locale.ROOT, "%.4f  (%d tokens; infinite-capacity ceiling %.4f)", hitRate,
                 hitTokens, ceilingHitRate));
         line(b, "hits by tier", String.format(Locale.ROOT, "device %d, host %d, disk %d blocks (of %d matched%s)",
-                hits.device, hits.host, hits.disk, hits.matchedBlocks, hits.lost > 0 ? ", " + hits.lost + " lost" : ""));
+                hits.device, hits.host, hits.disk, hits.matchedBlocks, hits.lost > 0 ? ", " + hits.lost + " lost"
+                        + (hits.lost > events.corruptRecords ? ", NOT EXPLAINED by the " + events.corruptRecords
+                                + " damaged disk records found" : "") : ""));
         line(b, "moved", "device->host " + mv(moves.deviceToHost) + ", host->device " + mv(moves.hostToDevice)
                 + ", host->disk " + mv(moves.hostToDisk) + ", disk->device " + mv(moves.diskToDevice));
         line(b, "payload", "written " + Sizes.bytes(moves.payloadWritten) + ", verified "

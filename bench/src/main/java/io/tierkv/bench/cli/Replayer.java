@@ -42,8 +42,8 @@ import org.HdrHistogram.Histogram;
  *       every trace block, the last partial one included, becomes a full block of tokens.
  *   <li>{@code Sequence.matchPrefix} finds the cached leading blocks; each is then leased (and so
  *       promoted to the device if it was below) and, with payload {@code full}, every byte checked.
- *       If a matched block turns out lost below (its disk record was evicted after the match
- *       found it), the manager unindexes it and the request starts over with a new sequence, as
+ *       If a matched block turns out lost below (its only copy, a disk record, found damaged),
+ *       the manager unindexes it and the request starts over with a new sequence, as
  *       a runtime would (at most {@value #MAX_MATCH_ATTEMPTS} attempts).
  *   <li>Prefill appends and writes every remaining prompt token (all layers), sealing the blocks.
  *   <li>Decode appends {@code output_length} answer tokens (capped by {@code maxDecodeTokens}).
@@ -194,8 +194,8 @@ public final class Replayer {
                         excluded += Math.abs(verify);
                         break;
                     }
-                    // A matched block was lost below (its disk record evicted after the match found
-                    // it): the manager has unindexed it; start over, as a runtime would.
+                    // A matched block was lost below (its only copy found damaged): the manager has
+                    // unindexed it; start over, as a runtime would.
                     excluded += -verify;
                     seq.close();
                     seq = backend.open();
@@ -313,7 +313,8 @@ public final class Replayer {
                     cs.failedPromotions(), cs.evictions(), ts == null ? 0 : ts.hostEvictions(),
                     ts == null || ts.disk() == null ? 0 : ts.disk().evictions(), cs.cleanDrops(),
                     ts == null ? 0 : ts.hostCleanDrops(), spill.blocks(), cs.copiesOnWrite(), cs.admissionFailures(),
-                    verifyFailures, ts == null || ts.disk() == null ? 1.0 : ts.disk().compressionRatio());
+                    verifyFailures, ts == null || ts.disk() == null ? 0 : ts.disk().corruptMisses(),
+                    ts == null || ts.disk() == null ? 1.0 : ts.disk().compressionRatio());
             ReplayReport.Latency lat = new ReplayReport.Latency(latency.getTotalCount(), latency.getMean() / 1e3,
                     latency.getValueAtPercentile(50) / 1e3, latency.getValueAtPercentile(90) / 1e3,
                     latency.getValueAtPercentile(99) / 1e3, latency.getValueAtPercentile(99.9) / 1e3,

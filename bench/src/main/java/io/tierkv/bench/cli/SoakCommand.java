@@ -13,6 +13,7 @@ import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.tiers.KvBlockManager;
 import io.tierkv.tiers.TierStats;
 import io.tierkv.tiers.disk.Compression;
+import io.tierkv.tiers.disk.DiskFaultInjection;
 import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.DiskStats;
 import java.io.IOException;
@@ -64,11 +65,15 @@ import picocli.CommandLine.Option;
  * device) and compares K and V of every layer word by word, and checks the stored token ids.
  *
  * <p>Back-pressure is not a fault: {@code CapacityExhaustedException} and
- * {@code TransferTimeoutException} (no room on the device in time) and
- * {@code CorruptBlockException} for a block "lost below" (its bytes gone from every tier when a
- * lease needed them; the manager unindexes it and a runtime recomputes it: the known paths to it
- * are fixed, so a non-zero count is worth a look) are counted and the operation's sequences are
- * closed.
+ * {@code TransferTimeoutException} (no room on the device in time) are counted and the
+ * operation's sequences are closed. So is {@code CorruptBlockException} for a block "lost below"
+ * (its only copy found damaged when a lease needed it; the manager unindexes it and a runtime
+ * recomputes it), as long as a detected corruption explains it.
+ *
+ * <p>Fault injection ({@code --corrupt-rate R}): a {@link DiskFaultInjection} flips one bit in the
+ * file of a fraction R of the disk records about to be verified (loads, matches, puts of a key
+ * already stored), inside the bytes the check covers, so the tier's real checks and its real
+ * corruption path run. Lost blocks are then expected, and reported beside the injected count.
  *
  * <p>Checks, every one a fault that makes the exit status 1:
  * <ul>
@@ -79,6 +84,10 @@ import picocli.CommandLine.Option;
  *   <li><b>leaked blocks</b>: after every sequence is closed at the end, {@code liveBlocks -
  *       cachedBlocks} of {@code kv.stats().cache()}: block ids still in use that are not cached
  *       (reference count 0 with a hash). Must be 0;
+ *   <li><b>corruption</b>: every injected corruption detected ({@code DiskStats.corruptMisses}
+ *       summed over the managers equals the injector's count, 0 without injection), and no block
+ *       lost below ({@code CacheStats.lostBlocks}, or a lease that failed with
+ *       {@code CorruptBlockException}) without a detected corruption to explain it;
  *   <li><b>file descriptors</b>: entries of {@code /proc/self/fd} at the start and at the end (after
  *       the manager is closed and a temporary directory deleted); growth beyond
  *       {@code --fd-tolerance} is a fault;
@@ -90,8 +99,9 @@ import picocli.CommandLine.Option;
 @Command(name = "soak", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Soak a KV block manager: random append, fork, match, lease, close and disk-tier restarts "
                 + "with budgets far below the working set; every byte read is verified.",
-            "Exit status: 0, or 1 on a mismatch, a leaked block, an invariant violation, file descriptor growth, "
-                    + "disk use above its budget, or an unexpected exception."})
+            "Exit status: 0, or 1 on a mismatch, a leaked block, an invariant violation, an injected corruption "
+                    + "not detected, a block lost below with no detected corruption to explain it, file descriptor "
+                    + "growth, disk use above its budget, or an unexpected exception."})
 public final class SoakCommand implements Callable<Integer> {
 
     private static final ValueLayout.OfLong WORD = ValueLayout.JAVA_LONG_UNALIGNED;
@@ -168,6 +178,12 @@ public final class SoakCommand implements Callable<Integer> {
                     + "(default: ${DEFAULT-VALUE})")
     private long admissionTimeoutMs;
 
+    @Option(names = "--corrupt-rate", paramLabel = "R", defaultValue = "0",
+            description = "fault injection: the fraction of disk-record verifications (loads, matches, puts of a "
+                    + "key already stored) that find their record damaged: a bit flipped in the record's file just "
+                    + "before the check reads it (DiskFaultInjection); 0 = none (default: ${DEFAULT-VALUE})")
+    private double corruptRate;
+
     @Option(names = "--fd-tolerance", paramLabel = "N", defaultValue = "8",
             description = "open file descriptors the run may end with beyond those it started with "
                     + "(default: ${DEFAULT-VALUE})")
@@ -204,6 +220,9 @@ public final class SoakCommand implements Callable<Integer> {
     private long diskAdoptions;
     private long recoveredBlocks;
     private long diskMisses;
+    private long corruptMisses;
+    private long recoveryFaults;
+    private long lostBlocks;
 
     /** Creates the command (picocli instantiates it). */
     public SoakCommand() {
@@ -247,6 +266,7 @@ public final class SoakCommand implements Callable<Integer> {
         int restarts = 0;
         long leaked;
         CacheStats endCache;
+        DiskFaultInjection injection = corruptRate > 0 ? DiskFaultInjection.install(corruptRate, seed) : null;
         long t0 = System.nanoTime();
         startNanos = t0;
         try {
@@ -309,6 +329,9 @@ public final class SoakCommand implements Callable<Integer> {
         } finally {
             stop = true;
             closeManager();
+            if (injection != null) {
+                injection.uninstall();
+            }
             if (temp != null) {
                 Replayer.deleteTree(temp);
             }
@@ -321,9 +344,15 @@ public final class SoakCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "operations: %d (%.0f/s): requests %d, appends %d, leases %d, forks %d, closes %d, "
                 + "restarts %d%n", ops, ops / seconds, requests.sum(), appends.sum(), leases.sum(), forks.sum(),
                 closes.sum(), restarts);
-        out.printf(Locale.ROOT, "back-pressure (not faults): %d operations without device room in time, %d blocks "
-                + "lost below, %d mover back-pressure errors%n", backPressure.sum(), lostBelow.sum(),
-                moverBackPressure.sum());
+        out.printf(Locale.ROOT, "back-pressure (not faults): %d operations without device room in time, %d mover "
+                + "back-pressure errors%n", backPressure.sum(), moverBackPressure.sum());
+        long injected = injection == null ? 0 : injection.injected();
+        out.printf(Locale.ROOT, "corruption: %d records damaged by injection (rate %s), %d detected (disk corrupt "
+                + "misses), %d damaged regions skipped by recovery at restarts%n", injected,
+                injection == null ? "0: off" : Double.toString(corruptRate), corruptMisses, recoveryFaults);
+        out.printf(Locale.ROOT, "blocks lost below: %d (referenced blocks whose only copy was found damaged; %d "
+                + "leases or reads failed with CorruptBlockException and the runtime recomputed them)%n", lostBlocks,
+                lostBelow.sum());
         out.printf(Locale.ROOT, "prefix hits: %d blocks (%d below the device), %d tokens matched; disk: %d adoptions, "
                 + "%d blocks recovered at restarts, %d misses%n", prefixHits, prefixHitsBelow, matchedTokens.sum(),
                 diskAdoptions, recoveredBlocks, diskMisses);
@@ -366,6 +395,13 @@ public final class SoakCommand implements Callable<Integer> {
         if (leaked != 0) {
             faults.add(leaked + " leaked blocks");
         }
+        if (corruptMisses != injected) {
+            faults.add(injected + " corruptions injected but " + corruptMisses + " detected");
+        }
+        if ((lostBlocks > 0 || lostBelow.sum() > 0) && corruptMisses == 0) {
+            faults.add(Math.max(lostBlocks, lostBelow.sum()) + " blocks lost below with no detected corruption to "
+                    + "explain them");
+        }
         if (fdEnd - fdStart > fdTolerance) {
             faults.add("file descriptors grew by " + (fdEnd - fdStart));
         }
@@ -386,12 +422,12 @@ public final class SoakCommand implements Callable<Integer> {
     private void validate() {
         if (threads < 1 || movers < 0 || movers > 8 || blockTokens < 1 || documents < 1 || maxBlocks < 1
                 || deviceBlocks < 2 || hostBlocks < 1 || recentBlocks < 0 || admissionTimeoutMs < 0
-                || fdTolerance < 0) {
+                || fdTolerance < 0 || !(corruptRate >= 0 && corruptRate <= 1)) {
             throw new IllegalArgumentException("threads >= 1, 0 <= movers <= 8, block-tokens >= 1, documents >= 1, "
                     + "max-blocks >= 1, device-blocks >= 2, host-blocks >= 1, recent-blocks >= 0, "
-                    + "admission-timeout-ms >= 0, fd-tolerance >= 0 (got " + threads + ", " + movers + ", "
+                    + "admission-timeout-ms >= 0, fd-tolerance >= 0, 0 <= corrupt-rate <= 1 (got " + threads + ", " + movers + ", "
                     + blockTokens + ", " + documents + ", " + maxBlocks + ", " + deviceBlocks + ", " + hostBlocks
-                    + ", " + recentBlocks + ", " + admissionTimeoutMs + ", " + fdTolerance + ")");
+                    + ", " + recentBlocks + ", " + admissionTimeoutMs + ", " + fdTolerance + ", " + corruptRate + ")");
         }
         if ((long) maxBlocks * blockTokens > 1_000_000) {
             throw new IllegalArgumentException("max-blocks x block-tokens: " + (long) maxBlocks * blockTokens
@@ -447,6 +483,7 @@ public final class SoakCommand implements Callable<Integer> {
         DiskStats ds = kv.stats().disk();
         if (ds != null) {
             recoveredBlocks += ds.recoveredBlocks();
+            recoveryFaults += ds.recoveryFaults();
         }
         sampleDisk();
     }
@@ -474,6 +511,10 @@ public final class SoakCommand implements Callable<Integer> {
                 prefixHitsBelow += st.cache().prefixHitBlocksBelow();
                 diskAdoptions += st.diskAdoptions();
                 diskMisses += st.diskMisses();
+                lostBlocks += st.cache().lostBlocks();
+                if (st.disk() != null) {
+                    corruptMisses += st.disk().corruptMisses();
+                }
             } finally {
                 k.close();
                 kv = null;

@@ -27,11 +27,15 @@ package io.tierkv.core.cache;
  * @param budgetSpills         a sequence's own host blocks spilled to disk to keep it within its host budget
  * @param budgetRefusedSpills  such spills refused by the sequence's disk budget or by the disk tier
  * @param deviceReads          whole-block reads ({@link Sequence#readBlock}) served from the top tier
+ * @param lostBlocks           blocks a sequence's table references, found lost below (their only copy
+ *                             missing or damaged), each counted once: unindexed, and every lease or read
+ *                             of them fails with {@link io.tierkv.core.error.CorruptBlockException} until
+ *                             their references end
  */
 public record CacheStats(int deviceCapacityBlocks, int deviceUsedBlocks, int liveBlocks, int cachedBlocks,
         int indexedBlocks, long prefixHitBlocks, long prefixHitBlocksBelow, long prefixMissBlocks,
         long hashCollisions, long evictions, long demotions, long cleanDrops, long failedDemotions,
         long promotions, long failedPromotions, long copiesOnWrite, long retiredIds, long admissionWaits,
         long admissionFailures, long budgetDemotions, long budgetSpills, long budgetRefusedSpills,
-        long deviceReads) {
+        long deviceReads, long lostBlocks) {
 }

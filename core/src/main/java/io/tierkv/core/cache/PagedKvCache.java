@@ -171,6 +171,7 @@ public final class PagedKvCache implements AutoCloseable {
     private long failedPromotions;
     private long copiesOnWrite;
     private long deviceReads;
+    private long lostBlocks;
     private long retiredIds;
     private long admissionWaits;
     private long admissionFailures;
@@ -604,7 +605,10 @@ public final class PagedKvCache implements AutoCloseable {
 
     /**
      * Moves a sealed block that is not on the top tier between the tiers below ({@code up}: disk to
-     * host, else host to disk), pinned in transit with the lock released while it moves. Lock held.
+     * host, else host to disk), pinned in transit with the lock released while it moves. A load
+     * that found the block's only copy missing or damaged leaves it without a copy anywhere: it is
+     * freed if nothing references it, else lost now (unindexed, so no match hands it out; its next
+     * lease fails). Lock held.
      */
     private boolean moveBelow(int id, boolean up) {
         if (lower == null || state[id] != SEALED || slot[id] >= 0 || (flags[id] & TRANSIT) != 0) {
@@ -618,6 +622,9 @@ public final class PagedKvCache implements AutoCloseable {
         } finally {
             lock.lock();
             flags[id] &= ~TRANSIT;
+        }
+        if (!ok && up && !lower.hasCopy(id)) {
+            goneBelow(id);
         }
         endTransit(id);
         changed.signalAll();
@@ -728,7 +735,25 @@ public final class PagedKvCache implements AutoCloseable {
         }
     }
 
+    /** A block's only copy, below the top tier, is gone: freed if nothing references it, else lost. Lock held. */
+    private void goneBelow(int id) {
+        if (refs[id] == 0) {
+            evictions++;
+            freeBlock(id);
+        } else {
+            markLost(id);
+        }
+    }
+
+    /**
+     * Marks a block whose bytes are gone from every tier LOST and unindexes it; counted in
+     * {@link CacheStats#lostBlocks()} when a sequence's table references it (not when only a
+     * read-ahead's own hold does). Lock held.
+     */
     private void markLost(int id) {
+        if (state[id] != LOST && refs[id] > leases[id]) {
+            lostBlocks++;
+        }
         if ((flags[id] & INDEXED) != 0) {
             index.remove(id);
             flags[id] &= ~INDEXED;
@@ -756,12 +781,7 @@ public final class PagedKvCache implements AutoCloseable {
             if (lower.hasCopy(blockId)) {
                 return; // a copy arrived below after the lower tier checked (without this lock)
             }
-            if (refs[blockId] == 0) {
-                evictions++;
-                freeBlock(blockId);
-            } else {
-                markLost(blockId);
-            }
+            goneBelow(blockId);
         } finally {
             lock.unlock();
         }
@@ -917,11 +937,19 @@ public final class PagedKvCache implements AutoCloseable {
      * Pins a matched block that is not on the top tier before the match hands it out; the caller
      * references it next (or calls {@link #refresh(int)} to drop the hold if it does not). If its
      * only copy below is already gone, the block is freed (unless a move holds it) and false
-     * returned: a miss now rather than a lost block at its first lease.
+     * returned: a miss now rather than a lost block at its first lease. A block held already (others
+     * reference it) whose copy below has gone since (a pinned record found damaged) is lost for
+     * them, and a miss here.
      */
     private boolean holdBelow(int id) {
         if ((flags[id] & HELD) != 0) {
-            return true;
+            if (lower.hasCopy(id)) {
+                return true;
+            }
+            if ((flags[id] & TRANSIT) == 0) {
+                markLost(id);
+            }
+            return false;
         }
         flags[id] |= HELD;
         if (lower.pinBelow(id)) {
@@ -1366,7 +1394,7 @@ public final class PagedKvCache implements AutoCloseable {
                     prefixHitBlocks, prefixHitBlocksBelow, prefixMissBlocks, hashCollisions, evictions,
                     demotions, cleanDrops, failedDemotions, promotions, failedPromotions, copiesOnWrite,
                     retiredIds, admissionWaits, admissionFailures, budget.demotions(), budget.spills(),
-                    budget.refusedSpills(), deviceReads);
+                    budget.refusedSpills(), deviceReads, lostBlocks);
         } finally {
             lock.unlock();
         }

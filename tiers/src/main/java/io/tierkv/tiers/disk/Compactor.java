@@ -26,13 +26,12 @@ import java.util.zip.CRC32C;
  */
 final class Compactor {
 
-    private static final System.Logger LOG = System.getLogger(DiskTier.class.getName());
-
     private final RecordIndex index;
     private final SegmentTable segments;
     private final RecordRules rules;
     private final CRC32C crc;
     private final DiskCounters counters;
+    private final CorruptionLog log;
 
     /**
      * Creates the compactor of a tier.
@@ -42,8 +41,11 @@ final class Compactor {
      * @param rules    what a valid record looks like
      * @param crc      the tier's checksum object
      * @param counters the tier's counters
+     * @param log      the tier's log of damaged bytes
      */
-    Compactor(RecordIndex index, SegmentTable segments, RecordRules rules, CRC32C crc, DiskCounters counters) {
+    Compactor(RecordIndex index, SegmentTable segments, RecordRules rules, CRC32C crc, DiskCounters counters,
+              CorruptionLog log) {
+        this.log = log;
         this.index = index;
         this.segments = segments;
         this.rules = rules;
@@ -95,8 +97,7 @@ final class Compactor {
             if (status != DiskFormat.VALID || DiskFormat.recordHashHi(map, off) != index.hashHi[slot]
                     || DiskFormat.recordHashLo(map, off) != index.hashLo[slot]) {
                 DiskFaultEvent.emit(seg.file.toString(), off, "compaction found a damaged header");
-                LOG.log(System.Logger.Level.WARNING, "disk tier: record at {0}@{1} failed verification during "
-                        + "compaction: quarantined", seg.file, off);
+                log.found(CorruptionLog.Kind.COMPACTION, seg.file + "@" + off, "quarantined");
                 quarantine.accept(slot);
                 continue;
             }

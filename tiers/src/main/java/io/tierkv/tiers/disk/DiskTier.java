@@ -80,10 +80,14 @@ import java.util.zip.CRC32C;
  * away (that would copy each record once more before evicting it); holes made by removal or
  * quarantine are. Any other segment whose last live record goes is deleted at once.
  *
- * <p>Pins ({@link #pin}, {@link #put(long, long, MemorySegment, MemorySegment, boolean)}): the
- * manager pins the record of a block that an open sequence references, since the record may be
- * that block's only copy. A pinned record sits on a list of its own, off the LRU list, so it is
- * never a victim (for room, by budget or by {@link #evict}). Before evicting anything for room the
+ * <p>Pins ({@link #pin}, {@link #putPinned}): the manager pins the record of a block that an open
+ * sequence references, since the record may be that block's only copy. A pin names one record:
+ * its serial, unique over the tier's life, is the handle that {@link #unpin} takes back, so a pin
+ * never releases another record that came to hold the same key later. A pinned record sits on a
+ * list of its own, off the LRU list, so it is never a victim (for room, by budget or by
+ * {@link #evict}). Removal and quarantine still drop it; its pins become <em>broken pins</em>
+ * ({@link #pinBroken}, answered without the lock), each released by its holder's {@code unpin}
+ * as any other, touching no record. Before evicting anything for room the
  * tier checks that some segment could hold the new record once its unpinned records were gone (or
  * the budget allows a new segment); when none can, the put is refused with
  * {@link CapacityExhaustedException} ({@link DiskStats#pinRefusals()}) and nothing is evicted. A
@@ -116,17 +120,19 @@ import java.util.zip.CRC32C;
  * segment (usable space checked first, then {@code posix_fallocate}); nothing is stored then and
  * mapped pages are never written without reserved blocks behind them, so no SIGBUS. A record that
  * fails verification on read is a counted miss ({@link DiskStats#corruptMisses()}), is dropped
- * from the index and journaled as deleted (quarantined), is reported as evicted, raises a JFR
- * {@code io.tierkv.DiskFault} event and a warning log line, and not one of its bytes reaches the
- * caller. Use after {@link #close()} is an {@link IllegalStateException}.
+ * from the index and journaled as deleted (quarantined; its pins become broken pins), is reported
+ * as evicted, raises a JFR {@code io.tierkv.DiskFault} event, and not one of its bytes reaches the
+ * caller. Damage is logged once per kind (the first at WARNING, the counts of all at close:
+ * {@code CorruptionLog}), not once per record. {@link DiskFaultInjection} damages records on
+ * purpose for fault-injection runs. Use after {@link #close()} is an {@link IllegalStateException}.
  *
  * <h2>Parts</h2>
  * This class is the facade: argument checks, the lock, open and close. The work is done by
  * {@code TierDirectory} (lock file, own files, layout check, metadata), {@code SegmentTable}
  * (segment files), {@code SpaceManager} and {@code Compactor} (room and removal),
  * {@code RecordWriter} and {@code RecordReader} (spill and load), {@code Recovery},
- * {@code RecordIndex}, {@code BlockCodec}, {@code DiskCounters}, {@code EvictionNotices} and
- * {@code InvariantCheck}; {@link DiskFormat} describes every byte.
+ * {@code RecordIndex}, {@code BlockCodec}, {@code DiskCounters}, {@code EvictionNotices},
+ * {@code CorruptionLog} and {@code InvariantCheck}; {@link DiskFormat} describes every byte.
  *
  * <p>Assumptions: the directory belongs to this tier (owner-only permissions, locked); nothing
  * else writes or truncates its files while it is open (a file truncated under a live mapping
@@ -169,6 +175,7 @@ public final class DiskTier implements AutoCloseable {
     private final CRC32C crc = new CRC32C();
     private final DiskCounters counters = new DiskCounters();
     private final EvictionNotices notices = new EvictionNotices();
+    private final CorruptionLog corruptionLog;
     private final RecordIndex index;
     private final AdmissionFilter admission;
     private final SegmentTable segments;
@@ -188,17 +195,19 @@ public final class DiskTier implements AutoCloseable {
         this.maxTokens = layout.blockSizeTokens();
         this.maxRaw = layout.bytesPerBlock();
         this.rules = RecordRules.of(layout);
+        this.corruptionLog = new CorruptionLog(dir);
         long expectedRecords = Math.max(16, options.budgetBytes() / DiskFormat.maxRecordBytes(layout));
         this.index = new RecordIndex((int) Math.min(1 << 16, expectedRecords));
         this.admission = options.admitOnSecondSight() ? new AdmissionFilter(4 * expectedRecords) : null;
         this.segments = new SegmentTable(options, rules.fingerprint(), crc, counters);
-        Compactor compactor = new Compactor(index, segments, rules, crc, counters);
+        Compactor compactor = new Compactor(index, segments, rules, crc, counters, corruptionLog);
         this.space = new SpaceManager(options, index, segments, compactor, counters, notices);
         BlockCodec codec = new BlockCodec(options.compression(), options.shuffle(), layout.dtype().sizeBytes(), maxRaw,
                 scratchArena);
         PageResidency residency = new PageResidency(scratchArena, DiskFormat.maxRecordBytes(layout));
         this.writer = new RecordWriter(rules, codec, index, space, crc, counters, scratchArena, residency);
-        this.reader = new RecordReader(rules, codec, index, segments, space, crc, counters, residency);
+        this.reader = new RecordReader(rules, codec, index, segments, space, crc, counters, residency,
+                corruptionLog);
     }
 
     /**
@@ -303,7 +312,7 @@ public final class DiskTier implements AutoCloseable {
         directory.prepare(options, layout, keySpace, crc);
         segments.usedBytes = DiskFormat.META_BYTES;
         if (options.persistent()) {
-            new Recovery(directory, options, rules, crc, index, segments, space, counters)
+            new Recovery(directory, options, rules, crc, index, segments, space, counters, corruptionLog)
                     .run(journalCapacity);
         }
         notices.clear(); // recovery's budget evictions concern no listener yet
@@ -359,15 +368,15 @@ public final class DiskTier implements AutoCloseable {
      * @throws UncheckedIOException if writing failed (nothing was stored)
      */
     public boolean put(long hashHi, long hashLo, MemorySegment identity, MemorySegment block) {
-        return put(hashHi, hashLo, identity, block, false);
+        return store(hashHi, hashLo, identity, block, false) != NO_PIN;
     }
 
     /**
-     * Stores a sealed block under its hash and, if {@code pin}, pins its record in the same step
-     * (no eviction can come between the write and the pin). Every put of a key already on disk
-     * compares that record's header and identity; a pinning put also verifies its CRC32C (one
-     * pass, no copy), since the caller is about to drop its own copy: a damaged record is
-     * quarantined (a counted get and corrupt miss) and the block written anew. Otherwise as
+     * Stores a sealed block under its hash and pins its record in the same step (no eviction can
+     * come between the write and the pin). Every put of a key already on disk compares that
+     * record's header and identity; a pinning put also verifies its CRC32C (one pass, no copy),
+     * since the caller is about to drop its own copy: a damaged record is quarantined (a counted
+     * get and corrupt miss; its pins become broken pins) and the block written anew. Otherwise as
      * {@link #put(long, long, MemorySegment, MemorySegment)}.
      *
      * @param hashHi   block hash, high 64 bits
@@ -375,9 +384,9 @@ public final class DiskTier implements AutoCloseable {
      * @param identity the block's identity ({@link BlockIdentity}, at most
      *                 {@link KvLayout#blockSizeTokens()} token ids)
      * @param block    the block's bytes, at most {@link KvLayout#bytesPerBlock()}
-     * @param pin      whether to add a pin to the record (new or already there) when this returns true
-     * @return true if the block is on disk now (and pinned, if asked); false if the admission
-     *     filter declined a first sighting or another identity holds the key (nothing pinned)
+     * @return the pin ({@link #pin}) on the record that holds the block now (new or already
+     *     there); {@link #NO_PIN} if the admission filter declined a first sighting or another
+     *     identity holds the key (nothing stored or pinned)
      * @throws DiskFullException when no segment could be reserved; nothing stored or pinned
      * @throws CapacityExhaustedException when pinned records hold the room that eviction would
      *     need; nothing stored, pinned or evicted
@@ -386,26 +395,34 @@ public final class DiskTier implements AutoCloseable {
      * @throws IllegalStateException if the tier is closed
      * @throws UncheckedIOException if writing failed (nothing stored or pinned)
      */
-    public boolean put(long hashHi, long hashLo, MemorySegment identity, MemorySegment block, boolean pin) {
+    public long putPinned(long hashHi, long hashLo, MemorySegment identity, MemorySegment block) {
+        return store(hashHi, hashLo, identity, block, true);
+    }
+
+    /** Stores, and pins if asked; returns the serial of the record holding the block, or {@link #NO_PIN}. */
+    private long store(long hashHi, long hashLo, MemorySegment identity, MemorySegment block, boolean pin) {
         int tokens = checkIdentity(identity);
         Objects.requireNonNull(block, "block");
         if (block.byteSize() > maxRaw) {
             throw new IllegalArgumentException("block: " + block.byteSize() + " bytes (expected <= bytesPerBlock "
                     + maxRaw + ")");
         }
-        boolean stored;
+        long serial = NO_PIN;
         lock.lock();
         try {
             ensureOpen();
-            stored = putLocked(hashHi, hashLo, identity, tokens, block, pin);
-            if (stored && pin) {
-                space.pin(index.find(hashHi, hashLo));
+            if (putLocked(hashHi, hashLo, identity, tokens, block, pin)) {
+                int slot = index.find(hashHi, hashLo);
+                if (pin) {
+                    space.pin(slot);
+                }
+                serial = index.serial[slot];
             }
         } finally {
             lock.unlock();
         }
         notices.deliver();
-        return stored;
+        return serial;
     }
 
     /**
@@ -559,54 +576,143 @@ public final class DiskTier implements AutoCloseable {
         }
     }
 
+    /** {@link #pin} and {@link #putPinned} result: no pin was taken. Record serials start at 1. */
+    public static final long NO_PIN = 0;
+
     /**
      * Pins a key's record: until its last pin is dropped it is never evicted, neither for room
      * (a {@code put} that could only make room by evicting pinned records is refused instead) nor
      * by {@link #evict}. Pins count: each call needs its own {@link #unpin}. Removal and
-     * quarantine (a record that fails verification) still drop a pinned record, pins and all.
-     * Pins live in memory only; a restart starts without any.
+     * quarantine (a record that fails verification) still drop a pinned record; its pins become
+     * broken pins ({@link #pinBroken}), still to be released. Pins live in memory only; a restart
+     * starts without any.
      *
      * @param hashHi block hash, high 64 bits
      * @param hashLo block hash, low 64 bits
-     * @return true if the record is on disk and now holds one more pin; false if it is absent
+     * @return the pin: the serial of the record pinned, {@code > 0}; {@link #NO_PIN} if the key is
+     *     not on disk
      * @throws IllegalStateException if the tier is closed
      */
-    public boolean pin(long hashHi, long hashLo) {
+    public long pin(long hashHi, long hashLo) {
         lock.lock();
         try {
             ensureOpen();
             int slot = index.find(hashHi, hashLo);
             if (slot == RecordIndex.NONE) {
-                return false;
+                return NO_PIN;
             }
             space.pin(slot);
-            return true;
+            return index.serial[slot];
         } finally {
             lock.unlock();
         }
     }
 
     /**
-     * Drops one pin from a key's record; its last pin makes it evictable again, as most recently
-     * used.
+     * Releases a pin taken by {@link #pin} or {@link #putPinned}: from its record if that is still
+     * on disk (its last pin makes it evictable again, as most recently used), else the broken pin
+     * its removal or quarantine left. Never touches another record under the same key.
      *
      * @param hashHi block hash, high 64 bits
      * @param hashLo block hash, low 64 bits
-     * @return true if a pin was dropped; false if the record is absent (removed or quarantined
-     *     since it was pinned: its pins went with it)
-     * @throws IllegalStateException if the record holds no pin (a pin released twice), or the tier
-     *     is closed
+     * @param pin    the pin, as {@code pin} or {@code putPinned} returned it for this key
+     * @return true if a pin was dropped from its record; false if the record was gone and its
+     *     broken pin was released
+     * @throws IllegalStateException if the pin holds nothing (released twice, or never taken), or
+     *     the tier is closed
      */
-    public boolean unpin(long hashHi, long hashLo) {
+    public boolean unpin(long hashHi, long hashLo, long pin) {
         lock.lock();
         try {
             ensureOpen();
             int slot = index.find(hashHi, hashLo);
-            if (slot == RecordIndex.NONE) {
+            if (slot != RecordIndex.NONE && index.serial[slot] == pin) {
+                space.unpin(slot);
+                return true;
+            }
+            if (space.releaseBrokenPin(pin)) {
                 return false;
             }
-            space.unpin(slot);
-            return true;
+            throw new IllegalStateException("pin " + pin + " of block " + Long.toHexString(hashHi)
+                    + Long.toHexString(hashLo) + " holds nothing: its record "
+                    + (slot == RecordIndex.NONE ? "is gone" : "was replaced (serial " + index.serial[slot] + " now)")
+                    + " and no broken pin is left under it (released twice, or never taken)");
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Whether a pin's record was dropped (removed, or quarantined when it failed verification)
+     * while the pin was held: the pin is broken, the block's copy here is gone, and the pin still
+     * waits for its {@link #unpin}. Answered without the tier's lock, from a record the dropping
+     * call made before it released the lock; for a pin still held (a released pin answers false).
+     * Also after close.
+     *
+     * @param pin a pin held
+     * @return true if the pinned record is gone
+     */
+    public boolean pinBroken(long pin) {
+        return space.isBroken(pin);
+    }
+
+    /**
+     * Checks, under one lock, that the pins its holders believe they hold are exactly the tier's
+     * pins: each handle holds as many pins (on its record if that is still on disk, else broken
+     * pins under it) as it has holders, every pinned record is one of the handles, and every
+     * broken pin belongs to one. For the invariant check of the tier's only pin holder, the host
+     * tier; every pin it holds must be passed, each handle once.
+     *
+     * @param hashHi  per handle, its key's high 64 bits
+     * @param hashLo  per handle, its key's low 64 bits
+     * @param pins    the distinct pin handles held
+     * @param holders per handle, how many holders hold it
+     * @param n       handles in the arrays
+     * @return a description of the first difference, or null if they agree
+     * @throws IllegalStateException if the tier is closed
+     */
+    public String checkPins(long[] hashHi, long[] hashLo, long[] pins, int[] holders, int n) {
+        lock.lock();
+        try {
+            ensureOpen();
+            int liveRecords = 0;
+            int broken = 0;
+            for (int i = 0; i < n; i++) {
+                int slot = index.find(hashHi[i], hashLo[i]);
+                boolean live = slot != RecordIndex.NONE && index.serial[slot] == pins[i];
+                int held = live ? index.pins(slot) : space.brokenPins(pins[i]);
+                if (held != holders[i]) {
+                    return "pin " + pins[i] + " of block " + Long.toHexString(hashHi[i]) + Long.toHexString(hashLo[i])
+                            + " has " + holders[i] + " holders but " + held + (live ? " pins on its record"
+                                    : " broken pins left");
+                }
+                if (live) {
+                    liveRecords++;
+                } else {
+                    broken += held;
+                }
+            }
+            if (liveRecords != index.pinnedCount() || broken != space.brokenPinCount()) {
+                return "holders hold pins on " + liveRecords + " records and " + broken + " broken pins, but the tier"
+                        + " has " + index.pinnedCount() + " pinned records and " + space.brokenPinCount()
+                        + " broken pins";
+            }
+            return null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Broken pins not released yet: pins whose record was removed or quarantined while they were
+     * held.
+     *
+     * @return pins, {@code >= 0}
+     */
+    public int brokenPins() {
+        lock.lock();
+        try {
+            return space.brokenPinCount();
         } finally {
             lock.unlock();
         }
@@ -941,6 +1047,7 @@ public final class DiskTier implements AutoCloseable {
                 return;
             }
             closed = true;
+            corruptionLog.summary();
             boolean keep = options.persistent();
             segments.closeAll(keep);
             DeletionJournal journal = space.journal();
@@ -1008,6 +1115,15 @@ public final class DiskTier implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * The tier's log of damaged bytes, for tests.
+     *
+     * @return the log (its counts per kind)
+     */
+    CorruptionLog corruptionLog() {
+        return corruptionLog;
     }
 
     /**

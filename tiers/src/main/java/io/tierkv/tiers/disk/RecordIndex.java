@@ -4,7 +4,7 @@ import java.util.Arrays;
 
 /**
  * The disk tier's in-memory index: block hash (hi, lo) to a record slot, and per slot the record's
- * segment, offset, length and pin count, threaded on one of two intrusive doubly-linked lists: the
+ * segment, offset, length, serial and pin count, threaded on one of two intrusive doubly-linked lists: the
  * LRU list (unpinned records, the only eviction candidates) or the pinned list (records with a pin
  * count above zero, in no particular order). Everything lives in primitive arrays indexed by a
  * dense slot number (no object per record); the hash table is open addressing with linear probing
@@ -28,6 +28,12 @@ final class RecordIndex {
     int[] offset;
     /** Record length on disk, header to padding. */
     int[] length;
+    /**
+     * The record's serial: unique among every record this index has held (never reused, kept when
+     * compaction moves the record), so a pin names one record, not whichever record holds its key
+     * later. Above zero.
+     */
+    long[] serial;
     /** Pins held on the record; above zero it is on the pinned list and never evicted. */
     private int[] pins;
     private int[] prev;
@@ -45,6 +51,7 @@ final class RecordIndex {
     /** First record of the pinned list. */
     private int pinHead = NONE;
     private int pinnedCount;
+    private long lastSerial;
 
     /**
      * Creates an empty index.
@@ -58,6 +65,7 @@ final class RecordIndex {
         segment = new int[capacity];
         offset = new int[capacity];
         length = new int[capacity];
+        serial = new long[capacity];
         pins = new int[capacity];
         prev = new int[capacity];
         next = new int[capacity];
@@ -180,7 +188,7 @@ final class RecordIndex {
     }
 
     /**
-     * Adds a key that is not present, as most recently used.
+     * Adds a key that is not present, as most recently used, under a new serial.
      *
      * @param hi           block hash, high 64 bits
      * @param lo           block hash, low 64 bits
@@ -207,6 +215,7 @@ final class RecordIndex {
         segment[slot] = segmentSlot;
         offset[slot] = Math.toIntExact(recordOffset);
         length[slot] = Math.toIntExact(recordLength);
+        serial[slot] = ++lastSerial;
         pins[slot] = 0;
         int i = mix(hi, lo) & tableMask;
         while (table[i] != 0) {
@@ -351,6 +360,7 @@ final class RecordIndex {
         segment = Arrays.copyOf(segment, capacity);
         offset = Arrays.copyOf(offset, capacity);
         length = Arrays.copyOf(length, capacity);
+        serial = Arrays.copyOf(serial, capacity);
         pins = Arrays.copyOf(pins, capacity);
         prev = Arrays.copyOf(prev, capacity);
         next = Arrays.copyOf(next, capacity);

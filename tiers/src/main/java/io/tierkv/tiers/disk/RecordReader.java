@@ -56,6 +56,7 @@ final class RecordReader {
     private final CRC32C crc;
     private final DiskCounters counters;
     private final PageResidency residency;
+    private final CorruptionLog log;
 
     /**
      * Creates the reader of a tier.
@@ -68,10 +69,12 @@ final class RecordReader {
      * @param crc      the tier's checksum object
      * @param counters the tier's counters
      * @param residency the tier's page-cache check (shared with the writer: both run under the tier's lock)
+     * @param log      the tier's log of damaged bytes
      */
     RecordReader(RecordRules rules, BlockCodec codec, RecordIndex index, SegmentTable segments, SpaceManager space,
-                 CRC32C crc, DiskCounters counters, PageResidency residency) {
+                 CRC32C crc, DiskCounters counters, PageResidency residency, CorruptionLog log) {
         this.residency = residency;
+        this.log = log;
         this.rules = rules;
         this.codec = codec;
         this.index = index;
@@ -104,6 +107,7 @@ final class RecordReader {
         long off = index.offset[slot];
         long len = index.length[slot];
         MemorySegment map = seg.map;
+        injectionPoint(slot, true);
         if (LOAD_WILLNEED && len > PAGE_BYTES && !residency.allResident(map, off, len)) {
             // before the header is read: its page comes with the same request as the rest
             Libc.madvise(map.asSlice(off, len), Libc.MADV_WILLNEED);
@@ -138,11 +142,13 @@ final class RecordReader {
             if (codecByte == DiskFormat.CODEC_RAW) {
                 blockOut.asSlice(0, raw).fill((byte) 0);
             }
-            return corrupt(slot, seg, off, "payload checksum mismatch", expected & 0xFFFFFFFFL, actual & 0xFFFFFFFFL);
+            return corrupt(slot, seg, off, CorruptionLog.Kind.PAYLOAD, "payload checksum mismatch",
+                    expected & 0xFFFFFFFFL, actual & 0xFFFFFFFFL);
         }
         if (codecByte != DiskFormat.CODEC_RAW && !codec.decode(map.asSlice(payloadOff, storedLength), codecByte,
                 DiskFormat.recordShuffleWidth(map, off), raw, blockOut)) {
-            return corrupt(slot, seg, off, "payload does not decode to " + raw + " bytes", -1, -1);
+            return corrupt(slot, seg, off, CorruptionLog.Kind.DECODE, "payload does not decode to " + raw + " bytes",
+                    -1, -1);
         }
         counters.hits++;
         counters.bytesRead += storedLength;
@@ -168,6 +174,7 @@ final class RecordReader {
         if (slot == RecordIndex.NONE) {
             return DiskTier.ABSENT;
         }
+        injectionPoint(slot, false);
         if (!headerSound(slot, hi, lo)) { // a failed match counts as the get it stands for: gets = hits + misses
             return DiskTier.DAMAGED;
         }
@@ -183,7 +190,7 @@ final class RecordReader {
 
     /**
      * Compares the identity of a record (header already validated) with the one expected; see
-     * {@link DiskTier#put(long, long, MemorySegment, MemorySegment, boolean)}. A differing
+     * {@link DiskTier#putPinned}. A differing
      * identity is classified as {@link #read} does (a sound record is a counted collision, a
      * damaged one quarantined); a sound match counts nothing. With {@code verifyPayload} a matching
      * record is also verified whole, for a caller about to drop its own copy of the block.
@@ -197,7 +204,11 @@ final class RecordReader {
      */
     int compare(long hi, long lo, MemorySegment identity, boolean verifyPayload) {
         int slot = index.find(hi, lo);
-        if (slot == RecordIndex.NONE || !headerSound(slot, hi, lo)) {
+        if (slot == RecordIndex.NONE) {
+            return DiskTier.ABSENT;
+        }
+        injectionPoint(slot, verifyPayload);
+        if (!headerSound(slot, hi, lo)) {
             return DiskTier.ABSENT;
         }
         MemorySegment map = segments.at(index.segment[slot]).map;
@@ -268,7 +279,8 @@ final class RecordReader {
         int actual = (int) crc.getValue();
         if (actual != expected) {
             counters.gets++;
-            corrupt(slot, seg, off, "payload checksum mismatch", expected & 0xFFFFFFFFL, actual & 0xFFFFFFFFL);
+            corrupt(slot, seg, off, CorruptionLog.Kind.PAYLOAD, "payload checksum mismatch", expected & 0xFFFFFFFFL,
+                    actual & 0xFFFFFFFFL);
             return false;
         }
         return true;
@@ -292,8 +304,26 @@ final class RecordReader {
             return true;
         }
         counters.gets++;
-        corrupt(slot, seg, off, reason, -1, -1);
+        corrupt(slot, seg, off, CorruptionLog.Kind.HEADER, reason, -1, -1);
         return false;
+    }
+
+    /**
+     * The fault-injection hook's chance ({@link DiskFaultInjection}) at the bytes that the
+     * verification about to run covers: header and identity, and with {@code payload} the stored
+     * payload too (never the padding, which no checksum covers). Does nothing unless a test or a
+     * soak installed an injector.
+     */
+    private void injectionPoint(int slot, boolean payload) {
+        MemorySegment map = segments.at(index.segment[slot]).map;
+        long off = index.offset[slot];
+        int tokens = DiskFormat.recordTokenCount(map, off);
+        long covered = tokens < 0 || tokens > rules.maxTokens() ? DiskFormat.RECORD_HEADER_BYTES
+                : DiskFormat.payloadOffset(tokens) + (payload ? DiskFormat.recordStoredLength(map, off) : 0);
+        if (covered < DiskFormat.RECORD_HEADER_BYTES || covered > index.length[slot]) {
+            covered = DiskFormat.RECORD_HEADER_BYTES; // a header damaged already: its own check fails
+        }
+        DiskFaultInjection.beforeVerify(map, off, covered);
     }
 
     /** Copies a raw payload into {@code out} and adds it to {@link #crc}, a chunk at a time. */
@@ -306,14 +336,18 @@ final class RecordReader {
         }
     }
 
-    /** Counts (the caller counted the get), reports and quarantines a record that failed verification. */
-    private int corrupt(int slot, Segment seg, long off, String reason, long expected, long actual) {
+    /**
+     * Counts (the caller counted the get), reports (a JFR event each; a log line for the first of
+     * its kind) and quarantines a record that failed verification.
+     */
+    private int corrupt(int slot, Segment seg, long off, CorruptionLog.Kind kind, String reason, long expected,
+            long actual) {
         counters.misses++;
         counters.corruptMisses++;
-        CorruptBlockException e = new CorruptBlockException(seg.file.getFileName() + "@" + off, reason, expected,
-                actual);
         DiskFaultEvent.emit(seg.file.toString(), off, reason);
-        LOG.log(System.Logger.Level.WARNING, e.getMessage() + " (record quarantined, served as a miss)");
+        String where = seg.file.getFileName() + "@" + off;
+        log.found(kind, where, new CorruptBlockException(where, reason, expected, actual).getMessage()
+                + " (record quarantined, served as a miss)");
         space.drop(slot, SpaceManager.Cause.QUARANTINE);
         return -1;
     }

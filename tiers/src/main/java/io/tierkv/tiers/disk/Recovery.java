@@ -89,8 +89,6 @@ import java.util.zip.CRC32C;
  */
 final class Recovery {
 
-    private static final System.Logger LOG = System.getLogger(DiskTier.class.getName());
-
     /**
      * Whether a record's successor (or the mark) can confirm its length. Tests switch it off to
      * compare with the recovery that scans inside every record, which must give the same index
@@ -109,6 +107,7 @@ final class Recovery {
     private final SegmentTable segments;
     private final SpaceManager space;
     private final DiskCounters counters;
+    private final CorruptionLog log;
 
     /** Result of {@link #judgeChain}: the last member accepted, -1 if none. */
     private long accepted;
@@ -128,9 +127,11 @@ final class Recovery {
      * @param segments  the (empty) segment table
      * @param space     the space manager, which receives the journal
      * @param counters  the tier's counters
+     * @param log       the tier's log of damaged bytes
      */
     Recovery(TierDirectory directory, DiskOptions options, RecordRules rules, CRC32C crc, RecordIndex index,
-             SegmentTable segments, SpaceManager space, DiskCounters counters) {
+             SegmentTable segments, SpaceManager space, DiskCounters counters, CorruptionLog log) {
+        this.log = log;
         this.directory = directory;
         this.options = options;
         this.rules = rules;
@@ -419,14 +420,14 @@ final class Recovery {
     private void fault(Path file, long offset, String reason) {
         counters.recoveryFaults++;
         DiskFaultEvent.emit(file.toString(), offset, reason);
-        LOG.log(System.Logger.Level.WARNING, "disk tier fault in {0} at {1}: {2}", file, offset, reason);
+        log.found(CorruptionLog.Kind.RECOVERY, file + " at " + offset, reason);
     }
 
     private void dropSegmentFile(Path file, String reason) {
         counters.droppedSegments++;
         counters.segmentsDeleted++;
         DiskFaultEvent.emit(file.toString(), -1, "segment dropped: " + reason);
-        LOG.log(System.Logger.Level.WARNING, "disk tier dropped segment {0}: {1}", file, reason);
+        log.found(CorruptionLog.Kind.SEGMENT, file.toString(), reason);
         DiskFiles.deleteQuietly(file);
     }
 }

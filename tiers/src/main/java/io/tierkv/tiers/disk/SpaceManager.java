@@ -1,6 +1,7 @@
 package io.tierkv.tiers.disk;
 
 import io.tierkv.core.error.CapacityExhaustedException;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Room for records, and records leaving: finds a segment with room for a new record (recycling,
@@ -14,6 +15,13 @@ import io.tierkv.core.error.CapacityExhaustedException;
  * a new segment; if not, it refuses with {@link CapacityExhaustedException} and evicts nothing. A
  * segment whose live records are all pinned is compacted as soon as that frees enough room, since
  * eviction can no longer empty it.
+ *
+ * <p>Broken pins: a pinned record still leaves when it is removed or fails verification. Its pins
+ * do not vanish with it: each becomes a <em>broken pin</em>, kept under the record's serial until
+ * its holder releases it ({@link #releaseBrokenPin}), so a holder that has not heard of the loss
+ * yet can neither unpin another record under the same key nor lose count. Whether a pin is broken
+ * can be asked without the tier's lock ({@link #isBroken}): the entry is made before the lock that
+ * dropped the record is released.
  *
  * <p>Eviction against compaction: a segment is compacted to make room only when its live bytes
  * plus the bytes evicted from it since its last compaction ({@link Segment#keptRatio()}) fall below
@@ -40,6 +48,8 @@ final class SpaceManager {
     private final DiskCounters counters;
     private final EvictionNotices notices;
     private DeletionJournal journal;
+    /** Record serial to pins still held on it after the record was dropped; written under the tier's lock. */
+    private final ConcurrentHashMap<Long, Integer> brokenPins = new ConcurrentHashMap<>();
 
     /**
      * Creates the space manager of a tier.
@@ -219,6 +229,55 @@ final class SpaceManager {
     }
 
     /**
+     * Whether a pin's record was dropped (removed or quarantined) while the pin was held, and the
+     * pin has not been released since. Safe without the tier's lock.
+     *
+     * @param serial the pinned record's serial
+     * @return true if broken pins remain under that serial
+     */
+    boolean isBroken(long serial) {
+        return brokenPins.containsKey(serial);
+    }
+
+    /**
+     * Releases one broken pin.
+     *
+     * @param serial the dropped record's serial
+     * @return false if no broken pin is left under that serial
+     */
+    boolean releaseBrokenPin(long serial) {
+        Integer left = brokenPins.get(serial);
+        if (left == null) {
+            return false;
+        }
+        if (left == 1) {
+            brokenPins.remove(serial);
+        } else {
+            brokenPins.put(serial, left - 1);
+        }
+        return true;
+    }
+
+    /**
+     * Broken pins left under a serial.
+     *
+     * @param serial a record serial
+     * @return pins, {@code >= 0}
+     */
+    int brokenPins(long serial) {
+        return brokenPins.getOrDefault(serial, 0);
+    }
+
+    /** {@return broken pins not released yet, over every serial} */
+    int brokenPinCount() {
+        int n = 0;
+        for (int p : brokenPins.values()) {
+            n += p;
+        }
+        return n;
+    }
+
+    /**
      * Compacts a segment in place (see {@link Compactor}); records whose header fails
      * verification on the way are quarantined.
      *
@@ -231,7 +290,8 @@ final class SpaceManager {
 
     /**
      * Drops a live record: journals it (persistent; not for {@code COMPACTION_QUARANTINE}, whose
-     * segment gets a new nonce), updates counts, deletes its segment if that emptied it (not for
+     * segment gets a new nonce), updates counts, turns its pins into broken pins (only removal and
+     * quarantine drop a pinned record), deletes its segment if that emptied it (not for
      * {@code ROOM_EVICT}, whose caller recycles it, nor {@code COMPACTION_QUARANTINE}), and queues
      * the key for the listener (all causes but {@code REMOVE}).
      *
@@ -253,6 +313,7 @@ final class SpaceManager {
         long len = index.length[slot];
         if (index.pins(slot) > 0) { // removal or quarantine: pins do not keep bytes that failed verification
             seg.pinnedBytes -= len;
+            brokenPins.merge(index.serial[slot], index.pins(slot), Integer::sum);
         }
         seg.liveBytes -= len;
         seg.liveRecords--;

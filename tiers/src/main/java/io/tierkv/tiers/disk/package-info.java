@@ -9,6 +9,8 @@
  *       {@link io.tierkv.tiers.disk.Compression}: the codec choice.</li>
  *   <li>{@link io.tierkv.tiers.disk.DiskFormat}: every byte on disk, with validators.</li>
  *   <li>{@link io.tierkv.tiers.disk.DiskStats}: counters.</li>
+ *   <li>{@link io.tierkv.tiers.disk.DiskFaultInjection}: a test hook that damages records on
+ *       purpose (fault-injection runs such as {@code tierkv soak --corrupt-rate}).</li>
  * </ul>
  *
  * <h2>JVM flags</h2>

@@ -31,6 +31,8 @@ class DiskPinTest {
 
     private final Arena arena = Arena.ofShared();
     private final List<Long> evicted = new ArrayList<>();
+    /** The pin each key's last {@link #putPinned} took. */
+    private final java.util.Map<Long, Long> pins = new java.util.HashMap<>();
     private DiskTier tier;
 
     /** Three segments of two raw records each, and nothing more. */
@@ -52,7 +54,13 @@ class DiskPinTest {
     }
 
     private boolean putPinned(long k) {
-        return tier.put(hi(k), lo(k), identity(arena, k), block(arena, k), true);
+        long pin = tier.putPinned(hi(k), lo(k), identity(arena, k), block(arena, k));
+        pins.put(k, pin);
+        return pin != DiskTier.NO_PIN;
+    }
+
+    private boolean unpin(long k) {
+        return tier.unpin(hi(k), lo(k), pins.get(k));
     }
 
     @Test
@@ -80,8 +88,8 @@ class DiskPinTest {
         for (int k = 0; k < 6; k++) {
             assertTrue(putPinned(k));
         }
-        assertTrue(tier.unpin(hi(1), lo(1)));
-        assertTrue(tier.unpin(hi(0), lo(0)));
+        assertTrue(unpin(1));
+        assertTrue(unpin(0));
         assertTrue(put(tier, arena, 6), "room made by evicting the two unpinned records of segment 0");
         assertEquals(List.of(1L, 0L), evicted, "unpin order is LRU order");
         assertEquals(2, tier.stats().evictions());
@@ -95,18 +103,21 @@ class DiskPinTest {
     void pinsCountAndAnExtraUnpinThrows() {
         assertTrue(put(tier, arena, 3));
         assertEquals(0, tier.pins(hi(3), lo(3)));
-        assertTrue(tier.pin(hi(3), lo(3)));
+        long pin = tier.pin(hi(3), lo(3));
+        assertTrue(pin > 0, "a pin names the record's serial: " + pin);
         assertTrue(putPinned(3), "an existing record takes one more pin");
+        assertEquals(pin, pins.get(3L), "the same record, so the same pin");
         assertEquals(2, tier.pins(hi(3), lo(3)));
         assertEquals(0, tier.evict(5), "a pinned record is no eviction victim");
-        assertTrue(tier.unpin(hi(3), lo(3)));
+        assertTrue(tier.unpin(hi(3), lo(3), pin));
         assertEquals(1, tier.pins(hi(3), lo(3)));
-        assertTrue(tier.unpin(hi(3), lo(3)));
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> tier.unpin(hi(3), lo(3)));
+        assertTrue(tier.unpin(hi(3), lo(3), pin));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> tier.unpin(hi(3), lo(3), pin));
         assertTrue(e.getMessage().contains("pin count 0"), e.getMessage());
         assertEquals(-1, tier.pins(hi(9), lo(9)));
-        assertFalse(tier.pin(hi(9), lo(9)));
-        assertFalse(tier.unpin(hi(9), lo(9)));
+        assertEquals(DiskTier.NO_PIN, tier.pin(hi(9), lo(9)));
+        e = assertThrows(IllegalStateException.class, () -> tier.unpin(hi(9), lo(9), pin));
+        assertTrue(e.getMessage().contains("holds nothing"), e.getMessage());
         assertEquals(1, tier.evict(5));
         assertEquals(List.of(3L), evicted);
     }
@@ -137,12 +148,24 @@ class DiskPinTest {
     }
 
     @Test
-    void aRemovedPinnedRecordTakesItsPinsWithIt() {
+    void aRemovedPinnedRecordLeavesABrokenPinThatItsReleaseTakesWithoutTouchingTheNewRecord() {
         assertTrue(putPinned(4));
+        long old = pins.get(4L);
         assertTrue(tier.remove(hi(4), lo(4)));
         assertEquals(0, tier.stats().pinnedBlocks());
-        assertFalse(tier.unpin(hi(4), lo(4)), "nothing left to unpin");
-        assertTrue(put(tier, arena, 4));
+        assertTrue(tier.pinBroken(old));
+        assertEquals(1, tier.brokenPins());
+        assertTrue(putPinned(4), "the key written anew, pinned by another holder");
+        long fresh = pins.get(4L);
+        assertTrue(fresh != old, "a new record, a new serial: " + old + " then " + fresh);
+        assertFalse(tier.pinBroken(fresh));
+        assertEquals(1, tier.pins(hi(4), lo(4)));
+        assertFalse(tier.unpin(hi(4), lo(4), old), "the old pin releases its broken pin only");
+        assertEquals(1, tier.pins(hi(4), lo(4)), "the new record keeps its own pin");
+        assertEquals(0, tier.brokenPins());
+        assertFalse(tier.pinBroken(old));
+        assertThrows(IllegalStateException.class, () -> tier.unpin(hi(4), lo(4), old), "released twice");
+        assertTrue(tier.unpin(hi(4), lo(4), fresh));
         assertEquals(0, tier.pins(hi(4), lo(4)));
     }
 }

@@ -542,7 +542,8 @@ class DiskTierTest {
         assertEquals(1, tier.stats().putsExisting());
         assertEquals(0, tier.stats().corruptMisses());
         // the record is about to become a referenced block's only copy: it is checked first
-        assertTrue(tier.put(hi(1), lo(1), DiskTestSupport.identity(arena, 1), DiskTestSupport.block(arena, 1), true));
+        long pin = tier.putPinned(hi(1), lo(1), DiskTestSupport.identity(arena, 1), DiskTestSupport.block(arena, 1));
+        assertTrue(pin != DiskTier.NO_PIN);
         DiskStats s = tier.stats();
         assertEquals(1, s.corruptMisses(), s.toString());
         assertEquals(1, s.quarantined());
@@ -551,13 +552,13 @@ class DiskTierTest {
         assertEquals(1, s.pinnedBlocks());
         assertEquals(s.gets(), s.hits() + s.misses(), "gets = hits + misses: " + s);
         assertTrue(getAndVerify(tier, arena, 1), "the new record serves the block's bytes");
-        assertTrue(tier.put(hi(1), lo(1), DiskTestSupport.identity(arena, 1), DiskTestSupport.block(arena, 1), true),
-                "a sound record is kept");
+        assertEquals(pin, tier.putPinned(hi(1), lo(1), DiskTestSupport.identity(arena, 1),
+                DiskTestSupport.block(arena, 1)), "a sound record is kept");
         assertEquals(2, tier.stats().putsExisting());
         assertEquals(2, tier.stats().puts());
         assertEquals(1, tier.stats().corruptMisses());
-        tier.unpin(hi(1), lo(1));
-        tier.unpin(hi(1), lo(1));
+        tier.unpin(hi(1), lo(1), pin);
+        tier.unpin(hi(1), lo(1), pin);
     }
 
     @Test
