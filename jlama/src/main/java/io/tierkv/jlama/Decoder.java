@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The greedy loop both sides run: Jlama's {@code batchForward} over the uncached rest of the prompt
- * from the cached length, then {@code forward} one token at a time, {@code sample} at temperature 0.
+ * The greedy loop both sides run: Jlama's {@code batchForward} (or {@code forward} per position)
+ * over the uncached rest of the prompt from the cached length, then {@code forward} one token at a time, {@code sample} at temperature 0.
  * The KV side only differs in what happens around each step.
  */
 final class Decoder {
@@ -28,7 +28,8 @@ final class Decoder {
     }
 
     static Generation run(AbstractModel model, KvBufferCache.KvBuffer buffer, Steps steps, int[] prompt, int cached,
-            int count, boolean keepLogits, long startNanos, java.util.function.Supplier<PrefixHits> hits) {
+            int count, Prefill prefill, boolean keepLogits, long startNanos,
+            java.util.function.Supplier<PrefixHits> hits) {
         int n = prompt.length;
         int vocab = model.getConfig().vocabularySize;
         int context = model.getConfig().contextLength;
@@ -43,12 +44,24 @@ final class Decoder {
         int[] out = new int[count];
         AbstractTensor logitsTensor = model.makeDenseTensor(vocab);
         try {
-            int[] rest = Arrays.copyOfRange(prompt, cached, n);
-            steps.before(rest, cached, n);
-            AbstractTensor h = model.batchForward(rest, cached, buffer);
-            steps.after(cached, n);
-            out[0] = model.sample(h.slice(h.shape().first() - 1), 0f, 0f, logitsTensor);
-            h.close();
+            if (prefill == Prefill.BATCHED) {
+                int[] rest = Arrays.copyOfRange(prompt, cached, n);
+                steps.before(rest, cached, n);
+                AbstractTensor h = model.batchForward(rest, cached, buffer);
+                steps.after(cached, n);
+                out[0] = model.sample(h.slice(h.shape().first() - 1), 0f, 0f, logitsTensor);
+                h.close();
+            } else {
+                for (int p = cached; p < n; p++) {
+                    steps.before(new int[] {prompt[p]}, p, p + 1);
+                    AbstractTensor h = model.forward(prompt[p], p, buffer, Optional.empty());
+                    steps.after(p, p + 1);
+                    if (p == n - 1) {
+                        out[0] = model.sample(h, 0f, 0f, logitsTensor);
+                    }
+                    h.close();
+                }
+            }
             keep(keepLogits, logits, logitsTensor, vocab);
             long first = System.nanoTime();
             PrefixHits prefix = hits.get();

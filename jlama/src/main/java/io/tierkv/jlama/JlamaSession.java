@@ -12,7 +12,8 @@ import java.util.function.IntConsumer;
  * One Jlama session whose KV lives in a TierKV {@link Sequence}. {@link #generate} takes the
  * prompt's full blocks that are cached in any tier (from any session with the same salt and extra
  * keys, or recovered from a persistent disk tier) with {@link Sequence#matchPrefix(int[], int)},
- * runs Jlama's {@code batchForward} over the rest from the cached length, then {@code forward}
+ * runs Jlama's {@code batchForward} (or {@code forward} per position, {@link Prefill}) over the rest
+ * from the cached length, then {@code forward}
  * per generated token. Each step leases the blocks it attends over (promoting any that were
  * demoted), so Jlama reads them in place on the device; between steps TierKV may demote and spill
  * them under its budgets. One generation per session; closing it keeps its sealed blocks cached.
@@ -78,25 +79,28 @@ public final class JlamaSession implements AutoCloseable {
      *                                  a step attends over
      */
     public Generation generate(int[] prompt, int steps, boolean keepLogits) {
-        return generate(prompt, steps, keepLogits, length -> { });
+        return generate(prompt, steps, Prefill.BATCHED, keepLogits, length -> { });
     }
 
     /**
-     * Generates as {@link #generate(int[], int, boolean)}, calling {@code betweenSteps} after every
+     * Generates as {@link #generate(int[], int, boolean)} with the given prefill, calling {@code betweenSteps} after every
      * forward step with the sequence length, when no block of the session is leased: the point
      * where a scheduler may run other sessions or move blocks (the tests and {@code tierkv jlama}
      * demote and spill every block there, so each step promotes them back).
      *
      * @param prompt       the prompt's token ids, at least one
      * @param steps        tokens to generate, at least one
+     * @param prefill      how the uncached rest of the prompt is computed (see {@link Prefill})
      * @param keepLogits   whether to keep the logits of every step
      * @param betweenSteps called with the sequence length after each step
      * @return the generation
      * @throws IllegalArgumentException as {@link #generate(int[], int, boolean)}
      * @throws IllegalStateException    as {@link #generate(int[], int, boolean)}
      */
-    public Generation generate(int[] prompt, int steps, boolean keepLogits, IntConsumer betweenSteps) {
+    public Generation generate(int[] prompt, int steps, Prefill prefill, boolean keepLogits,
+            IntConsumer betweenSteps) {
         Objects.requireNonNull(prompt, "prompt");
+        Objects.requireNonNull(prefill, "prefill");
         Objects.requireNonNull(betweenSteps, "betweenSteps");
         if (closed) {
             throw new IllegalStateException("session " + id + " is closed");
@@ -136,7 +140,7 @@ public final class JlamaSession implements AutoCloseable {
             }
         };
         try {
-            return Decoder.run(owner.model(), buffer, steps0, prompt.clone(), cached, steps, keepLogits, t0,
+            return Decoder.run(owner.model(), buffer, steps0, prompt.clone(), cached, steps, prefill, keepLogits, t0,
                     () -> hits[0]);
         } finally {
             buffer.release();

@@ -26,6 +26,23 @@ public final class StockJlama {
      * @throws IllegalArgumentException if the prompt or steps are empty or exceed the context length
      */
     public static Generation generate(AbstractModel model, int[] prompt, int steps, boolean keepLogits) {
+        return generate(model, prompt, steps, Prefill.BATCHED, keepLogits);
+    }
+
+    /**
+     * Generates greedily with Jlama's own KV cache, prefilling as asked.
+     *
+     * @param model      the model (its installed cache is not used)
+     * @param prompt     the prompt's token ids, at least one
+     * @param steps      tokens to generate, at least one
+     * @param prefill    how the prompt is computed
+     * @param keepLogits whether to keep the logits of every step
+     * @return the generation ({@code cachedTokens} 0)
+     * @throws IllegalArgumentException if the prompt or steps are empty or exceed the context length
+     */
+    public static Generation generate(AbstractModel model, int[] prompt, int steps, Prefill prefill,
+            boolean keepLogits) {
+        Objects.requireNonNull(prefill, "prefill");
         Objects.requireNonNull(model, "model");
         long t0 = System.nanoTime();
         try (KvBufferCache cache = new KvBufferCache(model);
@@ -40,7 +57,7 @@ public final class StockJlama {
                     buffer.setCurrentContextPosition(to);
                 }
             };
-            return Decoder.run(model, buffer, none, prompt.clone(), 0, steps, keepLogits, t0, () -> PrefixHits.NONE);
+            return Decoder.run(model, buffer, none, prompt.clone(), 0, steps, prefill, keepLogits, t0, () -> PrefixHits.NONE);
         }
     }
 }

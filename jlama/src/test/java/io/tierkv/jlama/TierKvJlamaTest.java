@@ -98,7 +98,7 @@ class TierKvJlamaTest {
                 .disk(DiskOptions.at(dir.resolve("disk")).withBudgetBytes(4L << 20).withSegmentBytes(1L << 20)).build();
              TierKvJlama jlama = TierKvJlama.install(model, kv);
              JlamaSession s = jlama.openSession(SequenceOptions.defaults())) {
-            Generation g = s.generate(prompt, 24, true, length -> {
+            Generation g = s.generate(prompt, 24, Prefill.BATCHED, true, length -> {
                 kv.demote(Integer.MAX_VALUE);
                 kv.evictHost(Integer.MAX_VALUE);
             });
@@ -157,6 +157,26 @@ class TierKvJlamaTest {
                 Generation g = s.generate(branch, 8);
                 assertEquals(16, g.cachedTokens());
                 assertArrayEquals(stock.tokens(), g.tokens());
+            }
+        }
+    }
+
+    @Test
+    void tokenByTokenPrefillAfterACachedPrefixContinuesRefJsonForLengthsBatchedJlamaGetsWrong() {
+        int[] all = longPrompt();
+        try (KvBlockManager kv = manager(4, 64).host(4L << 20).build();
+             TierKvJlama jlama = TierKvJlama.install(model, kv)) {
+            try (JlamaSession s = jlama.openSession(SequenceOptions.defaults())) {
+                s.generate(all, 1, Prefill.TOKEN_BY_TOKEN, false, length -> { });
+            }
+            for (int n : new int[] {6, 8, 13, 22, 32}) {
+                int[] p = java.util.Arrays.copyOf(all, n);
+                try (JlamaSession s = jlama.openSession(SequenceOptions.defaults())) {
+                    Generation g = s.generate(p, 2, Prefill.TOKEN_BY_TOKEN, false, length -> { });
+                    assertEquals((n - 1) / 4 * 4, g.cachedTokens());
+                    assertArrayEquals(new int[] {all[n], all[n + 1]}, g.tokens(), "prompt of " + n);
+                    assertArrayEquals(StockJlama.generate(model, p, 2, Prefill.TOKEN_BY_TOKEN, false).tokens(), g.tokens());
+                }
             }
         }
     }
