@@ -42,19 +42,19 @@ final class Decoder {
         }
         List<float[]> logits = new ArrayList<>();
         int[] out = new int[count];
-        AbstractTensor logitsTensor = model.makeDenseTensor(vocab);
+        AbstractTensor<?, ?> logitsTensor = model.makeDenseTensor(vocab);
         try {
             if (prefill == Prefill.BATCHED) {
                 int[] rest = Arrays.copyOfRange(prompt, cached, n);
                 steps.before(rest, cached, n);
-                AbstractTensor h = model.batchForward(rest, cached, buffer);
+                AbstractTensor<?, ?> h = model.batchForward(rest, cached, buffer);
                 steps.after(cached, n);
                 out[0] = model.sample(h.slice(h.shape().first() - 1), 0f, 0f, logitsTensor);
                 h.close();
             } else {
                 for (int p = cached; p < n; p++) {
                     steps.before(new int[] {prompt[p]}, p, p + 1);
-                    AbstractTensor h = model.forward(prompt[p], p, buffer, Optional.empty());
+                    AbstractTensor<?, ?> h = model.forward(prompt[p], p, buffer, Optional.empty());
                     steps.after(p, p + 1);
                     if (p == n - 1) {
                         out[0] = model.sample(h, 0f, 0f, logitsTensor);
@@ -68,7 +68,7 @@ final class Decoder {
             for (int i = 1; i < count; i++) {
                 int pos = n + i - 1;
                 steps.before(new int[] {out[i - 1]}, pos, pos + 1);
-                AbstractTensor t = model.forward(out[i - 1], pos, buffer, Optional.empty());
+                AbstractTensor<?, ?> t = model.forward(out[i - 1], pos, buffer, Optional.empty());
                 steps.after(pos, pos + 1);
                 out[i] = model.sample(t, 0f, 0f, logitsTensor);
                 t.close();
@@ -81,7 +81,7 @@ final class Decoder {
         }
     }
 
-    private static void keep(boolean keepLogits, List<float[]> logits, AbstractTensor t, int vocab) {
+    private static void keep(boolean keepLogits, List<float[]> logits, AbstractTensor<?, ?> t, int vocab) {
         if (keepLogits) {
             float[] l = new float[vocab];
             for (int i = 0; i < vocab; i++) {

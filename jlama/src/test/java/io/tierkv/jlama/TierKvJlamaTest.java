@@ -188,10 +188,10 @@ class TierKvJlamaTest {
         DiskOptions disk = DiskOptions.at(dir.resolve("persistent")).withBudgetBytes(8L << 20).withSegmentBytes(1L << 20).withPersistent(true);
         KvLayout layout = TierKvJlama.layoutFor(model, 16);
         try (KvBlockManager kv = manager(16, 64).host(4L * layout.bytesPerBlock()).disk(disk).build();
-             TierKvJlama jlama = TierKvJlama.install(model, kv);
-             JlamaSession s = jlama.openSession(SequenceOptions.salt("t"))) {
-            assertArrayEquals(stock.tokens(), s.generate(prompt, 16).tokens());
-            s.close();
+             TierKvJlama jlama = TierKvJlama.install(model, kv)) {
+            try (JlamaSession s = jlama.openSession(SequenceOptions.salt("t"))) {
+                assertArrayEquals(stock.tokens(), s.generate(prompt, 16).tokens());
+            }
             kv.demote(Integer.MAX_VALUE);
             kv.evictHost(Integer.MAX_VALUE);
         }

@@ -85,8 +85,8 @@ public final class JlamaCommand implements Callable<Integer> {
     @Option(names = "--disk-dir", paramLabel = "DIR", description = "a disk tier in this directory (default: none)")
     private Path diskDir;
 
-    @Option(names = "--persistent", description = "keep the disk tier's records on exit; a later run over the same "
-            + "--disk-dir serves them as prefix hits")
+    @Option(names = "--persistent", description = "keep the disk tier's records on exit (every cached block is "
+            + "spilled to disk first); a later run over the same --disk-dir serves them as prefix hits")
     private boolean persistent;
 
     @Option(names = "--spill-every-step", description = "after every forward step demote every unleased block to "
@@ -168,8 +168,7 @@ public final class JlamaCommand implements Callable<Integer> {
                 persistent ? " (persistent)" : "");
         out.printf(Locale.ROOT, "prompt:       %d tokens %s, prefill %s%n", base.length, Arrays.toString(base),
                 prefillName.toLowerCase(Locale.ROOT));
-        // warm up the JIT on both paths so that neither side's timing pays for it alone
-        StockJlama.generate(model, base, Math.min(4, steps), prefill, false);
+        warmUp(model, layout, base, prefill);
 
         boolean same = true;
         PrefixHits hits = PrefixHits.NONE;
@@ -217,12 +216,20 @@ public final class JlamaCommand implements Callable<Integer> {
                     line(out, "tierkv", model, t);
                 }
             }
+            if (persistent) { // the disk keeps only what was spilled: send every cached block down before closing
+                kv.demote(Integer.MAX_VALUE);
+                kv.evictHost(Integer.MAX_VALUE);
+            }
             TierStats st = kv.stats();
             out.printf(Locale.ROOT, "prefix hits:  device %d, host %d, disk %d blocks (%d of %d prompt tokens cached)%n",
                     hits.device(), hits.host(), hits.disk(), cachedTokens, promptTokens);
             out.printf(Locale.ROOT, "moved:        demotions %d, promotions %d, disk spills %d, disk loads %d%n",
                     st.demotions().blocks(), st.promotions().blocks(), st.diskSpills().blocks(),
                     st.diskLoads().blocks() + st.diskToHost().blocks());
+            if (persistent && st.disk() != null) {
+                out.printf(Locale.ROOT, "persisted:    %d blocks on disk in %s for the next run%n", st.disk().blockCount(),
+                        diskDir);
+            }
             List<String> problems = kv.checkInvariants();
             if (!problems.isEmpty()) {
                 out.println("invariants:   " + problems);
@@ -231,6 +238,19 @@ public final class JlamaCommand implements Callable<Integer> {
         }
         out.println("result:       " + (!check ? "generated (no --check)" : same ? "OK" : "FAILED"));
         return same ? 0 : 1;
+    }
+
+    /** Runs both paths once on a throwaway manager, so that neither side's timing pays for the JIT alone. */
+    private void warmUp(AbstractModel model, KvLayout layout, int[] base, Prefill prefill) {
+        int n = Math.min(4, steps);
+        StockJlama.generate(model, base, n, prefill, false);
+        long bytes = (long) deviceBlocks * layout.bytesPerBlock();
+        try (EmulatedDevice gpu = new EmulatedDevice(Math.max(EmulatedDevice.defaultCapacityBytes(), bytes + layout.bytesPerBlock()));
+             KvBlockManager kv = manager(layout, gpu, null);
+             TierKvJlama jlama = TierKvJlama.install(model, kv);
+             JlamaSession s = jlama.openSession(SequenceOptions.salt("tierkv-jlama-warm-up"))) {
+            s.generate(base, n, prefill, false, length -> { });
+        }
     }
 
     private KvBlockManager manager(KvLayout layout, EmulatedDevice gpu, DiskOptions disk) {

@@ -42,7 +42,7 @@ public final class TierKvBuffer extends KvBufferCache.KvBuffer {
     private final int kvFloats;
     private BlockLease lease;
     /** Views of the leased blocks, {@code [2 x layer + kv][block]}, made on first use per lease. */
-    private AbstractTensor[][] views;
+    private AbstractTensor<?, ?>[][] views;
     private boolean closed;
 
     /**
@@ -82,7 +82,7 @@ public final class TierKvBuffer extends KvBufferCache.KvBuffer {
         checkOpen();
         release();
         lease = sequence.lease(0, toToken);
-        views = new AbstractTensor[2 * layout.layers()][lease.blockCount()];
+        views = new AbstractTensor<?, ?>[2 * layout.layers()][lease.blockCount()];
     }
 
     /**
@@ -127,10 +127,10 @@ public final class TierKvBuffer extends KvBufferCache.KvBuffer {
         return lease.block(blockIndex);
     }
 
-    private AbstractTensor view(int layer, int kv, int blockIndex) {
+    private AbstractTensor<?, ?> view(int layer, int kv, int blockIndex) {
         MemorySegment block = block(blockIndex);
-        AbstractTensor[] row = views[2 * layer + kv];
-        AbstractTensor t = row[blockIndex];
+        AbstractTensor<?, ?>[] row = views[2 * layer + kv];
+        AbstractTensor<?, ?> t = row[blockIndex];
         if (t == null) {
             MemorySegment slice = block.asSlice(layout.layerOffset(layer, kv), layout.layerBlockBytes());
             t = new FloatBufferTensor(slice.asByteBuffer().order(ByteOrder.nativeOrder()).asFloatBuffer(),
@@ -154,7 +154,7 @@ public final class TierKvBuffer extends KvBufferCache.KvBuffer {
      * @return a view; valid until {@link #release()}
      */
     @Override
-    public AbstractTensor getKeyTensorForPosition(int layerIndex, int position) {
+    public AbstractTensor<?, ?> getKeyTensorForPosition(int layerIndex, int position) {
         return view(layerIndex, KvLayout.K, position / blockTokens).slice(true, position % blockTokens);
     }
 
@@ -166,7 +166,7 @@ public final class TierKvBuffer extends KvBufferCache.KvBuffer {
      * @return a view; valid until {@link #release()}
      */
     @Override
-    public AbstractTensor getValTensorForPosition(int layerIndex, int position) {
+    public AbstractTensor<?, ?> getValTensorForPosition(int layerIndex, int position) {
         return view(layerIndex, KvLayout.V, position / blockTokens).slice(true, position % blockTokens);
     }
 
@@ -179,7 +179,7 @@ public final class TierKvBuffer extends KvBufferCache.KvBuffer {
      * @return views; valid until {@link #release()}
      */
     @Override
-    public AbstractTensor[] getKeyTensorsUptoPosition(int layerIndex, int upperBound) {
+    public AbstractTensor<?, ?>[] getKeyTensorsUptoPosition(int layerIndex, int upperBound) {
         return upto(layerIndex, KvLayout.K, upperBound);
     }
 
@@ -192,13 +192,13 @@ public final class TierKvBuffer extends KvBufferCache.KvBuffer {
      * @return views; valid until {@link #release()}
      */
     @Override
-    public AbstractTensor[] getValTensorsUptoPosition(int layerIndex, int upperBound) {
+    public AbstractTensor<?, ?>[] getValTensorsUptoPosition(int layerIndex, int upperBound) {
         return upto(layerIndex, KvLayout.V, upperBound);
     }
 
-    private AbstractTensor[] upto(int layer, int kv, int upperBound) {
+    private AbstractTensor<?, ?>[] upto(int layer, int kv, int upperBound) {
         int n = upperBound / blockTokens + 1;
-        AbstractTensor[] out = new AbstractTensor[n];
+        AbstractTensor<?, ?>[] out = new AbstractTensor<?, ?>[n];
         for (int b = 0; b < n; b++) {
             out[b] = view(layer, kv, b);
         }
