@@ -74,6 +74,25 @@ class TierKvJlamaTest {
     }
 
     @Test
+    void installRefusesAManagerWhoseLayoutIsNotTheModelsAndCloseGivesJlamaItsCacheBack() {
+        KvLayout wrong = KvLayout.of(4, 4, 64, io.tierkv.core.DType.F32, 16); // 4 KV heads, the model has 2
+        try (KvBlockManager kv = KvBlockManager.builder(wrong).device(gpu, 4L << 20).host(1L << 20).movers(0).build()) {
+            IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> TierKvJlama.install(model, kv));
+            assertTrue(e.getMessage().contains("kvHeads=2"), e.getMessage());
+        }
+        try (KvBlockManager kv = manager(16, 8).host(1L << 20).build()) {
+            TierKvJlama jlama = TierKvJlama.install(model, kv);
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, () -> TierKvJlama.install(model, kv));
+            JlamaSession open = jlama.openSession(SequenceOptions.defaults());
+            jlama.close();
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, () -> open.generate(ref.prompt(), 1));
+            TierKvJlama.install(model, kv).close(); // Jlama's own cache was put back, so a new adapter installs
+            assertArrayEquals(ref.greedy(), StockJlama.generate(model, ref.prompt(), ref.greedy().length, false).tokens());
+        }
+    }
+
+    @Test
     void everyBlockOnTheDeviceGivesStockTokensAndLogitsToTheBit() {
         Generation stock = StockJlama.generate(model, ref.prompt(), ref.greedy().length, true);
         assertArrayEquals(ref.greedy(), stock.tokens(), "stock Jlama against ref.json");
