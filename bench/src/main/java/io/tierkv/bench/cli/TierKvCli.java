@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 
 /**
  * {@code tierkv}: the command line of TierKV. Subcommands: {@code replay}, {@code decode},
- * {@code simulate}, {@code soak}; {@code tierkv help <command>} or {@code tierkv <command> --help} lists the
+ * {@code simulate}, {@code soak}, {@code jlama} (from module jlama, when on the class path); {@code tierkv help <command>} or {@code tierkv <command> --help} lists the
  * options. The entry point of {@code bench/target/tierkv.jar}.
  */
 @Command(name = "tierkv", mixinStandardHelpOptions = true, versionProvider = TierKvCli.Version.class,
@@ -49,6 +49,7 @@ public final class TierKvCli implements Runnable {
      */
     public static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new TierKvCli());
+        addByName(cl, "jlama", "io.tierkv.jlama.cli.JlamaCommand");
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             if (e instanceof IllegalArgumentException || e instanceof java.io.IOException
@@ -60,6 +61,21 @@ public final class TierKvCli implements Runnable {
             throw e;
         });
         return cl;
+    }
+
+    /**
+     * Adds a subcommand that lives in a module this one cannot read at compile time (module
+     * {@code jlama}: its classes share a package with Jlama, so it runs on the class path only);
+     * absent from the class path, the command is not offered.
+     */
+    private static void addByName(CommandLine cl, String name, String className) {
+        Object command;
+        try {
+            command = Class.forName(className).getDeclaredConstructor().newInstance();
+        } catch (ReflectiveOperationException | LinkageError e) {
+            return;
+        }
+        cl.addSubcommand(name, command);
     }
 
     @Override

@@ -1,0 +1,183 @@
+package io.tierkv.jlama;
+
+import com.github.tjake.jlama.model.AbstractModel;
+import com.github.tjake.jlama.safetensors.Config;
+import com.github.tjake.jlama.tensor.KvBufferCache;
+import com.github.tjake.jlama.tensor.TierKvBufferCache;
+import io.tierkv.core.DType;
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.cache.SequenceOptions;
+import io.tierkv.tiers.KvBlockManager;
+import java.lang.reflect.Field;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Installs a {@link KvBlockManager} as the KV cache of a loaded Jlama model: the model's
+ * {@code kvBufferCache} field gets a {@link TierKvBufferCache}, whose per-session buffers are
+ * zero-copy views onto TierKV blocks. Generate through {@link #openSession} and
+ * {@link JlamaSession#generate}; {@link #close()} puts Jlama's own cache back.
+ *
+ * <pre>{@code
+ * AbstractModel model = ModelSupport.loadModel(dir.toFile(), DType.F32, DType.F32);
+ * KvLayout layout = TierKvJlama.layoutFor(model, 16);
+ * try (var kv = KvBlockManager.builder(layout).device(new EmulatedDevice(), 64L << 20).host(64L << 20).build();
+ *      var jlama = TierKvJlama.install(model, kv);
+ *      var session = jlama.openSession(SequenceOptions.salt("tenant-a"))) {
+ *     Generation g = session.generate(promptIds, 32);   // full cached blocks of promptIds are not computed
+ * }
+ * }</pre>
+ *
+ * <p>The layout must be {@link #layoutFor(AbstractModel, int)}: L = the model's layers, H = its KV
+ * heads, D = its head size, F32 (the model's working dtype must be F32), any block size. One
+ * adapter per model at a time. Thread-safe; each session is driven by one thread at a time.
+ */
+public final class TierKvJlama implements AutoCloseable {
+
+    private static final Field KV_BUFFER_CACHE = kvBufferCacheField();
+
+    private final AbstractModel model;
+    private final KvBlockManager manager;
+    private final TierKvBufferCache cache;
+    private final KvBufferCache original;
+    private final Set<JlamaSession> sessions = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    private TierKvJlama(AbstractModel model, KvBlockManager manager, KvBufferCache original) {
+        this.model = model;
+        this.manager = manager;
+        this.original = original;
+        this.cache = new TierKvBufferCache(model);
+    }
+
+    /**
+     * The block layout for a model: its layers, KV heads and head size, F32.
+     *
+     * @param model           a loaded Jlama model (not distributed over several nodes)
+     * @param blockSizeTokens tokens per block, B
+     * @return the layout
+     * @throws IllegalArgumentException if the model's working dtype is not F32, if it is split over
+     *                                  several nodes, or the layout is invalid (B out of range)
+     */
+    public static KvLayout layoutFor(AbstractModel model, int blockSizeTokens) {
+        Config c = Objects.requireNonNull(model, "model").getConfig();
+        if (model.getWorkingDType() != com.github.tjake.jlama.safetensors.DType.F32) {
+            throw new IllegalArgumentException("model working dtype: " + model.getWorkingDType()
+                    + " (expected F32: load the model with workingMemoryType DType.F32)");
+        }
+        if (c.dctx().kvSegmentLength != c.kvLength || c.dctx().numberOfLayers != c.numberOfLayers) {
+            throw new IllegalArgumentException("model is split over nodes (kv segment " + c.dctx().kvSegmentLength
+                    + " of " + c.kvLength + ", layers " + c.dctx().numberOfLayers + " of " + c.numberOfLayers
+                    + "): only a whole model is supported");
+        }
+        return KvLayout.of(c.numberOfLayers, c.numberOfKeyValueHeads, c.headSize, DType.F32, blockSizeTokens);
+    }
+
+    /**
+     * Installs the manager as the model's KV cache.
+     *
+     * @param model   a loaded model with F32 working dtype
+     * @param manager a manager whose layout is {@code layoutFor(model, B)} for some B; not closed by
+     *                this adapter
+     * @return the adapter; close it to put Jlama's own cache back
+     * @throws IllegalArgumentException if the manager's layout does not match the model
+     * @throws IllegalStateException    if another adapter is installed in the model
+     */
+    public static TierKvJlama install(AbstractModel model, KvBlockManager manager) {
+        Objects.requireNonNull(manager, "manager");
+        KvLayout expected = layoutFor(model, manager.layout().blockSizeTokens());
+        if (!expected.equals(manager.layout())) {
+            throw new IllegalArgumentException("manager layout: " + manager.layout() + " (expected " + expected
+                    + " for this model)");
+        }
+        synchronized (model) {
+            KvBufferCache current = get(model);
+            if (current instanceof TierKvBufferCache) {
+                throw new IllegalStateException("a TierKV adapter is installed in this model already");
+            }
+            TierKvJlama adapter = new TierKvJlama(model, manager, current);
+            set(model, adapter.cache);
+            return adapter;
+        }
+    }
+
+    /**
+     * Opens a session: a TierKV sequence with these options (its salt and extra keys decide which
+     * cached blocks it may share) and its Jlama KV buffer under a new session id.
+     *
+     * @param options the sequence options
+     * @return the session; close it (its sealed blocks stay cached for later sessions)
+     * @throws IllegalStateException if the adapter is closed
+     */
+    public JlamaSession openSession(SequenceOptions options) {
+        if (closed) {
+            throw new IllegalStateException("adapter is closed");
+        }
+        JlamaSession s = new JlamaSession(this, UUID.randomUUID(), manager.openSequence(options));
+        sessions.add(s);
+        return s;
+    }
+
+    /** {@return the model} */
+    public AbstractModel model() {
+        return model;
+    }
+
+    /** {@return the manager that holds the KV} */
+    public KvBlockManager manager() {
+        return manager;
+    }
+
+    TierKvBufferCache cache() {
+        return cache;
+    }
+
+    void closed(JlamaSession s) {
+        sessions.remove(s);
+    }
+
+    /** Closes every open session and puts Jlama's own KV cache back into the model; idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (JlamaSession s : sessions.toArray(JlamaSession[]::new)) {
+            s.close();
+        }
+        synchronized (model) {
+            if (get(model) == cache) {
+                set(model, original);
+            }
+        }
+    }
+
+    private static Field kvBufferCacheField() {
+        try {
+            Field f = AbstractModel.class.getDeclaredField("kvBufferCache");
+            f.setAccessible(true);
+            return f;
+        } catch (NoSuchFieldException e) {
+            throw new IllegalStateException("Jlama's AbstractModel has no field kvBufferCache (expected Jlama 0.8.4)", e);
+        }
+    }
+
+    private static KvBufferCache get(AbstractModel model) {
+        try {
+            return (KvBufferCache) KV_BUFFER_CACHE.get(model);
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException("cannot read AbstractModel.kvBufferCache", e);
+        }
+    }
+
+    private static void set(AbstractModel model, KvBufferCache value) {
+        try {
+            KV_BUFFER_CACHE.set(model, value);
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException("cannot set AbstractModel.kvBufferCache", e);
+        }
+    }
+}
