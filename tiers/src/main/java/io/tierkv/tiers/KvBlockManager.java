@@ -649,7 +649,7 @@ public final class KvBlockManager implements AutoCloseable {
          *                               the block metadata together against {@code MemAvailable} (or a
          *                               container's limit) minus the heap the JVM may still commit minus
          *                               a reserve (1/32 of {@code MemTotal}, 256 MiB to 2 GiB); the
-         *                               block metadata against the heap; what the disk tier reserves
+         *                               block metadata against the largest heap; what the disk tier reserves
          *                               when it opens against usable disk space. The message names the
          *                               option ({@code device.budgetBytes}, {@code host.budgetBytes},
          *                               {@code disk.budgetBytes}), its value and the bound

@@ -32,7 +32,9 @@ import java.util.function.ToLongFunction;
  *       {@link MachineMemory#poolBytes()} ({@code MemAvailable} minus the heap the JVM may still
  *       commit minus a reserve).
  *   <li>The Java heap: the arrays indexed by block id, estimated at {@link #HEAP_BYTES_PER_BLOCK}
- *       per block id, against the heap not in use.
+ *       per block id, against the largest heap ({@code -Xmx}). Not against the heap free now,
+ *       which garbage not yet collected makes look full: a build past {@code -Xmx} can never
+ *       succeed, one within it fails only if live data fills the heap.
  *   <li>Disk space: what the disk tier reserves when it opens (metadata, and the deletion journal
  *       when persistent), against the usable space of the directory's file system. The disk
  *       budget itself is a ceiling, not a reservation: each segment is reserved when a record first
@@ -133,12 +135,12 @@ final class MachineFit {
 
     private static void checkHeap(TierSizes s, DiskOptions disk, MachineMemory m) {
         long need = s.maxBlocks() * HEAP_BYTES_PER_BLOCK;
-        if (need > m.heapUnusedBytes()) {
+        if (need > m.heapMaxBytes()) {
             Blame b = blame(s, disk, s.deviceBlocks(), s.hostBlocks(), s.diskBlocks());
-            throw new MachineLimitException(b.option, b.valueBytes, "the Java heap", need, m.heapUnusedBytes(),
+            throw new MachineLimitException(b.option, b.valueBytes, "the Java heap", need, m.heapMaxBytes(),
                     "needs about " + format(need) + " of block metadata (" + s.maxBlocks() + " block ids x "
-                            + HEAP_BYTES_PER_BLOCK + " B); available " + format(m.heapUnusedBytes())
-                            + " of heap not in use (raise -Xmx, or use larger blocks)");
+                            + HEAP_BYTES_PER_BLOCK + " B); available " + format(m.heapMaxBytes())
+                            + " of heap at most (-Xmx: raise it, or use larger blocks)");
         }
     }
 

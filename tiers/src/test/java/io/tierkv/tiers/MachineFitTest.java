@@ -172,7 +172,7 @@ class MachineFitTest {
         MachineLimitException e = assertThrows(MachineLimitException.class, () -> KvBlockManager.builder(layout)
                 .device(gpu, 4096 * bb).host(8192 * bb).movers(0).machine(smallHeap, d -> -1).build());
         assertEquals("host.budgetBytes: 16777216 B (16.0 MiB) does not fit the Java heap: needs about 3.00 MiB of block"
-                + " metadata (12288 block ids x 256 B); available 1.00 MiB of heap not in use (raise -Xmx, or use"
+                + " metadata (12288 block ids x 256 B); available 1.00 MiB of heap at most (-Xmx: raise it, or use"
                 + " larger blocks)", e.getMessage());
         assertEquals(0, gpu.allocations, "nothing allocated");
     }

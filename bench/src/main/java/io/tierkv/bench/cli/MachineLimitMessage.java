@@ -49,13 +49,15 @@ final class MachineLimitMessage {
             }
         }
         String typed;
+        String bytes = MachineMemory.format(e.valueBytes());
         if (chosen == null) {
-            typed = e.option() + " " + e.valueBytes();
+            typed = e.option() + " " + e.valueBytes() + " (" + bytes + ")";
         } else if (parsed != null && parsed.hasMatchedOption(chosen.longestName())) {
-            typed = chosen.longestName() + " " + String.join(",", parsed.matchedOption(chosen.longestName()).stringValues());
+            typed = chosen.longestName() + " " + String.join(",", parsed.matchedOption(chosen.longestName()).stringValues())
+                    + " (" + bytes + ")";
         } else {
-            typed = chosen.longestName() + " " + chosen.defaultValue() + " (the default)";
+            typed = chosen.longestName() + " " + chosen.defaultValue() + " (the default, " + bytes + ")";
         }
-        return typed + " (" + MachineMemory.format(e.valueBytes()) + ") does not fit " + e.resource() + ": " + e.reason();
+        return typed + " does not fit " + e.resource() + ": " + e.reason();
     }
 }

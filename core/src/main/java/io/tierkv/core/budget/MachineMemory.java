@@ -30,10 +30,10 @@ import java.util.Optional;
  * @param totalBytes           the machine's memory ({@code MemTotal}), {@code >= availableBytes}
  * @param source               where {@code availableBytes} comes from, for messages
  * @param heapUncommittedBytes heap the JVM may still commit: {@code -Xmx} minus the heap committed now, {@code >= 0}
- * @param heapUnusedBytes      heap not in use: {@code -Xmx} minus the heap in use now, {@code >= heapUncommittedBytes}
+ * @param heapMaxBytes         the most heap the JVM will use ({@code -Xmx}), {@code >= heapUncommittedBytes}
  */
 public record MachineMemory(long availableBytes, long totalBytes, String source, long heapUncommittedBytes,
-        long heapUnusedBytes) {
+        long heapMaxBytes) {
 
     /** Smallest reserve kept out of {@link #poolBytes()}: 256 MiB. */
     public static final long MIN_RESERVE_BYTES = 256L << 20;
@@ -58,8 +58,8 @@ public record MachineMemory(long availableBytes, long totalBytes, String source,
         if (heapUncommittedBytes < 0) {
             throw new IllegalArgumentException("heapUncommittedBytes: " + heapUncommittedBytes + " (expected >= 0)");
         }
-        if (heapUnusedBytes < heapUncommittedBytes) {
-            throw new IllegalArgumentException("heapUnusedBytes: " + heapUnusedBytes
+        if (heapMaxBytes < heapUncommittedBytes) {
+            throw new IllegalArgumentException("heapMaxBytes: " + heapMaxBytes
                     + " (expected >= heapUncommittedBytes " + heapUncommittedBytes + ")");
         }
     }
@@ -85,9 +85,7 @@ public record MachineMemory(long availableBytes, long totalBytes, String source,
         }
         Runtime rt = Runtime.getRuntime();
         long max = rt.maxMemory();
-        long committed = rt.totalMemory();
-        long used = committed - rt.freeMemory();
-        return parse(lines, containerTotal, containerFree, Math.max(0, max - committed), Math.max(0, max - used));
+        return parse(lines, containerTotal, containerFree, Math.max(0, max - rt.totalMemory()), max);
     }
 
     /**
@@ -99,11 +97,11 @@ public record MachineMemory(long availableBytes, long totalBytes, String source,
      * @param jvmFreeBytes         free memory as the JVM reports it (the container's limit minus
      *                             its usage when one applies), or -1 if unknown
      * @param heapUncommittedBytes heap the JVM may still commit, {@code >= 0}
-     * @param heapUnusedBytes      heap not in use, {@code >= heapUncommittedBytes}
+     * @param heapMaxBytes         the most heap the JVM will use, {@code >= heapUncommittedBytes}
      * @return the figures; empty without {@code MemTotal} and {@code MemAvailable}
      */
     public static Optional<MachineMemory> parse(List<String> meminfo, long jvmTotalBytes, long jvmFreeBytes,
-            long heapUncommittedBytes, long heapUnusedBytes) {
+            long heapUncommittedBytes, long heapMaxBytes) {
         long total = field(meminfo, "MemTotal:");
         long available = field(meminfo, "MemAvailable:");
         if (total < 0 || available < 0) {
@@ -115,7 +113,7 @@ public record MachineMemory(long availableBytes, long totalBytes, String source,
             available = jvmFreeBytes;
             source = "the container's memory limit " + format(jvmTotalBytes) + " minus its usage";
         }
-        return Optional.of(new MachineMemory(available, total, source, heapUncommittedBytes, heapUnusedBytes));
+        return Optional.of(new MachineMemory(available, total, source, heapUncommittedBytes, heapMaxBytes));
     }
 
     /** {@return a {@code /proc/meminfo} field in bytes ({@code kB} lines), or -1 if absent or malformed} */
