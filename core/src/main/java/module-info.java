@@ -1,8 +1,11 @@
 /**
  * TierKV's backend-neutral block model: layouts, slab block pools, block tables, prefix hashing,
- * reference counts and copy-on-write, eviction policies, budgets and errors. JDK only.
+ * reference counts and copy-on-write, eviction policies, budgets and errors. JDK only
+ * ({@code jdk.management} for the container memory limit that {@code MachineMemory} reads).
  */
 module io.tierkv.core {
+    requires jdk.management;
+
     exports io.tierkv.core;
     exports io.tierkv.core.error;
     exports io.tierkv.core.policy;

@@ -132,6 +132,12 @@ public final class EmulatedDevice implements GpuRuntime {
         return 1;
     }
 
+    /** {@return true: this device's buffers are host memory} */
+    @Override
+    public boolean deviceMemoryIsHostMemory() {
+        return true;
+    }
+
     @Override
     public MemoryInfo memoryInfo() {
         checkOpen();

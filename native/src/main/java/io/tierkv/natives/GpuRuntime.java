@@ -50,6 +50,17 @@ public interface GpuRuntime extends AutoCloseable {
     MemoryInfo memoryInfo();
 
     /**
+     * Whether this runtime's device memory is host memory (the emulated device): its device
+     * buffers then take the machine's RAM, and a budget for them is checked against
+     * {@code MemAvailable} as well as against {@link #memoryInfo()}.
+     *
+     * @return true for the emulated device; false (the default) for a GPU's own memory
+     */
+    default boolean deviceMemoryIsHostMemory() {
+        return false;
+    }
+
+    /**
      * Allocates device memory ({@code hipMalloc}, {@code cudaMalloc}; on the emulated device a host
      * segment touched once so that later writes run at full speed).
      *

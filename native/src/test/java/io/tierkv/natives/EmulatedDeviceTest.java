@@ -61,6 +61,13 @@ class EmulatedDeviceTest extends GpuRuntimeContract {
     }
 
     @Test
+    void itsDeviceMemoryIsHostMemory() {
+        try (EmulatedDevice d = new EmulatedDevice(MIB)) {
+            assertTrue(d.deviceMemoryIsHostMemory(), "its buffers count against MemAvailable");
+        }
+    }
+
+    @Test
     void capacityMustBePositive() {
         var e = assertThrows(IllegalArgumentException.class, () -> new EmulatedDevice(0));
         assertEquals("capacityBytes: 0 (expected > 0)", e.getMessage());

@@ -89,6 +89,7 @@ abstract class FakeLibraryRuntimeTest extends GpuRuntimeContract {
     void allocatingMoreThanTheDeviceHoldsIsOutOfMemory() {
         FakeGpuLibrary.setTotalMemory(8 * MIB);
         assertEquals(new MemoryInfo(8 * MIB, 8 * MIB), runtime.memoryInfo());
+        assertFalse(runtime.deviceMemoryIsHostMemory(), "a GPU's memory is its own, not MemAvailable's");
         try (DeviceBuffer six = runtime.allocateDevice(6 * MIB)) {
             assertEquals(new MemoryInfo(2 * MIB, 8 * MIB), runtime.memoryInfo());
             var e = assertThrows(GpuException.class, () -> runtime.allocateDevice(4 * MIB));

@@ -4,12 +4,14 @@ import io.tierkv.core.KvLayout;
 import io.tierkv.core.budget.BudgetKind;
 import io.tierkv.core.budget.BudgetLedger;
 import io.tierkv.core.budget.Budgets;
+import io.tierkv.core.budget.MachineMemory;
 import io.tierkv.core.cache.CacheOptions;
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.error.BudgetExceededException;
+import io.tierkv.core.error.MachineLimitException;
 import io.tierkv.core.policy.EvictionPolicies;
 import io.tierkv.core.pressure.PressureMonitor;
 import io.tierkv.core.pressure.PressureWatermarks;
@@ -19,10 +21,14 @@ import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.DiskTier;
 import io.tierkv.tiers.disk.KeySpace;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
+import java.util.function.ToLongFunction;
 
 /**
  * The KV backend a runtime links: a {@link PagedKvCache} whose top tier is device memory, with
@@ -67,13 +73,12 @@ public final class KvBlockManager implements AutoCloseable {
     private final long[] charged = new long[BudgetKind.values().length];
     private volatile boolean closed;
 
-    private KvBlockManager(Builder b) {
+    private KvBlockManager(Builder b, TierSizes sizes) {
         this.layout = b.layout;
         int blockBytes = layout.bytesPerBlock();
-        int deviceBlocks = (int) Math.min(Integer.MAX_VALUE / 4, b.deviceBytes / blockBytes);
-        int hostBlocks = (int) Math.min(Integer.MAX_VALUE / 4, b.hostBytes / blockBytes);
-        long diskBlocks = b.disk == null ? 0 : Math.min(1 << 22, b.disk.budgetBytes() / blockBytes + 1);
-        int maxBlocks = (int) Math.min(Integer.MAX_VALUE / 2, deviceBlocks + hostBlocks + diskBlocks);
+        int deviceBlocks = Math.toIntExact(sizes.deviceBlocks());
+        int hostBlocks = Math.toIntExact(sizes.hostBlocks());
+        int maxBlocks = Math.toIntExact(sizes.maxBlocks());
         this.pool = b.pool;
         this.counters = new TierCounters();
         DeviceTier dev = null;
@@ -82,8 +87,7 @@ public final class KvBlockManager implements AutoCloseable {
         try {
             charge(BudgetKind.DEVICE, (long) deviceBlocks * blockBytes);
             charge(BudgetKind.HOST, (long) hostBlocks * blockBytes);
-            long transfer = b.transferBytes == -1 ? blockBytes : b.transferBytes;
-            charge(BudgetKind.TRANSFER, transfer / blockBytes * blockBytes);
+            charge(BudgetKind.TRANSFER, sizes.transferBytes());
             if (b.disk != null) {
                 charge(BudgetKind.DISK, b.disk.budgetBytes());
             }
@@ -91,7 +95,7 @@ public final class KvBlockManager implements AutoCloseable {
             pin = b.runtime.allocatePinnedHost((long) hostBlocks * blockBytes);
             pin.segment().fill((byte) 0);
             dsk = b.disk == null ? null : DiskTier.open(b.disk, layout, KeySpace.of(b.hashAlgorithm, b.hashKey));
-            StagingPool stagingPool = new StagingPool((int) Math.min(64, transfer / blockBytes), blockBytes);
+            StagingPool stagingPool = new StagingPool(sizes.stagingBuffers(), blockBytes);
             this.host = new HostTier(layout, dev, pin, hostBlocks, maxBlocks, b.policy, dsk, stagingPool,
                     b.promotionTimeoutNanos, counters);
             CacheOptions options = new CacheOptions(layout, deviceBlocks, maxBlocks, b.policy, b.hashAlgorithm,
@@ -406,6 +410,8 @@ public final class KvBlockManager implements AutoCloseable {
         private boolean promoteOnMatch = true;
         private Consumer<Throwable> errorHandler = t -> System.getLogger("io.tierkv.tiers.Mover")
                 .log(System.Logger.Level.WARNING, "mover error", t);
+        private Supplier<Optional<MachineMemory>> machineMemory = MachineMemory::now;
+        private ToLongFunction<Path> usableDiskBytes = MachineFit::usableBytes;
 
         private Builder(KvLayout layout) {
             if (layout == null) {
@@ -616,10 +622,37 @@ public final class KvBlockManager implements AutoCloseable {
         }
 
         /**
+         * Replaces what the size checks read from the machine (for tests: a machine smaller than
+         * this one, so that a refusal cannot turn into an allocation that fills this one).
+         *
+         * @param memory      the machine's memory, as {@link MachineMemory#now()} reads it
+         * @param usableBytes usable bytes of the file system holding a directory, or -1 if unknown
+         * @return this
+         */
+        Builder machine(Supplier<Optional<MachineMemory>> memory, ToLongFunction<Path> usableBytes) {
+            this.machineMemory = Objects.requireNonNull(memory, "memory");
+            this.usableDiskBytes = Objects.requireNonNull(usableBytes, "usableBytes");
+            return this;
+        }
+
+        /**
          * Validates and builds.
          *
          * @return the manager; close it
          * @throws IllegalArgumentException naming the field, value and bound of a bad option
+         * @throws MachineLimitException if what the build commits up front does not fit what the
+         *                               machine has now, checked before anything is allocated (see
+         *                               the README's "Sizes are checked against the machine"): the
+         *                               device slots against the device's free memory (a GPU's minus a
+         *                               reserve of 1/64 of its memory, 64 MiB to 1 GiB); the emulated
+         *                               device's slots, the pinned host buffer, the staging buffers and
+         *                               the block metadata together against {@code MemAvailable} (or a
+         *                               container's limit) minus the heap the JVM may still commit minus
+         *                               a reserve (1/32 of {@code MemTotal}, 256 MiB to 2 GiB); the
+         *                               block metadata against the largest heap; what the disk tier reserves
+         *                               when it opens against usable disk space. The message names the
+         *                               option ({@code device.budgetBytes}, {@code host.budgetBytes},
+         *                               {@code disk.budgetBytes}), its value and the bound
          * @throws io.tierkv.core.error.BudgetExceededException if the pool cannot take this manager's tiers
          * @throws IllegalStateException if the device runtime is closed, or the disk tier's directory
          *                               is locked by another manager or process, or holds persistent
@@ -694,7 +727,10 @@ public final class KvBlockManager implements AutoCloseable {
             if (promotionTimeoutNanos <= 0) {
                 throw new IllegalArgumentException("promotionTimeoutNanos: " + promotionTimeoutNanos + " (expected > 0)");
             }
-            return new KvBlockManager(this);
+            TierSizes sizes = TierSizes.of(layout, deviceBytes, hostBytes, transferBytes, disk);
+            MachineFit.check(sizes, runtime, disk, machineMemory.get(), usableDiskBytes);
+            sizes.checkSlots();
+            return new KvBlockManager(this, sizes);
         }
 
         private static void checkAtLeast(String field, long value, long block) {

@@ -2,6 +2,7 @@ package io.tierkv.bench.cli;
 
 import io.tierkv.bench.trace.TraceRequest;
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.budget.MachineMemory;
 import io.tierkv.core.cache.BlockLease;
 import io.tierkv.core.cache.CacheOptions;
 import io.tierkv.core.cache.CacheStats;
@@ -371,6 +372,12 @@ public final class Replayer {
 
         SingleTierBackend(ReplayConfig c) {
             int blocks = (int) Math.min(Integer.MAX_VALUE / 4, c.deviceBlocks());
+            long slab = (long) blocks * c.layout().bytesPerBlock();
+            long meta = PagedKvCache.metadataBytes(c.layout(), blocks);
+            // The slab is allocated whole and zero-filled, as the manager's pools are: check it first.
+            MachineMemory.now().ifPresent(m -> m.checkHost("device.budgetBytes", c.deviceBytes(), slab + meta,
+                    MachineMemory.format(slab + meta) + " = device slab " + MachineMemory.format(slab)
+                            + " + block metadata " + MachineMemory.format(meta) + " (" + blocks + " block ids)"));
             CacheOptions options = new CacheOptions(c.layout(), blocks, blocks, c.policy(), HashAlgorithm.SHA256_128,
                     c.recentBlocks(), c.admissionTimeoutNanos(), CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS);
             this.memory = new SlabMemory(blocks, c.layout().bytesPerBlock());

@@ -1,6 +1,7 @@
 package io.tierkv.bench.cli;
 
 import io.tierkv.bench.trace.TraceFormatException;
+import io.tierkv.core.error.MachineLimitException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -36,7 +37,8 @@ public final class TierKvCli implements Runnable {
      * Runs the command line without exiting (for tests and embedding).
      *
      * @param args the arguments
-     * @return the exit status: 0 success, 1 a failed check, 2 bad usage or an unreadable input
+     * @return the exit status: 0 success, 1 a failed check, 2 bad usage, an unreadable input or a
+     *         size this machine cannot give (a {@link MachineLimitException}, named by its option)
      */
     public static int execute(String... args) {
         return commandLine().execute(args);
@@ -52,6 +54,10 @@ public final class TierKvCli implements Runnable {
         addByName(cl, "jlama", "io.tierkv.jlama.cli.JlamaCommand");
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            if (e instanceof MachineLimitException m) { // a size this machine cannot give: bad usage, not a failed check
+                cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + MachineLimitMessage.of(m, cmd));
+                return 2;
+            }
             if (e instanceof IllegalArgumentException || e instanceof java.io.IOException
                     || e instanceof java.io.UncheckedIOException || e instanceof TraceFormatException) {
                 cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + e.getMessage()

@@ -223,6 +223,26 @@ public final class PagedKvCache implements AutoCloseable {
         this.contextHasher = new BlockHasher(HashAlgorithm.SHA256_128, options.hashKey());
     }
 
+    /**
+     * Native memory a cache commits at construction besides its slots: each block id's identity
+     * ({@link BlockIdentity#bytes}, rounded up to 8) and its written-position bits (one count word
+     * and B x L bits, in 64-bit words). The arrays indexed by block id live on the Java heap and
+     * are not counted here.
+     *
+     * @param layout    the block layout
+     * @param maxBlocks block ids ({@link CacheOptions#maxBlocks()}), {@code >= 0}
+     * @return bytes
+     * @throws IllegalArgumentException if maxBlocks is negative
+     */
+    public static long metadataBytes(KvLayout layout, long maxBlocks) {
+        if (maxBlocks < 0) {
+            throw new IllegalArgumentException("maxBlocks: " + maxBlocks + " (expected >= 0)");
+        }
+        long stride = (BlockIdentity.bytes(layout.blockSizeTokens()) + 7) & ~7L;
+        long writtenWords = 1 + (((long) layout.blockSizeTokens() * layout.layers() + 63) >>> 6);
+        return maxBlocks * (stride + writtenWords * Long.BYTES);
+    }
+
     /** {@return the block layout} */
     public KvLayout layout() {
         return layout;

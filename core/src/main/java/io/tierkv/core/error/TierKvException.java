@@ -1,14 +1,15 @@
 package io.tierkv.core.error;
 
 /**
- * Root of the failures a caller can handle: capacity, budgets, disk space and corrupt data.
+ * Root of the failures a caller can handle: capacity, budgets, machine limits, disk space and
+ * corrupt data.
  *
  * <p>A caller's own bug (a released block released again, use after close, a bad argument) is an
  * {@link IllegalStateException} or {@link IllegalArgumentException} instead, never one of these.
  * Every subclass carries the numbers that explain it.
  */
 public abstract sealed class TierKvException extends RuntimeException
-        permits CapacityExhaustedException, BudgetExceededException, DiskFullException,
+        permits CapacityExhaustedException, BudgetExceededException, MachineLimitException, DiskFullException,
                 CorruptBlockException, TransferTimeoutException {
 
     private static final long serialVersionUID = 1L;

@@ -238,6 +238,25 @@ public final class DiskTier implements AutoCloseable {
     }
 
     /**
+     * Bytes {@link #open} reserves on the file system before the first record: the metadata file
+     * and, when persistent, the deletion journal (reserved whole with {@code posix_fallocate};
+     * sized from the budget, see {@link DiskFormat#journalBytes}). Segments are not among them:
+     * each is reserved when a record first needs it, after a check of usable space. Touches no
+     * file.
+     *
+     * @param options the options
+     * @param layout  the block layout
+     * @return bytes, {@code > 0}
+     * @throws NullPointerException if options or layout is null
+     */
+    public static long reservedAtOpenBytes(DiskOptions options, KvLayout layout) {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(layout, "layout");
+        return DiskFormat.META_BYTES
+                + (options.persistent() ? DiskFormat.journalBytes(journalCapacityFor(options, layout)) : 0);
+    }
+
+    /**
      * Opens a disk tier on its directory: creates the directory (owner-only) if absent, locks it,
      * and either recovers what a persistent tier left there or starts empty (deleting this tier's
      * own files left by an earlier non-persistent run or a crash; foreign files are left alone).
