@@ -94,12 +94,16 @@ public final class KvBlockManager implements AutoCloseable {
             dev = new DeviceTier(b.runtime, deviceBlocks, blockBytes);
             pin = b.runtime.allocatePinnedHost((long) hostBlocks * blockBytes);
             pin.segment().fill((byte) 0);
-            dsk = b.disk == null ? null : DiskTier.open(b.disk, layout, KeySpace.of(b.hashAlgorithm, b.hashKey));
+            KeySpace keySpace = b.generatedHashKey ? KeySpace.generated(b.hashAlgorithm)
+                    : KeySpace.of(b.hashAlgorithm, b.hashKey);
+            dsk = b.disk == null ? null : DiskTier.open(b.disk, layout, keySpace);
+            byte[] hashKey = !b.generatedHashKey ? b.hashKey
+                    : dsk != null ? dsk.keySpace().storedKey() : randomHashKey();
             StagingPool stagingPool = new StagingPool(sizes.stagingBuffers(), blockBytes);
             this.host = new HostTier(layout, dev, pin, hostBlocks, maxBlocks, b.policy, dsk, stagingPool,
                     b.promotionTimeoutNanos, counters);
             CacheOptions options = new CacheOptions(layout, deviceBlocks, maxBlocks, b.policy, b.hashAlgorithm,
-                    b.recentDeviceBlocks, b.admissionTimeoutNanos, b.promotionTimeoutNanos, b.hashKey);
+                    b.recentDeviceBlocks, b.admissionTimeoutNanos, b.promotionTimeoutNanos, hashKey);
             this.cache = new PagedKvCache(options, dev, host);
             host.bind(cache);
         } catch (RuntimeException e) {
@@ -254,6 +258,13 @@ public final class KvBlockManager implements AutoCloseable {
         return cache;
     }
 
+    /** {@return a fresh random block hash key of 32 bytes, for a generated key without a disk tier to keep it} */
+    private static byte[] randomHashKey() {
+        byte[] key = new byte[32];
+        new java.security.SecureRandom().nextBytes(key);
+        return key;
+    }
+
     /** {@return the disk tier, or null without one: for tests of this package that reach below the facade} */
     DiskTier diskTier() {
         return disk;
@@ -400,6 +411,7 @@ public final class KvBlockManager implements AutoCloseable {
         private String policy = "lru";
         private HashAlgorithm hashAlgorithm = HashAlgorithm.SHA256_128;
         private byte[] hashKey = new byte[0];
+        private boolean generatedHashKey;
         private int recentDeviceBlocks = 2;
         private PressureWatermarks watermarks = PressureWatermarks.defaults();
         private BudgetLedger pool;
@@ -498,9 +510,10 @@ public final class KvBlockManager implements AutoCloseable {
         /**
          * Keys the SHA-256 block hash with a secret of this deployment (HMAC-SHA256, RFC 2104):
          * without the key nobody can compute which prompts share a block, let alone aim at one.
-         * The key itself is never written anywhere; a persistent disk directory records its
-         * fingerprint and refuses a manager opened with another key (or none), so a restart must
-         * be given the same key to find its records.
+         * This key is never written anywhere; a persistent disk directory records its fingerprint
+         * and refuses a manager opened with another key (or none), so a restart must be given the
+         * same key to find its records ({@link #generatedHashKey} keeps a key in the directory
+         * instead).
          *
          * @param key the secret, at least {@value io.tierkv.core.prefix.BlockHasher#MIN_KEY_BYTES}
          *            bytes, or empty for none (the default); copied
@@ -508,6 +521,21 @@ public final class KvBlockManager implements AutoCloseable {
          */
         public Builder hashKey(byte[] key) {
             this.hashKey = key == null ? null : key.clone();
+            return this;
+        }
+
+        /**
+         * Keys the SHA-256 block hash with a secret generated for this deployment: with a
+         * persistent disk tier, 32 random bytes made when its directory is created and kept in the
+         * directory's owner-only metadata file, so every restart over it hashes with the same key and
+         * finds its records; otherwise a fresh random key per manager. A directory made with an
+         * unkeyed hash or a supplied key refuses it, and a supplied key (or none) is refused by a
+         * directory that keeps a generated one. Exclusive with {@link #hashKey}.
+         *
+         * @return this
+         */
+        public Builder generatedHashKey() {
+            this.generatedHashKey = true;
             return this;
         }
 
@@ -681,6 +709,13 @@ public final class KvBlockManager implements AutoCloseable {
                 throw new IllegalArgumentException("hashKey: null (expected a key, or an empty array for none)");
             }
             io.tierkv.core.prefix.BlockHasher.checkKey(hashAlgorithm, hashKey);
+            if (generatedHashKey && hashKey.length > 0) {
+                throw new IllegalArgumentException("hashKey: " + hashKey.length + " bytes with generatedHashKey"
+                        + " (expected one of them)");
+            }
+            if (generatedHashKey) {
+                KeySpace.generated(hashAlgorithm); // refuses MURMUR3_128, naming hashKey
+            }
             checkAtLeast("device.budgetBytes", deviceBytes, block);
             checkAtLeast("host.budgetBytes", hostBytes, block);
             if (transferBytes != -1) {

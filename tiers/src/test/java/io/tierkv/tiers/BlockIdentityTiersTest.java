@@ -17,6 +17,7 @@ import io.tierkv.core.testing.CacheInvariants;
 import io.tierkv.core.testing.Murmur3Collisions;
 import io.tierkv.core.testing.Murmur3Collisions.Difference;
 import io.tierkv.tiers.disk.Compression;
+import io.tierkv.tiers.disk.DiskFormat;
 import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.DiskTier;
 import java.lang.foreign.Arena;
@@ -258,6 +259,45 @@ class BlockIdentityTiersTest {
             }
         }
         assertEquals(0, kv.stats().cache().hashCollisions(), d.toString());
+    }
+
+    @Test
+    void aKeyGeneratedForAPersistentDirectoryIsKeptThereAndServesEveryRestart() {
+        int[] prompt = io.tierkv.core.testing.TestCaches.tokens(500, B);
+        long[] keyedHash;
+        KvBlockManager kv = Managers.build(invariants, KvBlockManager.builder(Managers.LAYOUT).generatedHashKey(), 4, 4,
+                disk());
+        spillClosed(kv, SequenceOptions.defaults(), prompt, VICTIM);
+        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            assertEquals(B, s.matchPrefix(prompt));
+            keyedHash = kv.cache().blockHash(s.blockId(0));
+        }
+        assertEquals(DiskFormat.STORED_KEY_BYTES, kv.diskTier().keySpace().storedKey().length);
+        kv.close();
+        for (int restart = 0; restart < 2; restart++) {
+            kv = Managers.build(invariants, KvBlockManager.builder(Managers.LAYOUT).generatedHashKey(), 4, 4, disk());
+            try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+                assertEquals(B, s.matchPrefix(prompt), "restart " + restart + ": the kept key finds the record");
+                assertOwnBytes(s, VICTIM, "generated key, restart " + restart);
+                assertTrue(Arrays.equals(keyedHash, kv.cache().blockHash(s.blockId(0))), "the same key");
+            }
+            kv.close();
+        }
+        for (var wrong : new KvBlockManager.Builder[] {
+                KvBlockManager.builder(Managers.LAYOUT),
+                KvBlockManager.builder(Managers.LAYOUT).hashKey(new byte[32])}) {
+            var e = assertThrows(IllegalStateException.class, () -> Managers.build(invariants, wrong, 4, 4, disk()));
+            assertTrue(e.getMessage().contains("keyed with a key generated for its directory"), e.getMessage());
+        }
+        KvBlockManager unkeyed = Managers.build(invariants, KvBlockManager.builder(Managers.LAYOUT), 4, 4, null);
+        try (Sequence s = unkeyed.openSequence(SequenceOptions.defaults())) {
+            append(unkeyed, s, prompt, 1, VICTIM);
+            assertFalse(Arrays.equals(keyedHash, unkeyed.cache().blockHash(s.blockId(0))), "keyed hashes differ");
+        }
+        var e = assertThrows(IllegalArgumentException.class, () -> KvBlockManager.builder(Managers.LAYOUT)
+                .hashAlgorithm(HashAlgorithm.MURMUR3_128).generatedHashKey().device(new io.tierkv.natives.EmulatedDevice(
+                        1 << 20), 1 << 16).host(1 << 16).build());
+        assertTrue(e.getMessage().startsWith("hashKey:"), e.getMessage());
     }
 
     @Test

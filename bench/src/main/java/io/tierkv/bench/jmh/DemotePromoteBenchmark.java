@@ -6,6 +6,7 @@ import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.natives.EmulatedDevice;
+import io.tierkv.natives.libc.Libc;
 import io.tierkv.tiers.KvBlockManager;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -48,7 +49,7 @@ import org.openjdk.jmh.annotations.Threads;
  * previous call's dropped copy freed (the slot allocator is LIFO, so the same slot: hot); a
  * promotion reads that host slot, just written (hot), into the device slot the demotion just
  * read and freed (hot). The limits copy between the ring and one spare host block, so they see
- * exactly these states. (Before 2026-12-01 the limit wrote a cold host slot of a second ring,
+ * exactly these states, in memory paged as the pools are (2 MiB-aligned, transparent huge pages). (Before 2026-12-01 the limit wrote a cold host slot of a second ring,
  * which made {@link #demote} look 1.7-1.9x faster than a copy.)</li>
  * <li>{@link #leaseResident}: lease + release of a device-resident sealed block of the tiered
  * manager (a demotion candidate, so the lease takes it out of the device policy and the release
@@ -269,8 +270,8 @@ public class DemotePromoteBenchmark {
             blockBytes = KvLayout.of(8, 8, 64, DType.F16, blockSizeTokens).bytesPerBlock();
             slots = (int) (WORKING_SET_BYTES / blockBytes);
             arena = Arena.ofShared();
-            device = arena.allocate(WORKING_SET_BYTES, 4096);
-            host = arena.allocate(blockBytes, 4096);
+            device = hugePages(arena, WORKING_SET_BYTES);
+            host = hugePages(arena, Math.max(blockBytes, Libc.HUGE_PAGE_BYTES)).asSlice(0, blockBytes);
             device.fill((byte) 1);
             host.fill((byte) 2);
         }
@@ -302,6 +303,13 @@ public class DemotePromoteBenchmark {
          */
         void up(int s) {
             MemorySegment.copy(host, 0, device, (long) s * blockBytes, blockBytes);
+        }
+
+        /** Memory as the tier's pools have it: 2 MiB-aligned, backed by transparent huge pages where the kernel agrees. */
+        private static MemorySegment hugePages(Arena arena, long bytes) {
+            MemorySegment m = arena.allocate(bytes, Libc.HUGE_PAGE_BYTES);
+            Libc.adviseHugePages(m);
+            return m;
         }
 
         /** Frees both regions. */

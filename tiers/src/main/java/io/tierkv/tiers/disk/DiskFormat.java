@@ -101,9 +101,14 @@ import java.util.zip.CRC32C;
  * 24  int   layers, 28 int kvHeads, 32 int headDim, 36 int dtype ordinal, 40 int blockSizeTokens
  * 44  int   block hash function: {@link HashAlgorithm} ordinal
  * 48  long  fingerprint of the block hash's secret key ({@link BlockHasher#keyFingerprint}), 0 unkeyed
- * 56  int   0
- * 60  int   CRC32C of bytes [0, 60)
+ * 56  int   bytes of the key kept here, K: 0, or {@value #STORED_KEY_BYTES} for a key generated for
+ *           this directory ({@link KeySpace#generated}); a key the caller supplies is never written
+ * 60  int   0
+ * 64        the key kept here: K bytes, then zeros up to 96
+ * 96..123   0
+ * 124 int   CRC32C of bytes [0, 124)
  * </pre>
+ * The file is created owner-only, like the directory.
  * Records are keyed by block hash, so a directory serves only managers that hash as it was
  * written: another function or key is refused at open ({@link KeySpace}).
  *
@@ -216,7 +221,9 @@ public final class DiskFormat {
     /** Metadata magic, the bytes {@code TKVMETA1}. */
     public static final long META_MAGIC = 0x314154454D564B54L;
     /** Bytes of the metadata file. */
-    public static final int META_BYTES = 64;
+    public static final int META_BYTES = 128;
+    /** Bytes of a block hash key generated for a directory and kept in its metadata. */
+    public static final int STORED_KEY_BYTES = 32;
     /** Offset of the metadata: layout fingerprint. */
     static final long META_FINGERPRINT = 16;
     /** Offset of the metadata: the five layout ints. */
@@ -225,8 +232,12 @@ public final class DiskFormat {
     static final long META_HASH_ALGORITHM = 44;
     /** Offset of the metadata: key fingerprint. */
     static final long META_KEY_FINGERPRINT = 48;
-    /** Offset of the metadata: CRC32C of bytes [0, 60). */
-    static final long META_CRC = 60;
+    /** Offset of the metadata: bytes of the key kept in it. */
+    static final long META_STORED_KEY_LENGTH = 56;
+    /** Offset of the metadata: the key kept in it. */
+    static final long META_STORED_KEY = 64;
+    /** Offset of the metadata: CRC32C of bytes [0, 124). */
+    static final long META_CRC = 124;
 
     /** File name of the directory lock. */
     public static final String LOCK_FILE = "tierkv-disk.lock";
@@ -748,6 +759,9 @@ public final class DiskFormat {
         meta.set(INT, META_LAYOUT + 16, layout.blockSizeTokens());
         meta.set(INT, META_HASH_ALGORITHM, keySpace.algorithm().ordinal());
         meta.set(LONG, META_KEY_FINGERPRINT, keySpace.keyFingerprint());
+        byte[] stored = keySpace.storedKey();
+        meta.set(INT, META_STORED_KEY_LENGTH, stored.length);
+        MemorySegment.copy(MemorySegment.ofArray(stored), 0, meta, META_STORED_KEY, stored.length);
         meta.set(INT, META_CRC, crc32c(crc, meta, 0, META_CRC));
     }
 
@@ -789,13 +803,19 @@ public final class DiskFormat {
      * Reads the key space from metadata bytes.
      *
      * @param meta valid metadata bytes
-     * @return the block hash function and key fingerprint they record, or null for an unknown function
+     * @return the block hash function, key fingerprint and any key kept there, or null for an unknown
+     *     function or a kept key that does not match its fingerprint
      */
     static KeySpace metaKeySpace(MemorySegment meta) {
         int ordinal = meta.get(INT, META_HASH_ALGORITHM);
+        int storedBytes = meta.get(INT, META_STORED_KEY_LENGTH);
         HashAlgorithm[] all = HashAlgorithm.values();
-        return ordinal < 0 || ordinal >= all.length ? null
-                : new KeySpace(all[ordinal], meta.get(LONG, META_KEY_FINGERPRINT));
+        if (ordinal < 0 || ordinal >= all.length || (storedBytes != 0 && storedBytes != STORED_KEY_BYTES)) {
+            return null;
+        }
+        byte[] stored = meta.asSlice(META_STORED_KEY, storedBytes).toArray(ValueLayout.JAVA_BYTE);
+        KeySpace k = new KeySpace(all[ordinal], meta.get(LONG, META_KEY_FINGERPRINT), stored, storedBytes > 0);
+        return storedBytes > 0 && BlockHasher.keyFingerprint(stored) != k.keyFingerprint() ? null : k;
     }
 
     /**

@@ -183,7 +183,8 @@ public final class DiskTier implements AutoCloseable {
     private final RecordWriter writer;
     private final RecordReader reader;
 
-    private final KeySpace keySpace;
+    /** The key space asked for at open, then the one the directory records. */
+    private KeySpace keySpace;
     private TierDirectory directory;
     private boolean closed;
 
@@ -328,7 +329,7 @@ public final class DiskTier implements AutoCloseable {
 
     private void start(long journalCapacity) {
         directory = TierDirectory.lock(dir);
-        directory.prepare(options, layout, keySpace, crc);
+        keySpace = directory.prepare(options, layout, keySpace, crc);
         segments.usedBytes = DiskFormat.META_BYTES;
         if (options.persistent()) {
             new Recovery(directory, options, rules, crc, index, segments, space, counters, corruptionLog)
@@ -351,6 +352,17 @@ public final class DiskTier implements AutoCloseable {
     }
 
     // ------------------------------------------------------------------------------ public API
+
+    /**
+     * The block hash function this tier's keys come from, as its directory records it: for a
+     * {@linkplain KeySpace#generated generated} key, {@link KeySpace#storedKey()} is the key the
+     * manager hashes with.
+     *
+     * @return the key space
+     */
+    public KeySpace keySpace() {
+        return keySpace;
+    }
 
     /**
      * Sets the listener told about keys the tier drops on its own; {@code null} for none. Calls

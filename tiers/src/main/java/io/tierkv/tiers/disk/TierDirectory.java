@@ -114,16 +114,19 @@ final class TierDirectory {
      * @param layout   the layout
      * @param keySpace the block hash function this tier's keys come from
      * @param crc      a checksum object
+     * @return the key space the directory records now: {@code keySpace}, or for a
+     *     {@linkplain KeySpace#generated generated} key the one the directory keeps (or a new one)
      * @throws IllegalStateException on a layout mismatch that may not be wiped, a key-space mismatch
      *     or another format version
      * @throws UncheckedIOException on I/O failure
      */
-    void prepare(DiskOptions options, KvLayout layout, KeySpace keySpace, CRC32C crc) {
+    KeySpace prepare(DiskOptions options, KvLayout layout, KeySpace keySpace, CRC32C crc) {
         List<Path> own = ownFiles();
         Path metaFile = dir.resolve(DiskFormat.META_FILE);
         boolean wipe = !options.persistent();
+        KeySpace effective = null;
         if (!wipe) {
-            checkFormatAndKeySpace(metaFile, keySpace, crc);
+            effective = checkFormatAndKeySpace(metaFile, keySpace, crc);
             String mismatch = layoutMismatch(metaFile, own, layout.fingerprint(), crc);
             if (mismatch != null) {
                 if (!options.wipeOnLayoutMismatch()) {
@@ -143,14 +146,19 @@ final class TierDirectory {
                 }
             }
         }
-        writeMeta(metaFile, layout, keySpace, crc);
+        effective = effective == null || wipe ? keySpace.withGeneratedKey() : effective;
+        writeMeta(metaFile, layout, effective, crc);
+        return effective;
     }
 
-    /** Refuses a persistent directory whose metadata names another format version or key space. */
-    private void checkFormatAndKeySpace(Path metaFile, KeySpace keySpace, CRC32C crc) {
+    /**
+     * Refuses a persistent directory whose metadata names another format version or key space;
+     * returns the key space it records, or null without readable metadata.
+     */
+    private KeySpace checkFormatAndKeySpace(Path metaFile, KeySpace keySpace, CRC32C crc) {
         MemorySegment meta = readMeta(metaFile);
         if (meta == null) {
-            return;
+            return null;
         }
         int version = DiskFormat.metaVersion(meta);
         if (version >= 0 && version != DiskFormat.FORMAT_VERSION) {
@@ -158,15 +166,16 @@ final class TierDirectory {
                     + ", this TierKV reads version " + DiskFormat.FORMAT_VERSION + "; use another directory");
         }
         if (DiskFormat.checkMeta(meta, crc) != DiskFormat.VALID) {
-            return; // unreadable metadata: judged by the segment headers, as for the layout
+            return null; // unreadable metadata: judged by the segment headers, as for the layout
         }
         KeySpace stored = DiskFormat.metaKeySpace(meta);
-        if (!keySpace.equals(stored)) {
+        if (!keySpace.admits(stored)) {
             throw new IllegalStateException("disk tier directory " + dir + " was written with block hash "
                     + (stored == null ? "of an unknown function" : stored.describe()) + ", this manager hashes with "
-                    + keySpace.describe() + "; open it with the same hashAlgorithm and hashKey, or use another"
-                    + " directory");
+                    + keySpace.describe() + "; open it with the same hashAlgorithm and hashKey (or"
+                    + " generatedHashKey), or use another directory");
         }
+        return stored;
     }
 
     /** The metadata file's bytes, or null if it is absent (or not a regular file). */
