@@ -231,8 +231,8 @@ public final class SoakCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException, InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
-        long durationNanos = parseDuration(duration, "duration");
-        long restartNanos = parseDuration(restartEvery, "restart-every");
+        long durationNanos = parseDuration(duration, "--duration");
+        long restartNanos = parseDuration(restartEvery, "--restart-every");
         validate();
         int fdStart = openFds();
         layout = KvLayout.of(2, 2, 4, DType.F32, blockTokens);
@@ -420,19 +420,22 @@ public final class SoakCommand implements Callable<Integer> {
     }
 
     private void validate() {
-        if (threads < 1 || movers < 0 || movers > 8 || blockTokens < 1 || documents < 1 || maxBlocks < 1
-                || deviceBlocks < 2 || hostBlocks < 1 || recentBlocks < 0 || admissionTimeoutMs < 0
-                || fdTolerance < 0 || !(corruptRate >= 0 && corruptRate <= 1)) {
-            throw new IllegalArgumentException("threads >= 1, 0 <= movers <= 8, block-tokens >= 1, documents >= 1, "
-                    + "max-blocks >= 1, device-blocks >= 2, host-blocks >= 1, recent-blocks >= 0, "
-                    + "admission-timeout-ms >= 0, fd-tolerance >= 0, 0 <= corrupt-rate <= 1 (got " + threads + ", " + movers + ", "
-                    + blockTokens + ", " + documents + ", " + maxBlocks + ", " + deviceBlocks + ", " + hostBlocks
-                    + ", " + recentBlocks + ", " + admissionTimeoutMs + ", " + fdTolerance + ", " + corruptRate + ")");
-        }
+        Check.atLeast("--threads", threads, 1);
+        Check.between("--movers", movers, 0, 8, "");
+        Check.atLeast("--block-tokens", blockTokens, 1);
+        Check.atLeast("--documents", documents, 1);
+        Check.atLeast("--max-blocks", maxBlocks, 1);
+        Check.atLeast("--device-blocks", deviceBlocks, 2);
+        Check.atLeast("--host-blocks", hostBlocks, 1);
+        Check.atLeast("--recent-blocks", recentBlocks, 0);
+        Check.atLeast("--admission-timeout-ms", admissionTimeoutMs, 0);
+        Check.atLeast("--fd-tolerance", fdTolerance, 0);
+        Check.between("--corrupt-rate", corruptRate, 0, 1);
         if ((long) maxBlocks * blockTokens > 1_000_000) {
-            throw new IllegalArgumentException("max-blocks x block-tokens: " + (long) maxBlocks * blockTokens
-                    + " (expected <= 1000000)");
+            throw new IllegalArgumentException("--max-blocks " + maxBlocks + " x --block-tokens " + blockTokens + ": "
+                    + (long) maxBlocks * blockTokens + " tokens per document (expected <= 1000000)");
         }
+        Check.bytes("--disk-bytes", diskBytes);
     }
 
     /**
@@ -447,7 +450,7 @@ public final class SoakCommand implements Callable<Integer> {
     static long parseDuration(String text, String field) {
         Matcher m = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h)?").matcher(text.trim().toLowerCase(Locale.ROOT));
         if (!m.matches()) {
-            throw new IllegalArgumentException(field + ": '" + text + "' (expected a duration such as 500ms, 60s, "
+            throw new IllegalArgumentException(field + " " + text + " (expected a duration such as 500ms, 60s, "
                     + "10m, 1h)");
         }
         double v = Double.parseDouble(m.group(1));

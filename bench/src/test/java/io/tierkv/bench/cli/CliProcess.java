@@ -1,0 +1,83 @@
+package io.tierkv.bench.cli;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code tierkv} run as the user runs it: in its own JVM, with the test JVM's class path and
+ * access flags, stdout and stderr together.
+ */
+final class CliProcess {
+
+    /**
+     * What a child printed and its status.
+     *
+     * @param status the exit status
+     * @param output stdout and stderr together
+     */
+    record Result(int status, String output) {
+    }
+
+    private CliProcess() {
+    }
+
+    /**
+     * The child's command line.
+     *
+     * @param args the tierkv arguments
+     * @return java, its flags, the main class and {@code args}
+     */
+    static List<String> command(String... args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (a.startsWith("--enable-native-access") || a.startsWith("--add-opens") || a.startsWith("--add-exports")
+                    || a.startsWith("--sun-misc-unsafe-memory-access")) {
+                cmd.add(a);
+            }
+        }
+        cmd.addAll(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+                TierKvCli.class.getName()));
+        cmd.addAll(List.of(args));
+        return cmd;
+    }
+
+    /**
+     * Starts the child.
+     *
+     * @param env  extra environment variables
+     * @param args the tierkv arguments
+     * @return the process, stderr merged into stdout
+     * @throws IOException if it cannot start
+     */
+    static Process start(Map<String, String> env, String... args) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(command(args)).redirectErrorStream(true);
+        pb.environment().put("MALLOC_ARENA_MAX", "2");
+        pb.environment().putAll(env);
+        return pb.start();
+    }
+
+    /**
+     * Runs the child to its end (60 s at most).
+     *
+     * @param args the tierkv arguments
+     * @return its status and output
+     * @throws IOException          if it cannot start
+     * @throws InterruptedException if interrupted while waiting
+     */
+    static Result run(String... args) throws IOException, InterruptedException {
+        Process p = start(Map.of(), args);
+        byte[] out = p.getInputStream().readAllBytes();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new IllegalStateException("tierkv timed out: " + List.of(args));
+        }
+        return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8));
+    }
+}
