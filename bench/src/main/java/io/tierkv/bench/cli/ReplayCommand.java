@@ -181,11 +181,16 @@ public final class ReplayCommand implements Callable<Integer> {
         checkOutputs();
         TraceInput input = TraceInput.load(trace, f, b, requests != null ? (int) Check.atLeast("--requests", requests,
                 1) : -1, seed);
+        Interrupts.cooperate();
         boolean bar = progress != null ? progress : System.console() != null && System.console().isTerminal();
         List<ReplayReport> reports = new ArrayList<>();
         if (sweep == null || sweep.isEmpty()) {
             ReplayReport r = replay(config, input, bar, "");
             reports.add(r);
+            if (Interrupts.requested()) {
+                out.printf(Locale.ROOT, "interrupted after %d of %d requests: partial summary, no files written%n",
+                        r.requests(), input.requests().size());
+            }
             out.print(r.summary());
         } else {
             for (long tokens : sweepTokens) {
@@ -197,10 +202,20 @@ public final class ReplayCommand implements Callable<Integer> {
                         r.setup().deviceTokens(), r.hitRate(), r.ceilingHitRate(), r.rejectedRequests(),
                         r.wallSeconds());
                 out.flush();
+                if (Interrupts.requested()) {
+                    out.printf(Locale.ROOT, "interrupted at %d of %d requests of this point: partial sweep, no "
+                            + "files written%n", r.requests(), input.requests().size());
+                    out.flush();
+                    return 130;
+                }
             }
             Sweep.writeCsv(sweepCsv, reports);
             Sweep.writePlot(plot, reports);
             out.println("wrote " + sweepCsv + " and " + plot);
+        }
+        if (Interrupts.requested()) {
+            out.flush();
+            return 130;
         }
         if (report != null) {
             ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);

@@ -16,6 +16,7 @@ import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskFaultInjection;
 import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.DiskStats;
+import io.tierkv.tiers.disk.DiskTier;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -238,10 +239,18 @@ public final class SoakCommand implements Callable<Integer> {
         layout = KvLayout.of(2, 2, 4, DType.F32, blockTokens);
         long block = layout.bytesPerBlock();
         long diskBudget = Sizes.parseBytes(diskBytes);
+        try { // the budget, before any temporary directory exists
+            DiskTier.check(Replayer.diskOptions(Path.of("disk"), layout, diskBudget, compression).withPersistent(true),
+                    layout);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage().startsWith("--") ? e.getMessage()
+                    : "--disk-bytes " + Sizes.bytes(diskBudget) + ": " + e.getMessage());
+        }
+        Interrupts.cooperate();
         Path temp = null;
         Path dir = diskDir;
         if (dir == null) {
-            temp = Files.createTempDirectory("tierkv-soak-");
+            temp = Interrupts.createTempDirectory("tierkv-soak-");
             dir = temp.resolve("disk");
         }
         diskOptions = Replayer.diskOptions(dir, layout, diskBudget, compression).withPersistent(true);
@@ -279,7 +288,7 @@ public final class SoakCommand implements Callable<Integer> {
             long end = t0 + durationNanos;
             long nextCheck = t0 + 1_000_000_000L;
             long nextRestart = restartNanos == 0 ? Long.MAX_VALUE : t0 + restartNanos;
-            while (!stop) {
+            while (!stop && !Interrupts.requested()) {
                 long now = System.nanoTime();
                 if (now >= end) {
                     break;
@@ -332,14 +341,15 @@ public final class SoakCommand implements Callable<Integer> {
             if (injection != null) {
                 injection.uninstall();
             }
-            if (temp != null) {
-                Replayer.deleteTree(temp);
-            }
+            Interrupts.deleteTempDirectory(temp);
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         int fdEnd = openFds();
 
         long ops = requests.sum() + appends.sum() + leases.sum() + forks.sum() + closes.sum();
+        if (Interrupts.requested()) {
+            out.printf(Locale.ROOT, "interrupted after %.1f s of %s: partial summary%n", seconds, duration);
+        }
         out.printf(Locale.ROOT, "ran %.1f s%n", seconds);
         out.printf(Locale.ROOT, "operations: %d (%.0f/s): requests %d, appends %d, leases %d, forks %d, closes %d, "
                 + "restarts %d%n", ops, ops / seconds, requests.sum(), appends.sum(), leases.sum(), forks.sum(),

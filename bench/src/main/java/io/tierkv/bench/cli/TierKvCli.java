@@ -30,7 +30,10 @@ public final class TierKvCli implements java.util.concurrent.Callable<Integer> {
      * @param args the arguments
      */
     public static void main(String[] args) {
-        System.exit(execute(args));
+        Interrupts.install();
+        int status = execute(args);
+        Interrupts.finished();
+        System.exit(status);
     }
 
     /**

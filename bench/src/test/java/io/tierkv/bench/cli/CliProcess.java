@@ -34,6 +34,17 @@ final class CliProcess {
      * @return java, its flags, the main class and {@code args}
      */
     static List<String> command(String... args) {
+        return command(List.of(), args);
+    }
+
+    /**
+     * The child's command line with extra JVM options.
+     *
+     * @param jvmOptions for example {@code -Djava.io.tmpdir=DIR}
+     * @param args       the tierkv arguments
+     * @return java, its flags, the main class and {@code args}
+     */
+    static List<String> command(List<String> jvmOptions, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
@@ -42,6 +53,7 @@ final class CliProcess {
                 cmd.add(a);
             }
         }
+        cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
                 TierKvCli.class.getName()));
         cmd.addAll(List.of(args));
@@ -51,13 +63,14 @@ final class CliProcess {
     /**
      * Starts the child.
      *
-     * @param env  extra environment variables
-     * @param args the tierkv arguments
+     * @param jvmOptions extra JVM options
+     * @param env        extra environment variables
+     * @param args       the tierkv arguments
      * @return the process, stderr merged into stdout
      * @throws IOException if it cannot start
      */
-    static Process start(Map<String, String> env, String... args) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(command(args)).redirectErrorStream(true);
+    static Process start(List<String> jvmOptions, Map<String, String> env, String... args) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(command(jvmOptions, args)).redirectErrorStream(true);
         pb.environment().put("MALLOC_ARENA_MAX", "2");
         pb.environment().putAll(env);
         return pb.start();
@@ -72,7 +85,20 @@ final class CliProcess {
      * @throws InterruptedException if interrupted while waiting
      */
     static Result run(String... args) throws IOException, InterruptedException {
-        Process p = start(Map.of(), args);
+        return run(List.of(), args);
+    }
+
+    /**
+     * Runs the child with extra JVM options to its end (60 s at most).
+     *
+     * @param jvmOptions extra JVM options
+     * @param args       the tierkv arguments
+     * @return its status and output
+     * @throws IOException          if it cannot start
+     * @throws InterruptedException if interrupted while waiting
+     */
+    static Result run(List<String> jvmOptions, String... args) throws IOException, InterruptedException {
+        Process p = start(jvmOptions, Map.of(), args);
         byte[] out = p.getInputStream().readAllBytes();
         if (!p.waitFor(60, TimeUnit.SECONDS)) {
             p.destroyForcibly();

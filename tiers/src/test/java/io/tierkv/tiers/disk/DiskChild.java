@@ -133,6 +133,27 @@ public final class DiskChild {
         System.out.println("CLOSED");
     }
 
+    /** The children's {@code java.io.tmpdir}, made on first use and deleted when this JVM exits. */
+    private static final class ChildTmp {
+        static final Path DIR = create();
+
+        private static Path create() {
+            try {
+                Path dir = java.nio.file.Files.createTempDirectory("tierkv-diskchild-");
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                    try (Stream<Path> walk = java.nio.file.Files.walk(dir)) {
+                        walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                    } catch (IOException e) {
+                        // best effort: a temporary directory
+                    }
+                }));
+                return dir;
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+    }
+
     /** A running child and the lines it printed. */
     static final class Running implements AutoCloseable {
         final Process process;
@@ -213,6 +234,10 @@ public final class DiskChild {
                 : flags);
         cmd.add("-Xmx256m");
         cmd.add("-XX:TieredStopAtLevel=1");
+        // lz4-java extracts its native library into java.io.tmpdir and deletes it at exit, which a
+        // child killed with SIGKILL never reaches: the children share one directory that this JVM
+        // deletes when it exits, so no liblz4-java-*.so is left in the system's temp directory.
+        cmd.add("-Djava.io.tmpdir=" + ChildTmp.DIR);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(DiskChild.class.getName());
