@@ -141,16 +141,14 @@ public final class ReplayCommand implements Callable<Integer> {
     private Path report;
 
     @Option(names = "--sweep", paramLabel = "TOKENS", split = ",",
-            description = "replay once per device capacity in tokens, e.g. 1e4,1e5,1e6,1e7; writes --sweep-csv and "
-                    + "--plot")
+            description = "replay once per device capacity in tokens, e.g. 1e4,1e5,1e6,1e7; prints a line per point"
+                    + " and writes --sweep-csv and --plot if given; add --single-tier for the device-only curve")
     private List<String> sweep;
 
-    @Option(names = "--sweep-csv", paramLabel = "FILE", defaultValue = "replay-sweep.csv",
-            description = "CSV of the sweep (default: ${DEFAULT-VALUE})")
+    @Option(names = "--sweep-csv", paramLabel = "FILE", description = "write the sweep as CSV (default: none)")
     private Path sweepCsv;
 
-    @Option(names = "--plot", paramLabel = "FILE", defaultValue = "replay-sweep.png",
-            description = "PNG plot of the sweep (default: ${DEFAULT-VALUE})")
+    @Option(names = "--plot", paramLabel = "FILE", description = "write a PNG plot of the sweep (default: none)")
     private Path plot;
 
     @Option(names = "--progress", negatable = true, description = "progress bar on stderr (default: when stderr is "
@@ -209,9 +207,18 @@ public final class ReplayCommand implements Callable<Integer> {
                     return 130;
                 }
             }
-            Sweep.writeCsv(sweepCsv, reports);
-            Sweep.writePlot(plot, reports);
-            out.println("wrote " + sweepCsv + " and " + plot);
+            if (config.tiered() && reports.stream().allMatch(r -> r.hitRate() >= r.ceilingHitRate() - 0.005)) {
+                out.println("note: every point is at the ceiling: the host and disk tiers below the device hold the "
+                        + "working set whatever the device's size; --single-tier sweeps the device alone");
+            }
+            if (sweepCsv != null) {
+                Sweep.writeCsv(sweepCsv, reports);
+                out.println("wrote " + sweepCsv);
+            }
+            if (plot != null) {
+                Sweep.writePlot(plot, reports);
+                out.println("wrote " + plot);
+            }
         }
         if (Interrupts.requested()) {
             out.flush();
@@ -253,8 +260,14 @@ public final class ReplayCommand implements Callable<Integer> {
         if (report != null) {
             Check.outputFile("--report", report);
         }
-        if (sweep != null && !sweep.isEmpty()) {
+        if ((sweepCsv != null || plot != null) && (sweep == null || sweep.isEmpty())) {
+            throw new IllegalArgumentException((sweepCsv != null ? "--sweep-csv " + sweepCsv : "--plot " + plot)
+                    + " (expected with --sweep)");
+        }
+        if (sweepCsv != null) {
             Check.outputFile("--sweep-csv", sweepCsv);
+        }
+        if (plot != null) {
             Check.outputFile("--plot", plot);
         }
     }

@@ -98,7 +98,27 @@ final class CliProcess {
      * @throws InterruptedException if interrupted while waiting
      */
     static Result run(List<String> jvmOptions, String... args) throws IOException, InterruptedException {
-        Process p = start(jvmOptions, Map.of(), args);
+        return run(null, jvmOptions, args);
+    }
+
+    /**
+     * Runs the child in a working directory with extra JVM options to its end (60 s at most).
+     *
+     * @param workDir    the working directory, or null for this JVM's
+     * @param jvmOptions extra JVM options
+     * @param args       the tierkv arguments
+     * @return its status and output
+     * @throws IOException          if it cannot start
+     * @throws InterruptedException if interrupted while waiting
+     */
+    static Result run(Path workDir, List<String> jvmOptions, String... args) throws IOException,
+            InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command(jvmOptions, args)).redirectErrorStream(true);
+        pb.environment().put("MALLOC_ARENA_MAX", "2");
+        if (workDir != null) {
+            pb.directory(workDir.toFile());
+        }
+        Process p = pb.start();
         byte[] out = p.getInputStream().readAllBytes();
         if (!p.waitFor(60, TimeUnit.SECONDS)) {
             p.destroyForcibly();
