@@ -226,11 +226,11 @@ public final class DiskChild {
         // the same module flags as this JVM (surefire's tierkv.jvm.flags), else the documented set
         List<String> flags = Stream.of(ProcessHandle.current().info().arguments().orElse(new String[0]))
                 .filter(a -> a.startsWith("--add-opens") || a.startsWith("--add-exports")
-                        || a.startsWith("--enable-native-access"))
+                        || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc-unsafe-memory-access"))
                 .toList();
         cmd.addAll(flags.isEmpty() ? List.of("--enable-native-access=ALL-UNNAMED",
                 "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-                "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED")
+                "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow")
                 : flags);
         cmd.add("-Xmx256m");
         cmd.add("-XX:TieredStopAtLevel=1");
