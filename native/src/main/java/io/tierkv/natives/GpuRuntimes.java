@@ -18,7 +18,8 @@ import java.util.Optional;
  * {@code GpuRuntimes.detect().orElseGet(EmulatedDevice::new)}.
  *
  * <p>Every candidate passed over is logged (System.Logger {@code io.tierkv.natives.GpuRuntimes},
- * INFO; WARNING when native access is off, naming {@code --enable-native-access}) with the reason:
+ * DEBUG, so a start without a GPU is quiet unless that logger's level is lowered; one WARNING per
+ * probe when native access is off, naming {@code --enable-native-access}) with the reason:
  * no library (the sonames tried and the linker's message), no device ({@code hipErrorNoDevice} 100,
  * {@code cudaErrorNoDevice} 100), an insufficient driver ({@code cudaErrorInsufficientDriver} 35),
  * a library missing a symbol, or another runtime error.
@@ -115,7 +116,7 @@ public final class GpuRuntimes {
             }
         };
         if (candidates.isEmpty()) {
-            LOG.log(Level.INFO, "GPU detection disabled by -Dtierkv.gpu=none");
+            LOG.log(Level.DEBUG, "GPU detection disabled by -Dtierkv.gpu=none");
             return Optional.empty();
         }
         return probe(candidates).runtime();
@@ -131,11 +132,15 @@ public final class GpuRuntimes {
      */
     public static Probe probe(List<Candidate> candidates) {
         List<String> skipped = new ArrayList<>();
+        boolean warned = false;
         for (Candidate c : candidates) {
             String why;
             if (!NativeAccess.isEnabled()) {
                 why = c.api() + " skipped: " + NativeAccess.disabledReason();
-                LOG.log(Level.WARNING, why);
+                if (!warned) { // the one warning: the flag is missing, whichever runtime
+                    LOG.log(Level.WARNING, "GPU detection skipped: " + NativeAccess.disabledReason());
+                    warned = true;
+                }
                 skipped.add(why);
                 continue;
             }
@@ -153,7 +158,7 @@ public final class GpuRuntimes {
             } catch (IllegalCallerException e) {
                 why = c.api() + " skipped: " + NativeAccess.disabledReason() + " (" + e.getMessage() + ")";
             }
-            LOG.log(Level.INFO, why);
+            LOG.log(Level.DEBUG, why);
             skipped.add(why);
         }
         return new Probe(Optional.empty(), skipped);

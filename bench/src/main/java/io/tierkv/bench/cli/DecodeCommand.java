@@ -71,13 +71,13 @@ public final class DecodeCommand implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE}: 20 KiB F32 blocks for stories260K)")
     private int blockTokens;
 
-    @Option(names = "--device-blocks", paramLabel = "N", defaultValue = "0", description = "device budget in blocks "
-            + "(default: enough for every sequence; > --recent-blocks + 1)")
-    private int deviceBlocks;
+    @Option(names = "--device-blocks", paramLabel = "N", description = "device budget in blocks, at least "
+            + "--recent-blocks + 2 (default: enough for every sequence)")
+    private Integer deviceBlocks;
 
-    @Option(names = "--host-blocks", paramLabel = "N", defaultValue = "0", description = "host budget in blocks "
-            + "(default: as many as the device)")
-    private int hostBlocks;
+    @Option(names = "--host-blocks", paramLabel = "N", description = "host budget in blocks, at least 1 (default: as "
+            + "many as the device)")
+    private Integer hostBlocks;
 
     @Option(names = "--disk-bytes", paramLabel = "SIZE", defaultValue = "0", description = "disk tier budget, e.g. "
             + "16m; 0 = none (default)")
@@ -119,19 +119,44 @@ public final class DecodeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
+        Check.atLeast("--steps", steps, 1);
+        Check.atLeast("--parallel", parallel, 1);
+        Check.atLeast("--block-tokens", blockTokens, 1);
+        Check.atLeast("--recent-blocks", recentBlocks, 0);
+        if (deviceBlocks != null) {
+            Check.atLeast("--device-blocks", deviceBlocks, recentBlocks + 2L);
+        }
+        if (hostBlocks != null) {
+            Check.atLeast("--host-blocks", hostBlocks, 1);
+        }
+        long disk = Check.bytes("--disk-bytes", diskBytes);
+        Check.between("--movers", movers, 0, 8, "");
+        Check.atLeast("--read-ahead", readAhead, 0);
+        Check.atLeast("--warmup", warmup, 0);
         Path dir = modelDir != null ? modelDir : defaultModelDir();
-        LlamaModel model = LlamaModel.load(checkpoint != null ? checkpoint : dir.resolve("stories260K.bin"));
+        Path checkpointFile = modelFile("--checkpoint", checkpoint, dir, "stories260K.bin");
+        Path tokenizerFile = modelFile("--tokenizer", tokenizer, dir, "tok512.bin");
+        Path oracle = null;
+        if (check != null) {
+            oracle = check.isEmpty() ? modelFile("--check", null, dir, "oracle_greedy.json")
+                    : Check.inputFile("--check", Path.of(check), "an oracle json such as oracle_greedy.json");
+        }
+        LlamaModel model = LlamaModel.load(checkpointFile);
         LlamaConfig cfg = model.config();
-        Tokenizer tok = Tokenizer.load(tokenizer != null ? tokenizer : dir.resolve("tok512.bin"), cfg.vocabSize());
+        Tokenizer tok = Tokenizer.load(tokenizerFile, cfg.vocabSize());
         int[] promptIds = prompt == null ? new int[] {Tokenizer.BOS} : tok.encode(prompt, true, false);
-        if (steps < 1 || parallel < 1 || promptIds.length + steps > cfg.seqLen()) {
-            throw new IllegalArgumentException("steps, parallel: " + steps + ", " + parallel + " (expected >= 1, >= 1 and"
-                    + " prompt " + promptIds.length + " + steps <= seq_len " + cfg.seqLen() + ")");
+        Check.between("--parallel", parallel, 1, cfg.vocabSize(), "the model's vocabulary: sequence i starts from "
+                + "the i-th most likely token");
+        Check.between("--steps", steps, 1, cfg.seqLen() - promptIds.length, "seq_len " + cfg.seqLen() + " - prompt "
+                + promptIds.length + " tokens");
+        if (oracle != null && oracleCase(new ObjectMapper().readTree(oracle.toFile()), promptIds) == null) {
+            throw new IllegalArgumentException("--check " + oracle + ": no case for this prompt (expected the BOS "
+                    + "alone, without --prompt, or prompt_case's prompt)");
         }
         int perSeq = (promptIds.length + steps + blockTokens - 1) / blockTokens;
-        int dev = deviceBlocks > 0 ? deviceBlocks : 2 * perSeq * parallel + recentBlocks + 2; // under 50%: no proactive demotion
-        TierDecoding.Setup setup = new TierDecoding.Setup(blockTokens, dev, hostBlocks > 0 ? hostBlocks : dev, diskDir,
-                Sizes.parseBytes(diskBytes), compression, recentBlocks, movers, read, readAhead);
+        int dev = deviceBlocks != null ? deviceBlocks : 2 * perSeq * parallel + recentBlocks + 2; // under 50%: no proactive demotion
+        TierDecoding.Setup setup = new TierDecoding.Setup(blockTokens, dev, hostBlocks != null ? hostBlocks : dev,
+                diskDir, disk, compression, recentBlocks, movers, read, readAhead);
 
         for (int w = 0; w < warmup; w++) {
             TierDecoding.arrays(model, promptIds, steps, parallel);
@@ -167,9 +192,8 @@ public final class DecodeCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "speed:    TierKV %.0f tokens/s (%d forward passes), arrays %.0f tokens/s (%d), "
                 + "ratio %.2f%n", tier.tokensPerSecond(), tier.forwards(), arrays.tokensPerSecond(), arrays.forwards(),
                 tier.tokensPerSecond() / arrays.tokensPerSecond());
-        if (check != null) {
-            Path file = check.isEmpty() ? dir.resolve("oracle_greedy.json") : Path.of(check);
-            String verdict = checkOracle(file, promptIds, tier.branches().get(0));
+        if (oracle != null) {
+            String verdict = checkOracle(oracle, promptIds, tier.branches().get(0));
             out.println("check:    " + verdict);
             ok &= !verdict.startsWith("MISMATCH");
         }
@@ -191,17 +215,11 @@ public final class DecodeCommand implements Callable<Integer> {
      */
     static String checkOracle(Path file, int[] promptIds, int[] ids) throws IOException {
         JsonNode root = new ObjectMapper().readTree(file.toFile());
-        int[] expected;
-        String which;
-        if (promptIds.length == 1 && promptIds[0] == root.path("greedy_from_bos").path("start_token").asInt(-1)) {
-            expected = ints(root.path("greedy_from_bos").path("ids"));
-            which = "greedy_from_bos";
-        } else if (Arrays.equals(promptIds, ints(root.path("prompt_case").path("prompt_ids_with_bos")))) {
-            expected = ints(root.path("prompt_case").path("greedy_next_64"));
-            which = "prompt_case";
-        } else {
+        String which = oracleCase(root, promptIds);
+        if (which == null) {
             return "SKIPPED: " + file + " has no case for this prompt (BOS alone, or prompt_case's prompt)";
         }
+        int[] expected = ints(root.path(which).path(which.equals("greedy_from_bos") ? "ids" : "greedy_next_64"));
         int n = Math.min(expected.length, ids.length);
         for (int i = 0; i < n; i++) {
             if (expected[i] != ids[i]) {
@@ -209,6 +227,39 @@ public final class DecodeCommand implements Callable<Integer> {
             }
         }
         return "OK: " + n + " tokens equal " + which + " in " + file.getFileName();
+    }
+
+    /**
+     * The oracle's case for a prompt: {@code greedy_from_bos} for the BOS alone, {@code prompt_case}
+     * for its prompt ids, else null.
+     */
+    private static String oracleCase(JsonNode root, int[] promptIds) {
+        if (promptIds.length == 1 && promptIds[0] == root.path("greedy_from_bos").path("start_token").asInt(-1)) {
+            return "greedy_from_bos";
+        }
+        if (Arrays.equals(promptIds, ints(root.path("prompt_case").path("prompt_ids_with_bos")))) {
+            return "prompt_case";
+        }
+        return null;
+    }
+
+    /**
+     * A model file: the option's value if given, else {@code name} in the model directory; it must
+     * exist, and the message says what was looked for and where the model comes from.
+     */
+    private Path modelFile(String option, Path given, Path dir, String name) {
+        if (given != null) {
+            return Check.inputFile(option, given, "a llama2.c file");
+        }
+        Path file = dir.resolve(name);
+        if (!Files.isRegularFile(file)) {
+            String from = modelDir != null ? "--model-dir " + modelDir : "the default model directory " + dir;
+            throw new IllegalArgumentException(from + ": " + name + " not found (looked for "
+                    + file.toAbsolutePath().normalize() + "; stories260K.bin, tok512.bin and oracle_greedy.json come "
+                    + "from karpathy/tinyllamas on Hugging Face and llama2.c, see ../shared/data/models/stories260K/"
+                    + "README.md; pass --model-dir DIR)");
+        }
+        return file;
     }
 
     private static int[] ints(JsonNode array) {

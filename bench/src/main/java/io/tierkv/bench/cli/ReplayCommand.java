@@ -40,9 +40,10 @@ public final class ReplayCommand implements Callable<Integer> {
             description = "auto (by extension), mooncake, azure or generator (default: ${DEFAULT-VALUE})")
     private TraceInput.Format format;
 
-    @Option(names = "--requests", paramLabel = "N", defaultValue = "-1",
-            description = "replay only the first N requests (the generator makes N; default: 1000 for it, all of a file)")
-    private int requests;
+    @Option(names = "--requests", paramLabel = "N",
+            description = "replay only the first N requests, N >= 1 (the generator makes N; default: 1000 for it, "
+                    + "all of a file)")
+    private Integer requests;
 
     @Option(names = "--seed", paramLabel = "SEED", defaultValue = "42", description = "generator seed (default: 42)")
     private long seed;
@@ -52,23 +53,23 @@ public final class ReplayCommand implements Callable<Integer> {
                     + "default: ${DEFAULT-VALUE}")
     private String layoutPreset;
 
-    @Option(names = "--layers", paramLabel = "L", defaultValue = "0", description = "override the preset's layers")
-    private int layers;
+    @Option(names = "--layers", paramLabel = "L", description = "override the preset's layers")
+    private Integer layers;
 
-    @Option(names = "--kv-heads", paramLabel = "H", defaultValue = "0", description = "override the preset's KV heads")
-    private int kvHeads;
+    @Option(names = "--kv-heads", paramLabel = "H", description = "override the preset's KV heads")
+    private Integer kvHeads;
 
-    @Option(names = "--head-dim", paramLabel = "D", defaultValue = "0", description = "override the preset's head dim")
-    private int headDim;
+    @Option(names = "--head-dim", paramLabel = "D", description = "override the preset's head dim")
+    private Integer headDim;
 
     @Option(names = "--dtype", paramLabel = "DTYPE", description = "override the preset's dtype: F16, BF16, F32, "
             + "FP8_E4M3, INT8")
     private DType dtype;
 
-    @Option(names = "--block-tokens", paramLabel = "B", defaultValue = "0",
+    @Option(names = "--block-tokens", paramLabel = "B",
             description = "tokens per block (default: 512 for Mooncake, whose ids are per 512 tokens; a divisor "
                     + "of 512 also works; 64 for the generator and Azure, whose ids are cut at it)")
-    private int blockTokens;
+    private Integer blockTokens;
 
     @Option(names = "--device-tokens", paramLabel = "TOKENS", defaultValue = "65536",
             description = "device tier capacity in tokens, e.g. 1e6 (default: ${DEFAULT-VALUE}, at most 256 MiB); "
@@ -140,16 +141,14 @@ public final class ReplayCommand implements Callable<Integer> {
     private Path report;
 
     @Option(names = "--sweep", paramLabel = "TOKENS", split = ",",
-            description = "replay once per device capacity in tokens, e.g. 1e4,1e5,1e6,1e7; writes --sweep-csv and "
-                    + "--plot")
+            description = "replay once per device capacity in tokens, e.g. 1e4,1e5,1e6,1e7; prints a line per point"
+                    + " and writes --sweep-csv and --plot if given; add --single-tier for the device-only curve")
     private List<String> sweep;
 
-    @Option(names = "--sweep-csv", paramLabel = "FILE", defaultValue = "replay-sweep.csv",
-            description = "CSV of the sweep (default: ${DEFAULT-VALUE})")
+    @Option(names = "--sweep-csv", paramLabel = "FILE", description = "write the sweep as CSV (default: none)")
     private Path sweepCsv;
 
-    @Option(names = "--plot", paramLabel = "FILE", defaultValue = "replay-sweep.png",
-            description = "PNG plot of the sweep (default: ${DEFAULT-VALUE})")
+    @Option(names = "--plot", paramLabel = "FILE", description = "write a PNG plot of the sweep (default: none)")
     private Path plot;
 
     @Option(names = "--progress", negatable = true, description = "progress bar on stderr (default: when stderr is "
@@ -169,19 +168,30 @@ public final class ReplayCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
         TraceInput.Format f = TraceInput.resolve(trace, format);
-        int b = blockTokens > 0 ? blockTokens : TraceInput.defaultBlockTokens(f);
-        KvLayout layout = LayoutPreset.byName(layoutPreset).layout(b, layers, kvHeads, headDim, dtype);
+        int b = blockTokens != null ? TraceInput.checkBlockTokens(f, blockTokens) : TraceInput.defaultBlockTokens(f);
+        KvLayout layout = LayoutPreset.byName(layoutPreset).layout(b, positive("--layers", layers),
+                positive("--kv-heads", kvHeads), positive("--head-dim", headDim), dtype);
         ReplayConfig config = config(layout);
-        TraceInput input = TraceInput.load(trace, f, b, requests, seed);
+        List<Long> sweepTokens = new ArrayList<>();
+        for (String cap : sweep == null ? List.<String>of() : sweep) {
+            sweepTokens.add(Check.count("--sweep", cap, 1));
+        }
+        checkOutputs();
+        TraceInput input = TraceInput.load(trace, f, b, requests != null ? (int) Check.atLeast("--requests", requests,
+                1) : -1, seed);
+        Interrupts.cooperate();
         boolean bar = progress != null ? progress : System.console() != null && System.console().isTerminal();
         List<ReplayReport> reports = new ArrayList<>();
         if (sweep == null || sweep.isEmpty()) {
             ReplayReport r = replay(config, input, bar, "");
             reports.add(r);
+            if (Interrupts.requested()) {
+                out.printf(Locale.ROOT, "interrupted after %d of %d requests: partial summary, no files written%n",
+                        r.requests(), input.requests().size());
+            }
             out.print(r.summary());
         } else {
-            for (String cap : sweep) {
-                long tokens = Sizes.parseCount(cap);
+            for (long tokens : sweepTokens) {
                 long blocks = Math.max(config.recentBlocks() + 1L, (tokens + b - 1) / b);
                 ReplayConfig point = config.withDeviceBytes(blocks * layout.bytesPerBlock());
                 ReplayReport r = replay(point, input, bar, String.format(Locale.ROOT, "%.3g tokens ", (double) tokens));
@@ -190,10 +200,29 @@ public final class ReplayCommand implements Callable<Integer> {
                         r.setup().deviceTokens(), r.hitRate(), r.ceilingHitRate(), r.rejectedRequests(),
                         r.wallSeconds());
                 out.flush();
+                if (Interrupts.requested()) {
+                    out.printf(Locale.ROOT, "interrupted at %d of %d requests of this point: partial sweep, no "
+                            + "files written%n", r.requests(), input.requests().size());
+                    out.flush();
+                    return 130;
+                }
             }
-            Sweep.writeCsv(sweepCsv, reports);
-            Sweep.writePlot(plot, reports);
-            out.println("wrote " + sweepCsv + " and " + plot);
+            if (config.tiered() && reports.stream().allMatch(r -> r.hitRate() >= r.ceilingHitRate() - 0.005)) {
+                out.println("note: every point is at the ceiling: the host and disk tiers below the device hold the "
+                        + "working set whatever the device's size; --single-tier sweeps the device alone");
+            }
+            if (sweepCsv != null) {
+                Sweep.writeCsv(sweepCsv, reports);
+                out.println("wrote " + sweepCsv);
+            }
+            if (plot != null) {
+                Sweep.writePlot(plot, reports);
+                out.println("wrote " + plot);
+            }
+        }
+        if (Interrupts.requested()) {
+            out.flush();
+            return 130;
         }
         if (report != null) {
             ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -219,6 +248,30 @@ public final class ReplayCommand implements Callable<Integer> {
                 || r.hits().lost() > r.events().corruptRecords();
     }
 
+    /**
+     * Checks an optional positive override: absent is 0 (keep the preset's), present must be {@code >= 1}.
+     */
+    private static int positive(String option, Integer value) {
+        return value == null ? 0 : (int) Check.atLeast(option, value, 1);
+    }
+
+    /** Checks that every file this run will write can be written, before the run starts. */
+    private void checkOutputs() {
+        if (report != null) {
+            Check.outputFile("--report", report);
+        }
+        if ((sweepCsv != null || plot != null) && (sweep == null || sweep.isEmpty())) {
+            throw new IllegalArgumentException((sweepCsv != null ? "--sweep-csv " + sweepCsv : "--plot " + plot)
+                    + " (expected with --sweep)");
+        }
+        if (sweepCsv != null) {
+            Check.outputFile("--sweep-csv", sweepCsv);
+        }
+        if (plot != null) {
+            Check.outputFile("--plot", plot);
+        }
+    }
+
     private ReplayReport replay(ReplayConfig config, TraceInput input, boolean bar, String label) {
         try (Progress p = new Progress(System.err, input.requests().size(), bar, label)) {
             return new Replayer(config).run(input.requests(), input.traceBlockTokens(), input.source(),
@@ -236,10 +289,10 @@ public final class ReplayCommand implements Callable<Integer> {
         long perToken = layout.bytesPerToken();
         long block = layout.bytesPerBlock();
         CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
-        long dev = deviceBytes != null ? Sizes.parseBytes(deviceBytes)
-                : roundUp(Sizes.parseCount(deviceTokens) * perToken, block);
-        long host = hostBytes != null ? Sizes.parseBytes(hostBytes)
-                : roundUp(Sizes.parseCount(hostTokens) * perToken, block);
+        long dev = deviceBytes != null ? Check.bytes("--device-bytes", deviceBytes)
+                : roundUp(Check.count("--device-tokens", deviceTokens, 1) * perToken, block);
+        long host = hostBytes != null ? Check.bytes("--host-bytes", hostBytes)
+                : roundUp(Check.count("--host-tokens", hostTokens, 0) * perToken, block);
         // Defaults in tokens are sized for the tiny layout; a large preset keeps them within memory.
         if (deviceBytes == null && !parsed.hasMatchedOption("--device-tokens")) {
             dev = Math.min(dev, Math.max(DEFAULT_DEVICE_CAP, (recentBlocks + 2L) * block) / block * block);
@@ -247,13 +300,54 @@ public final class ReplayCommand implements Callable<Integer> {
         if (hostBytes == null && !parsed.hasMatchedOption("--host-tokens")) {
             host = Math.min(host, Math.max(DEFAULT_HOST_CAP, block) / block * block);
         }
-        long disk = Sizes.parseBytes(diskBytes);
+        long disk = Check.bytes("--disk-bytes", diskBytes);
+        Check.atLeast("--recent-blocks", recentBlocks, 0);
+        Check.between("--movers", movers, 0, 8, "");
+        Check.atLeast("--max-decode-tokens", maxDecodeTokens, -1);
+        Check.between("--speed", speed, 0, Double.MAX_VALUE);
+        Check.between("--admission-timeout-ms", admissionTimeoutMs, 0, Double.MAX_VALUE);
         if (singleTier) {
             host = 0;
             disk = 0;
         }
-        return new ReplayConfig(layout, dev, host, diskDir, disk, compression, policy.toLowerCase(Locale.ROOT),
-                recentBlocks, movers, payload, maxDecodeTokens, speed, Math.round(admissionTimeoutMs * 1e6));
+        try {
+            return new ReplayConfig(layout, dev, host, diskDir, disk, compression, policy.toLowerCase(Locale.ROOT),
+                    recentBlocks, movers, payload, maxDecodeTokens, speed, Math.round(admissionTimeoutMs * 1e6));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(asTyped(e.getMessage())); // the option, not the field: no cause
+        }
+    }
+
+    /**
+     * Rewrites a {@link ReplayConfig} message, which names the record's field ({@code deviceBytes: 96
+     * (expected ...)}), to name the option as typed and its value ({@code --device-tokens 3 (96 bytes;
+     * expected ...)}).
+     */
+    private String asTyped(String message) {
+        int colon = message.indexOf(": ");
+        if (colon < 0) {
+            return message;
+        }
+        String field = message.substring(0, colon);
+        String rest = message.substring(colon + 2).replace("recentBlocks", "--recent-blocks");
+        String typed = switch (field) {
+            case "deviceBytes" -> deviceBytes != null ? "--device-bytes " + deviceBytes
+                    : "--device-tokens " + deviceTokens;
+            case "hostBytes" -> hostBytes != null ? "--host-bytes " + hostBytes : "--host-tokens " + hostTokens;
+            case "diskBytes" -> "--disk-bytes " + diskBytes;
+            case "policy" -> "--policy";
+            case "recentBlocks" -> "--recent-blocks";
+            case "movers" -> "--movers";
+            case "maxDecodeTokens" -> "--max-decode-tokens";
+            case "speed" -> "--speed";
+            case "admissionTimeoutNanos" -> "--admission-timeout-ms " + admissionTimeoutMs;
+            default -> null;
+        };
+        if (typed == null) {
+            return message;
+        }
+        boolean withValue = typed.indexOf(' ') > 0;
+        return withValue ? typed + " (" + rest.replaceFirst("^(\\S+) \\(", "$1 bytes; ") : typed + " " + rest;
     }
 
     private static long roundUp(long v, long unit) {

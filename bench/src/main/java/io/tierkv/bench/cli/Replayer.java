@@ -133,8 +133,13 @@ public final class Replayer {
         ReplayReport replay(List<TraceRequest> requests, String source, String format, Progress progress) {
             long start = System.nanoTime();
             long firstTimestamp = requests.isEmpty() ? 0 : requests.get(0).timestampMillis();
+            int done = requests.size();
             try (arena) {
                 for (int n = 0; n < requests.size(); n++) {
+                    if (Interrupts.requested()) {
+                        done = n;
+                        break;
+                    }
                     TraceRequest r = requests.get(n);
                     if (config.speed() > 0) {
                         pace(start, (r.timestampMillis() - firstTimestamp) / config.speed());
@@ -144,7 +149,7 @@ public final class Replayer {
                 }
             }
             double wall = (System.nanoTime() - start) / 1e9;
-            return report(requests.size(), source, format, wall);
+            return report(done, source, format, wall);
         }
 
         private void pace(long start, double millis) {
@@ -441,7 +446,7 @@ public final class Replayer {
                 if (c.diskBytes() > 0) {
                     Path dir = c.diskDir();
                     if (dir == null) {
-                        temp = Files.createTempDirectory("tierkv-replay-");
+                        temp = Interrupts.createTempDirectory("tierkv-replay-");
                         dir = temp.resolve("disk");
                     }
                     b.disk(diskOptions(dir, layout, c.diskBytes(), c.compression()));
@@ -449,11 +454,11 @@ public final class Replayer {
                 this.kv = b.build();
             } catch (IOException e) {
                 dev.close();
-                deleteTree(temp);
+                Interrupts.deleteTempDirectory(temp);
                 throw new UncheckedIOException("cannot create a temporary disk directory", e);
             } catch (RuntimeException e) {
                 dev.close();
-                deleteTree(temp);
+                Interrupts.deleteTempDirectory(temp);
                 throw e;
             }
             this.device = dev;
@@ -493,7 +498,7 @@ public final class Replayer {
                 kv.close();
             } finally {
                 device.close();
-                deleteTree(tempDir);
+                Interrupts.deleteTempDirectory(tempDir);
             }
         }
     }
@@ -507,17 +512,25 @@ public final class Replayer {
      * @param budget      the disk budget in bytes
      * @param compression record compression
      * @return the options
-     * @throws IllegalArgumentException if the budget cannot hold one segment
+     * @throws IllegalArgumentException naming {@code --disk-bytes} if the budget cannot hold one segment,
+     *                                  its metadata and journal
      */
     static DiskOptions diskOptions(Path dir, KvLayout layout, long budget, Compression compression) {
         long need = alignUp(64 + DiskFormat.maxRecordBytes(layout), 4096);
         long quarter = (budget - DiskFormat.META_BYTES) / 4 / 4096 * 4096;
         long segment = Math.max(need, Math.min(DiskOptions.DEFAULT_SEGMENT_BYTES, quarter));
         if (budget < segment + DiskFormat.META_BYTES) {
-            throw new IllegalArgumentException("disk-bytes: " + budget + " (expected >= "
+            throw new IllegalArgumentException("--disk-bytes " + Sizes.bytes(budget) + " (expected >= "
                     + (segment + DiskFormat.META_BYTES) + ": one segment holding a record of this layout, plus metadata)");
         }
-        return DiskOptions.at(dir).withSegmentBytes(segment).withBudgetBytes(budget).withCompression(compression);
+        DiskOptions options = DiskOptions.at(dir).withSegmentBytes(segment).withBudgetBytes(budget)
+                .withCompression(compression);
+        try {
+            io.tierkv.tiers.disk.DiskTier.check(options, layout);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--disk-bytes " + Sizes.bytes(budget) + ": " + e.getMessage());
+        }
+        return options;
     }
 
     private static long alignUp(long v, long a) {

@@ -31,16 +31,16 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "auto, mooncake, azure or generator (default: ${DEFAULT-VALUE})")
     private TraceInput.Format format;
 
-    @Option(names = "--requests", paramLabel = "N", defaultValue = "-1", description = "only the first N requests")
-    private int requests;
+    @Option(names = "--requests", paramLabel = "N", description = "only the first N requests, N >= 1")
+    private Integer requests;
 
     @Option(names = "--seed", paramLabel = "SEED", defaultValue = "42", description = "generator and random-policy "
             + "seed (default: ${DEFAULT-VALUE})")
     private long seed;
 
-    @Option(names = "--block-tokens", paramLabel = "B", defaultValue = "0",
+    @Option(names = "--block-tokens", paramLabel = "B",
             description = "block size for generator and Azure ids (default 64; Mooncake is always 512)")
-    private int blockTokens;
+    private Integer blockTokens;
 
     @Option(names = "--policies", paramLabel = "NAMES", split = ",", defaultValue = "lru,lfu,fifo,s3fifo,sieve",
             description = "policies to compare; belady is always added (default: ${DEFAULT-VALUE}; also random, "
@@ -58,12 +58,16 @@ public final class SimulateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         TraceInput.Format f = TraceInput.resolve(trace, format);
-        int b = blockTokens > 0 ? blockTokens : TraceInput.defaultBlockTokens(f);
-        TraceInput input = TraceInput.load(trace, f, b, requests, seed);
-        long[] blocks = new long[capacities.size()];
+        int b = blockTokens != null ? TraceInput.checkBlockTokens(f, blockTokens) : TraceInput.defaultBlockTokens(f);
+        long[] tokens = new long[capacities.size()];
+        for (int i = 0; i < tokens.length; i++) {
+            tokens[i] = Check.count("--capacities", capacities.get(i), 1);
+        }
+        TraceInput input = TraceInput.load(trace, f, b, requests != null ? (int) Check.atLeast("--requests", requests,
+                1) : -1, seed);
+        long[] blocks = new long[tokens.length];
         for (int i = 0; i < blocks.length; i++) {
-            long tokens = Sizes.parseCount(capacities.get(i));
-            blocks[i] = Math.max(1, tokens / input.traceBlockTokens());
+            blocks[i] = Math.max(1, tokens[i] / input.traceBlockTokens());
         }
         SimulationResult r = PolicySimulator.run(input.requests(), policies, blocks, seed);
         var out = spec.commandLine().getOut();

@@ -16,6 +16,7 @@ import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskFaultInjection;
 import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.DiskStats;
+import io.tierkv.tiers.disk.DiskTier;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -231,17 +232,25 @@ public final class SoakCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException, InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
-        long durationNanos = parseDuration(duration, "duration");
-        long restartNanos = parseDuration(restartEvery, "restart-every");
+        long durationNanos = parseDuration(duration, "--duration");
+        long restartNanos = parseDuration(restartEvery, "--restart-every");
         validate();
         int fdStart = openFds();
         layout = KvLayout.of(2, 2, 4, DType.F32, blockTokens);
         long block = layout.bytesPerBlock();
         long diskBudget = Sizes.parseBytes(diskBytes);
+        try { // the budget, before any temporary directory exists
+            DiskTier.check(Replayer.diskOptions(Path.of("disk"), layout, diskBudget, compression).withPersistent(true),
+                    layout);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage().startsWith("--") ? e.getMessage()
+                    : "--disk-bytes " + Sizes.bytes(diskBudget) + ": " + e.getMessage());
+        }
+        Interrupts.cooperate();
         Path temp = null;
         Path dir = diskDir;
         if (dir == null) {
-            temp = Files.createTempDirectory("tierkv-soak-");
+            temp = Interrupts.createTempDirectory("tierkv-soak-");
             dir = temp.resolve("disk");
         }
         diskOptions = Replayer.diskOptions(dir, layout, diskBudget, compression).withPersistent(true);
@@ -279,7 +288,7 @@ public final class SoakCommand implements Callable<Integer> {
             long end = t0 + durationNanos;
             long nextCheck = t0 + 1_000_000_000L;
             long nextRestart = restartNanos == 0 ? Long.MAX_VALUE : t0 + restartNanos;
-            while (!stop) {
+            while (!stop && !Interrupts.requested()) {
                 long now = System.nanoTime();
                 if (now >= end) {
                     break;
@@ -332,14 +341,15 @@ public final class SoakCommand implements Callable<Integer> {
             if (injection != null) {
                 injection.uninstall();
             }
-            if (temp != null) {
-                Replayer.deleteTree(temp);
-            }
+            Interrupts.deleteTempDirectory(temp);
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         int fdEnd = openFds();
 
         long ops = requests.sum() + appends.sum() + leases.sum() + forks.sum() + closes.sum();
+        if (Interrupts.requested()) {
+            out.printf(Locale.ROOT, "interrupted after %.1f s of %s: partial summary%n", seconds, duration);
+        }
         out.printf(Locale.ROOT, "ran %.1f s%n", seconds);
         out.printf(Locale.ROOT, "operations: %d (%.0f/s): requests %d, appends %d, leases %d, forks %d, closes %d, "
                 + "restarts %d%n", ops, ops / seconds, requests.sum(), appends.sum(), leases.sum(), forks.sum(),
@@ -420,19 +430,22 @@ public final class SoakCommand implements Callable<Integer> {
     }
 
     private void validate() {
-        if (threads < 1 || movers < 0 || movers > 8 || blockTokens < 1 || documents < 1 || maxBlocks < 1
-                || deviceBlocks < 2 || hostBlocks < 1 || recentBlocks < 0 || admissionTimeoutMs < 0
-                || fdTolerance < 0 || !(corruptRate >= 0 && corruptRate <= 1)) {
-            throw new IllegalArgumentException("threads >= 1, 0 <= movers <= 8, block-tokens >= 1, documents >= 1, "
-                    + "max-blocks >= 1, device-blocks >= 2, host-blocks >= 1, recent-blocks >= 0, "
-                    + "admission-timeout-ms >= 0, fd-tolerance >= 0, 0 <= corrupt-rate <= 1 (got " + threads + ", " + movers + ", "
-                    + blockTokens + ", " + documents + ", " + maxBlocks + ", " + deviceBlocks + ", " + hostBlocks
-                    + ", " + recentBlocks + ", " + admissionTimeoutMs + ", " + fdTolerance + ", " + corruptRate + ")");
-        }
+        Check.atLeast("--threads", threads, 1);
+        Check.between("--movers", movers, 0, 8, "");
+        Check.atLeast("--block-tokens", blockTokens, 1);
+        Check.atLeast("--documents", documents, 1);
+        Check.atLeast("--max-blocks", maxBlocks, 1);
+        Check.atLeast("--device-blocks", deviceBlocks, 2);
+        Check.atLeast("--host-blocks", hostBlocks, 1);
+        Check.atLeast("--recent-blocks", recentBlocks, 0);
+        Check.atLeast("--admission-timeout-ms", admissionTimeoutMs, 0);
+        Check.atLeast("--fd-tolerance", fdTolerance, 0);
+        Check.between("--corrupt-rate", corruptRate, 0, 1);
         if ((long) maxBlocks * blockTokens > 1_000_000) {
-            throw new IllegalArgumentException("max-blocks x block-tokens: " + (long) maxBlocks * blockTokens
-                    + " (expected <= 1000000)");
+            throw new IllegalArgumentException("--max-blocks " + maxBlocks + " x --block-tokens " + blockTokens + ": "
+                    + (long) maxBlocks * blockTokens + " tokens per document (expected <= 1000000)");
         }
+        Check.bytes("--disk-bytes", diskBytes);
     }
 
     /**
@@ -447,7 +460,7 @@ public final class SoakCommand implements Callable<Integer> {
     static long parseDuration(String text, String field) {
         Matcher m = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h)?").matcher(text.trim().toLowerCase(Locale.ROOT));
         if (!m.matches()) {
-            throw new IllegalArgumentException(field + ": '" + text + "' (expected a duration such as 500ms, 60s, "
+            throw new IllegalArgumentException(field + " " + text + " (expected a duration such as 500ms, 60s, "
                     + "10m, 1h)");
         }
         double v = Double.parseDouble(m.group(1));

@@ -140,7 +140,7 @@ public final class TierDecoding {
             if (setup.diskBytes() > 0) {
                 Path dir = setup.diskDir();
                 if (dir == null) {
-                    temp = Files.createTempDirectory("tierkv-decode-");
+                    temp = Interrupts.createTempDirectory("tierkv-decode-");
                     dir = temp.resolve("disk");
                 }
                 b.disk(Replayer.diskOptions(dir, layout, setup.diskBytes(), setup.compression()));
@@ -151,7 +151,7 @@ public final class TierDecoding {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create a temporary disk directory", e);
         } finally {
-            Replayer.deleteTree(temp);
+            Interrupts.deleteTempDirectory(temp);
         }
     }
 

@@ -15,7 +15,7 @@ import picocli.CommandLine.Command;
         subcommands = {ReplayCommand.class, DecodeCommand.class, SimulateCommand.class, SoakCommand.class,
             CommandLine.HelpCommand.class},
         synopsisSubcommandLabel = "COMMAND")
-public final class TierKvCli implements Runnable {
+public final class TierKvCli implements java.util.concurrent.Callable<Integer> {
 
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
@@ -30,7 +30,10 @@ public final class TierKvCli implements Runnable {
      * @param args the arguments
      */
     public static void main(String[] args) {
-        System.exit(execute(args));
+        Interrupts.install();
+        int status = execute(args);
+        Interrupts.finished();
+        System.exit(status);
     }
 
     /**
@@ -84,9 +87,16 @@ public final class TierKvCli implements Runnable {
         cl.addSubcommand(name, command);
     }
 
+    /**
+     * A bare {@code tierkv}, without a command: prints the usage on stderr.
+     *
+     * @return 2, bad usage
+     */
     @Override
-    public void run() {
-        spec.commandLine().usage(spec.commandLine().getOut());
+    public Integer call() {
+        spec.commandLine().getErr().println("tierkv: a COMMAND is required");
+        spec.commandLine().usage(spec.commandLine().getErr());
+        return 2;
     }
 
     /** The version from the jar's manifest, or "dev" when run from classes. */

@@ -50,12 +50,16 @@ public record TraceInput(List<TraceRequest> requests, int traceBlockTokens, Stri
      * @param trace  the file, or null
      * @param format the requested format
      * @return a concrete format
-     * @throws IllegalArgumentException for an unknown extension or a file-less file format
+     * @throws IllegalArgumentException for a missing file, an unknown extension or a file-less file format
      */
     public static Format resolve(Path trace, Format format) {
+        if (trace != null) {
+            Check.inputFile("--trace", trace, "a Mooncake .jsonl or an Azure .csv trace");
+        }
         if (format != Format.AUTO) {
             if (trace == null && format != Format.GENERATOR) {
-                throw new IllegalArgumentException("format: " + format + " needs --trace FILE");
+                throw new IllegalArgumentException("--format " + format.name().toLowerCase(Locale.ROOT)
+                        + " (expected --trace FILE with it)");
             }
             return format;
         }
@@ -69,7 +73,7 @@ public record TraceInput(List<TraceRequest> requests, int traceBlockTokens, Stri
         if (name.endsWith(".csv")) {
             return Format.AZURE;
         }
-        throw new IllegalArgumentException("trace: " + trace + " (expected a Mooncake .jsonl or an Azure .csv file,"
+        throw new IllegalArgumentException("--trace " + trace + " (expected a Mooncake .jsonl or an Azure .csv file,"
                 + " or --format)");
     }
 
@@ -88,6 +92,30 @@ public record TraceInput(List<TraceRequest> requests, int traceBlockTokens, Stri
     }
 
     /**
+     * Checks a {@code --block-tokens} given on the command line against the format: at least 1;
+     * for Mooncake a divisor of 512 (its ids are per 512 tokens); for the generator a power of two
+     * (its prompt and document lengths are cut at it).
+     *
+     * @param format      a concrete format
+     * @param blockTokens the value given
+     * @return the value
+     * @throws IllegalArgumentException naming {@code --block-tokens}, the value and the bound
+     */
+    public static int checkBlockTokens(Format format, int blockTokens) {
+        Check.atLeast("--block-tokens", blockTokens, 1);
+        int mooncake = TraceReader.MOONCAKE_BLOCK_SIZE_TOKENS;
+        if (format == Format.MOONCAKE && mooncake % blockTokens != 0) {
+            throw new IllegalArgumentException("--block-tokens " + blockTokens + " (expected a divisor of " + mooncake
+                    + " for a Mooncake trace, whose ids are per " + mooncake + " tokens)");
+        }
+        if (format == Format.GENERATOR && Integer.bitCount(blockTokens) != 1) {
+            throw new IllegalArgumentException("--block-tokens " + blockTokens + " (expected a power of two for the "
+                    + "generator, such as 16, 32 or 64)");
+        }
+        return blockTokens;
+    }
+
+    /**
      * Loads requests.
      *
      * @param trace       the file, or null for the generator
@@ -98,6 +126,7 @@ public record TraceInput(List<TraceRequest> requests, int traceBlockTokens, Stri
      *                    the number generated
      * @param seed        the generator's seed
      * @return the input
+     * @throws IllegalArgumentException if the trace holds no request
      */
     public static TraceInput load(Path trace, Format format, int blockTokens, int limit, long seed) {
         TraceReader reader = switch (format) {
@@ -113,6 +142,10 @@ public record TraceInput(List<TraceRequest> requests, int traceBlockTokens, Stri
             List<TraceRequest> out = new ArrayList<>();
             while (reader.hasNext() && (limit < 0 || out.size() < limit)) {
                 out.add(reader.next());
+            }
+            if (out.isEmpty()) {
+                throw new IllegalArgumentException("--trace " + trace + ": no requests (expected at least one "
+                        + format.name().toLowerCase(Locale.ROOT) + " record)");
             }
             return new TraceInput(out, reader.blockSizeTokens(), reader.source(),
                     format.name().toLowerCase(Locale.ROOT));

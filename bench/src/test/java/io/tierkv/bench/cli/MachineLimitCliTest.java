@@ -71,7 +71,8 @@ class MachineLimitCliTest {
         }
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (a.startsWith("--enable-native-access") || a.startsWith("--add-opens") || a.startsWith("--add-exports")) {
+            if (a.startsWith("--enable-native-access") || a.startsWith("--add-opens") || a.startsWith("--add-exports")
+                    || a.startsWith("--sun-misc-unsafe-memory-access")) {
                 cmd.add(a);
             }
         }

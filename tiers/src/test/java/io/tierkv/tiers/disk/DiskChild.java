@@ -133,6 +133,27 @@ public final class DiskChild {
         System.out.println("CLOSED");
     }
 
+    /** The children's {@code java.io.tmpdir}, made on first use and deleted when this JVM exits. */
+    private static final class ChildTmp {
+        static final Path DIR = create();
+
+        private static Path create() {
+            try {
+                Path dir = java.nio.file.Files.createTempDirectory("tierkv-diskchild-");
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                    try (Stream<Path> walk = java.nio.file.Files.walk(dir)) {
+                        walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                    } catch (IOException e) {
+                        // best effort: a temporary directory
+                    }
+                }));
+                return dir;
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+    }
+
     /** A running child and the lines it printed. */
     static final class Running implements AutoCloseable {
         final Process process;
@@ -205,14 +226,18 @@ public final class DiskChild {
         // the same module flags as this JVM (surefire's tierkv.jvm.flags), else the documented set
         List<String> flags = Stream.of(ProcessHandle.current().info().arguments().orElse(new String[0]))
                 .filter(a -> a.startsWith("--add-opens") || a.startsWith("--add-exports")
-                        || a.startsWith("--enable-native-access"))
+                        || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc-unsafe-memory-access"))
                 .toList();
         cmd.addAll(flags.isEmpty() ? List.of("--enable-native-access=ALL-UNNAMED",
                 "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-                "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED")
+                "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow")
                 : flags);
         cmd.add("-Xmx256m");
         cmd.add("-XX:TieredStopAtLevel=1");
+        // lz4-java extracts its native library into java.io.tmpdir and deletes it at exit, which a
+        // child killed with SIGKILL never reaches: the children share one directory that this JVM
+        // deletes when it exits, so no liblz4-java-*.so is left in the system's temp directory.
+        cmd.add("-Djava.io.tmpdir=" + ChildTmp.DIR);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(DiskChild.class.getName());

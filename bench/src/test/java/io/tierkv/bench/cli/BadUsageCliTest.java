@@ -1,0 +1,178 @@
+package io.tierkv.bench.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tierkv.core.testing.SharedData;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Ordinary bad input (issue 16, items 3, 5 and 8), run as processes: each exits with the bad-usage
+ * status 2 and prints one line that names the option as typed, the value and the bound, with no
+ * stack trace and before any work (no summary line).
+ */
+class BadUsageCliTest {
+
+    /** Creates the test. */
+    BadUsageCliTest() {
+    }
+
+    private static void assertOneLine(CliProcess.Result r, String expected) {
+        assertEquals(2, r.status(), r.output());
+        String line = r.output().lines().filter(l -> l.startsWith("tierkv ")).findFirst().orElse("");
+        assertTrue(line.contains(expected), "expected '" + expected + "' in:\n" + r.output());
+        assertFalse(r.output().contains("Exception") || r.output().contains("\tat "), r.output());
+        assertFalse(r.output().contains("hit rate") || r.output().contains("source:"), "no work:\n" + r.output());
+    }
+
+    /**
+     * A bare {@code tierkv} is bad usage: the usage on stderr, status 2.
+     *
+     * @throws Exception on failure
+     */
+    @Test
+    void bareTierkvPrintsUsageAndExitsTwo() throws Exception {
+        CliProcess.Result r = CliProcess.run();
+        assertEquals(2, r.status(), r.output());
+        assertTrue(r.output().contains("a COMMAND is required") && r.output().contains("Usage: tierkv"), r.output());
+    }
+
+    /**
+     * Numbers out of range, once accepted silently or ended in a stack trace, name the option.
+     *
+     * @param args     the command line, space-separated
+     * @param expected the start of the message after {@code tierkv COMMAND: }
+     * @throws Exception on failure
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "replay --block-tokens 0          | tierkv replay: --block-tokens 0 (expected >= 1)",
+        "replay --block-tokens 48         | tierkv replay: --block-tokens 48 (expected a power of two for the generator",
+        "replay --requests -3             | tierkv replay: --requests -3 (expected >= 1)",
+        "replay --requests 0              | tierkv replay: --requests 0 (expected >= 1)",
+        "replay --layers 0                | tierkv replay: --layers 0 (expected >= 1)",
+        "replay --movers -1               | tierkv replay: --movers -1 (expected 0 <= N <= 8)",
+        "replay --movers 9                | tierkv replay: --movers 9 (expected 0 <= N <= 8)",
+        "replay --device-tokens 3         | tierkv replay: --device-tokens 3 (2048 bytes; expected >= 3 blocks of 2048 bytes: --recent-blocks + 1)",
+        "replay --speed -1                | tierkv replay: --speed -1 (expected >= 0)",
+        "replay --sweep 1e4,0             | tierkv replay: --sweep 0 (expected >= 1)",
+        "simulate --requests 0            | tierkv simulate: --requests 0 (expected >= 1)",
+        "simulate --capacities 1e4,-1     | tierkv simulate: --capacities -1 (expected a count >= 1",
+        "decode --block-tokens 0          | tierkv decode: --block-tokens 0 (expected >= 1)",
+        "decode --device-blocks 0         | tierkv decode: --device-blocks 0 (expected >= 3)",
+        "decode --host-blocks -1          | tierkv decode: --host-blocks -1 (expected >= 1)",
+        "decode --warmup -1               | tierkv decode: --warmup -1 (expected >= 0)",
+        "decode --movers 9                | tierkv decode: --movers 9 (expected 0 <= N <= 8)",
+        "soak --threads 0                 | tierkv soak: --threads 0 (expected >= 1)",
+        "soak --corrupt-rate 2            | tierkv soak: --corrupt-rate 2 (expected 0 <= X <= 1)",
+        "soak --device-blocks 1           | tierkv soak: --device-blocks 1 (expected >= 2)",
+    })
+    void numbersOutOfRangeNameTheOptionTheValueAndTheBound(String args, String expected) throws Exception {
+        CliProcess.Result r = CliProcess.run(args.strip().split(" +"));
+        assertOneLine(r, expected);
+        assertFalse(r.output().contains(", movers") || r.output().contains("got "), "only the violated one:\n"
+                + r.output());
+    }
+
+    /**
+     * Text that is not a number, a size or a duration names the option as typed.
+     *
+     * @param args     the command line, space-separated
+     * @param expected part of the message
+     * @throws Exception on failure
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "replay --device-tokens abc | tierkv replay: --device-tokens abc (expected a count",
+        "replay --host-bytes 12q    | tierkv replay: --host-bytes 12q (expected bytes",
+        "replay --disk-bytes -1m    | tierkv replay: --disk-bytes -1m (expected bytes",
+        "decode --disk-bytes x      | tierkv decode: --disk-bytes x (expected bytes",
+        "soak --duration x          | tierkv soak: --duration x (expected a duration",
+        "soak --disk-bytes x        | tierkv soak: --disk-bytes x (expected bytes",
+    })
+    void unparsableValuesNameTheOption(String args, String expected) throws Exception {
+        assertOneLine(CliProcess.run(args.strip().split(" +")), expected);
+    }
+
+    /**
+     * An empty trace is an error for either format, as is a missing one.
+     *
+     * @param dir a temporary directory
+     * @throws Exception on failure
+     */
+    @Test
+    void emptyOrMissingTracesAreErrorsForEitherFormat(@TempDir Path dir) throws Exception {
+        Path jsonl = Files.createFile(dir.resolve("empty.jsonl"));
+        assertOneLine(CliProcess.run("replay", "--trace", jsonl.toString(), "--no-progress"),
+                "tierkv replay: --trace " + jsonl + ": no requests");
+        assertOneLine(CliProcess.run("simulate", "--trace", jsonl.toString()),
+                "tierkv simulate: --trace " + jsonl + ": no requests");
+        Path csv = Files.createFile(dir.resolve("empty.csv"));
+        CliProcess.Result r = CliProcess.run("replay", "--trace", csv.toString(), "--no-progress");
+        assertEquals(2, r.status(), r.output());
+        assertTrue(r.output().contains(csv.toString()), r.output());
+        Path missing = dir.resolve("missing.jsonl");
+        assertOneLine(CliProcess.run("replay", "--trace", missing.toString(), "--no-progress"),
+                "tierkv replay: --trace " + missing + ": not found");
+    }
+
+    /**
+     * An output that cannot be written is refused before the run, not after it.
+     *
+     * @param dir a temporary directory
+     * @throws Exception on failure
+     */
+    @Test
+    void unwritableOutputsAreRefusedBeforeTheRun(@TempDir Path dir) throws Exception {
+        String nowhere = dir.resolve("no-such-dir").resolve("out").toString();
+        assertOneLine(CliProcess.run("replay", "--report", nowhere, "--no-progress"),
+                "tierkv replay: --report " + nowhere + ": directory ");
+        assertOneLine(CliProcess.run("replay", "--report", dir.toString(), "--no-progress"),
+                "tierkv replay: --report " + dir + ": is a directory");
+        assertOneLine(CliProcess.run("replay", "--sweep", "1e4", "--sweep-csv", nowhere, "--no-progress"),
+                "tierkv replay: --sweep-csv " + nowhere + ": directory ");
+        assertOneLine(CliProcess.run("replay", "--sweep", "1e4", "--sweep-csv", dir.resolve("s.csv").toString(),
+                "--plot", nowhere, "--no-progress"), "tierkv replay: --plot " + nowhere + ": directory ");
+        assertOneLine(CliProcess.run("decode", "--check", nowhere), "tierkv decode: ");
+    }
+
+    /**
+     * A missing model says "not found", what was looked for and where the model comes from.
+     *
+     * @param dir a temporary directory
+     * @throws Exception on failure
+     */
+    @Test
+    void aMissingModelSaysNotFoundWhatWasLookedForAndWhereItComesFrom(@TempDir Path dir) throws Exception {
+        CliProcess.Result r = CliProcess.run("decode", "--model-dir", dir.toString());
+        assertOneLine(r, "tierkv decode: --model-dir " + dir + ": stories260K.bin not found (looked for "
+                + dir.toAbsolutePath().resolve("stories260K.bin"));
+        assertTrue(r.output().contains("karpathy/tinyllamas"), r.output());
+        Path ckpt = dir.resolve("model.bin");
+        assertOneLine(CliProcess.run("decode", "--checkpoint", ckpt.toString()),
+                "tierkv decode: --checkpoint " + ckpt + ": not found");
+    }
+
+    /**
+     * Bounds that depend on the model (its vocabulary and context) and an oracle without a case for
+     * the prompt are checked before decoding.
+     *
+     * @throws Exception on failure
+     */
+    @Test
+    void boundsFromTheModelAndTheOracleAreCheckedBeforeDecoding() throws Exception {
+        Path dir = SharedData.require("models/stories260K");
+        assertOneLine(CliProcess.run("decode", "--model-dir", dir.toString(), "--parallel", "600"),
+                "tierkv decode: --parallel 600 (expected 1 <= N <= 512: the model's vocabulary");
+        assertOneLine(CliProcess.run("decode", "--model-dir", dir.toString(), "--steps", "600"),
+                "tierkv decode: --steps 600 (expected 1 <= N <= 511: seq_len 512 - prompt 1 tokens)");
+        assertOneLine(CliProcess.run("decode", "--model-dir", dir.toString(), "--check", "--prompt", "Hello"),
+                "tierkv decode: --check " + dir.resolve("oracle_greedy.json") + ": no case for this prompt");
+    }
+}
