@@ -85,7 +85,7 @@ public enum LayoutPreset {
                 return p;
             }
         }
-        throw new IllegalArgumentException("layout: '" + name + "' (expected one of "
+        throw new IllegalArgumentException("--layout '" + name + "' (expected one of "
                 + Arrays.stream(values()).map(LayoutPreset::id).toList() + ")");
     }
 

@@ -69,7 +69,16 @@ public final class SimulateCommand implements Callable<Integer> {
         for (int i = 0; i < blocks.length; i++) {
             blocks[i] = Math.max(1, tokens[i] / input.traceBlockTokens());
         }
-        SimulationResult r = PolicySimulator.run(input.requests(), policies, blocks, seed);
+        SimulationResult r;
+        try {
+            r = PolicySimulator.run(input.requests(), policies, blocks, seed);
+        } catch (IllegalArgumentException e) { // name the option as typed, not the simulator's field
+            if (e.getMessage() == null || !e.getMessage().startsWith("policy: ")) {
+                throw e;
+            }
+            throw new IllegalArgumentException("--policies " + String.join(",", policies) + ": "
+                    + e.getMessage().substring("policy: ".length()));
+        }
         var out = spec.commandLine().getOut();
         out.println(input.source() + ": " + r.requests() + " requests, " + r.accesses() + " block lookups, "
                 + r.distinctBlocks() + " distinct blocks of " + input.traceBlockTokens() + " tokens");

@@ -234,6 +234,9 @@ public final class SoakCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         long durationNanos = parseDuration(duration, "--duration");
         long restartNanos = parseDuration(restartEvery, "--restart-every");
+        if (durationNanos <= 0) {
+            throw new IllegalArgumentException("--duration " + duration + " (expected > 0, such as 500ms or 60s)");
+        }
         validate();
         int fdStart = openFds();
         layout = KvLayout.of(2, 2, 4, DType.F32, blockTokens);

@@ -72,6 +72,8 @@ class BadUsageCliTest {
         "soak --threads 0                 | tierkv soak: --threads 0 (expected >= 1)",
         "soak --corrupt-rate 2            | tierkv soak: --corrupt-rate 2 (expected 0 <= X <= 1)",
         "soak --device-blocks 1           | tierkv soak: --device-blocks 1 (expected >= 2)",
+        "soak --duration 0s               | tierkv soak: --duration 0s (expected > 0",
+        "jlama --steps -1 --model-dir no-such-dir --prompt x | tierkv jlama: --steps -1 (expected >= 1)",
     })
     void numbersOutOfRangeNameTheOptionTheValueAndTheBound(String args, String expected) throws Exception {
         CliProcess.Result r = CliProcess.run(args.strip().split(" +"));
@@ -95,6 +97,9 @@ class BadUsageCliTest {
         "decode --disk-bytes x      | tierkv decode: --disk-bytes x (expected bytes",
         "soak --duration x          | tierkv soak: --duration x (expected a duration",
         "soak --disk-bytes x        | tierkv soak: --disk-bytes x (expected bytes",
+        "replay --layout foo        | tierkv replay: --layout 'foo' (expected one of [tiny",
+        "simulate --policies foo    | tierkv simulate: --policies foo: 'foo' is not known (valid: lru",
+        "jlama --model-dir no-such-dir --prompt x | tierkv jlama: --model-dir no-such-dir: no config.json",
     })
     void unparsableValuesNameTheOption(String args, String expected) throws Exception {
         assertOneLine(CliProcess.run(args.strip().split(" +")), expected);

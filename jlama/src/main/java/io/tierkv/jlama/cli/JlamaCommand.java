@@ -131,9 +131,6 @@ public final class JlamaCommand implements Callable<Integer> {
     }
 
     private void validate() {
-        if (!Files.isRegularFile(modelDir.resolve("config.json"))) {
-            throw new IllegalArgumentException("--model-dir: " + modelDir + " (expected a checkpoint folder with config.json)");
-        }
         positive("--steps", steps);
         positive("--sessions", sessions);
         positive("--device-blocks", deviceBlocks);
@@ -141,11 +138,15 @@ public final class JlamaCommand implements Callable<Integer> {
         if (persistent && diskDir == null) {
             throw new IllegalArgumentException("--persistent needs --disk-dir");
         }
+        if (!Files.isRegularFile(modelDir.resolve("config.json"))) {
+            throw new IllegalArgumentException("--model-dir " + modelDir + ": no config.json (expected a checkpoint "
+                    + "folder with config.json)");
+        }
     }
 
     private static void positive(String name, int value) {
         if (value < 1) {
-            throw new IllegalArgumentException(name + ": " + value + " (expected >= 1)");
+            throw new IllegalArgumentException(name + " " + value + " (expected >= 1)");
         }
     }
 
