@@ -63,13 +63,25 @@ public final class TierKvCli implements java.util.concurrent.Callable<Integer> {
             }
             if (e instanceof IllegalArgumentException || e instanceof java.io.IOException
                     || e instanceof java.io.UncheckedIOException || e instanceof TraceFormatException) {
-                cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + e.getMessage()
-                        + (e.getCause() != null && e.getCause() != e ? " (" + e.getCause() + ")" : ""));
+                cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + e.getMessage() + causeNote(e));
                 return 2;
             }
             throw e;
         });
         return cl;
+    }
+
+    /** The cause in parentheses, or nothing when the message already says what its first line says. */
+    private static String causeNote(Exception e) {
+        Throwable c = e.getCause();
+        if (c == null || c == e) {
+            return "";
+        }
+        String first = c.getMessage() == null ? "" : c.getMessage().lines().findFirst().orElse("").strip();
+        if (!first.isEmpty() && e.getMessage() != null && e.getMessage().contains(first)) {
+            return "";
+        }
+        return " (" + c + ")";
     }
 
     /**

@@ -122,6 +122,11 @@ class BadUsageCliTest {
         CliProcess.Result r = CliProcess.run("replay", "--trace", csv.toString(), "--no-progress");
         assertEquals(2, r.status(), r.output());
         assertTrue(r.output().contains(csv.toString()), r.output());
+        Path garbage = Files.writeString(dir.resolve("garbage.jsonl"), "garbage\n");
+        r = CliProcess.run("replay", "--trace", garbage.toString(), "--no-progress");
+        assertOneLine(r, "tierkv replay: " + garbage + ":1: field '(line)': malformed JSON: Unrecognized token");
+        assertEquals(1, r.output().lines().filter(l -> !l.startsWith("WARNING")).count(), "one line, no parser dump:\n"
+                + r.output());
         Path missing = dir.resolve("missing.jsonl");
         assertOneLine(CliProcess.run("replay", "--trace", missing.toString(), "--no-progress"),
                 "tierkv replay: --trace " + missing + ": not found");
