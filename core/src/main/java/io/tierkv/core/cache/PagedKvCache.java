@@ -135,10 +135,8 @@ public final class PagedKvCache implements AutoCloseable {
     final long[] hashHi;
     final long[] hashLo;
     private final Arena metaArena = Arena.ofShared();
-    /** Per id, {@link #identityStride} bytes: {@link BlockIdentity} (context, parent, B token ids). */
-    final MemorySegment identities;
-    /** Bytes per id in {@link #identities}: {@link BlockIdentity#bytes} rounded up to 8. */
-    final long identityStride;
+    /** Every id's {@link BlockIdentity} (context, parent, B token ids). */
+    final IdentityTable identities;
     private final MemorySegment written;
     private final PrefixIndex index;
     private final EvictionPolicy policy;
@@ -214,8 +212,7 @@ public final class PagedKvCache implements AutoCloseable {
         this.priority = new byte[n];
         this.hashHi = new long[n];
         this.hashLo = new long[n];
-        this.identityStride = (BlockIdentity.bytes(blockTokens) + 7) & ~7L;
-        this.identities = metaArena.allocate(n * identityStride, 64);
+        this.identities = new IdentityTable(metaArena, n, blockTokens);
         this.written = metaArena.allocate((long) n * writtenWords * Long.BYTES, 64);
         this.index = new PrefixIndex(hashHi, hashLo);
         this.policy = EvictionPolicies.create(options.policy(), n);
@@ -238,7 +235,7 @@ public final class PagedKvCache implements AutoCloseable {
         if (maxBlocks < 0) {
             throw new IllegalArgumentException("maxBlocks: " + maxBlocks + " (expected >= 0)");
         }
-        long stride = (BlockIdentity.bytes(layout.blockSizeTokens()) + 7) & ~7L;
+        long stride = IdentityTable.rowBytes(layout.blockSizeTokens());
         long writtenWords = 1 + (((long) layout.blockSizeTokens() * layout.layers() + 63) >>> 6);
         return maxBlocks * (stride + writtenWords * Long.BYTES);
     }
@@ -398,7 +395,7 @@ public final class PagedKvCache implements AutoCloseable {
     private void demote(int id) {
         flags[id] |= TRANSIT;
         int src = slot[id];
-        MemorySegment tok = identityOf(id);
+        MemorySegment tok = identities.of(id);
         long hi = hashHi[id];
         long lo = hashLo[id];
         boolean ok = false;
@@ -515,17 +512,15 @@ public final class PagedKvCache implements AutoCloseable {
 
     /** Seals a fully written block: hash it, index it unless its hash is taken, make it a candidate. */
     void seal(int id, Sequence seq) {
-        hasher.hashBlock(seq.saltHi, seq.saltLo, seq.parentHi, seq.parentLo, seq.extraKeys, identities,
-                tokenIndex(id), blockTokens);
+        identities.hash(hasher, seq, id);
         hashHi[id] = hasher.hi();
         hashLo[id] = hasher.lo();
-        BlockIdentity.writeKey(identities, (long) id * identityStride, seq.contextHi, seq.contextLo, seq.parentHi,
-                seq.parentLo);
+        identities.setKey(id, seq.contextHi, seq.contextLo, seq.parentHi, seq.parentLo);
         state[id] = SEALED;
         priority[id] = priorityByte(seq.options.priority());
         if (index.put(id)) {
             flags[id] |= INDEXED;
-        } else if (!BlockIdentity.equal(identityOf(index.get(hashHi[id], hashLo[id])), identityOf(id))) {
+        } else if (!identities.same(index.get(hashHi[id], hashLo[id]), id)) {
             hashCollisions++; // another block holds this hash: this one keeps its own bytes, unindexed
         }
         refresh(id);
@@ -576,7 +571,7 @@ public final class PagedKvCache implements AutoCloseable {
         int result = LowerTier.LOST;
         lock.unlock();
         try {
-            result = lower.promote(id, identityOf(id), s, promotionDeadline);
+            result = lower.promote(id, identities.of(id), s, promotionDeadline);
         } finally {
             lock.lock();
             flags[id] &= ~TRANSIT;
@@ -638,7 +633,7 @@ public final class PagedKvCache implements AutoCloseable {
         boolean ok = false;
         lock.unlock();
         try {
-            ok = up ? lower.load(id, identityOf(id)) : lower.spill(id);
+            ok = up ? lower.load(id, identities.of(id)) : lower.spill(id);
         } finally {
             lock.lock();
             flags[id] &= ~TRANSIT;
@@ -896,11 +891,9 @@ public final class PagedKvCache implements AutoCloseable {
             if (fresh >= 0) {
                 hashHi[fresh] = hi;
                 hashLo[fresh] = lo;
-                BlockIdentity.writeKey(identities, (long) fresh * identityStride, seq.contextHi, seq.contextLo,
-                        seq.parentHi, seq.parentLo);
-                MemorySegment.copy(promptTokens, from, identities, ValueLayout.JAVA_INT,
-                        tokenIndex(fresh) * Integer.BYTES, blockTokens); // the identity adopt expects
-                int adopted = lower.adopt(fresh, hi, lo, identityOf(fresh));
+                identities.setKey(fresh, seq.contextHi, seq.contextLo, seq.parentHi, seq.parentLo);
+                identities.setTokens(fresh, promptTokens, from); // the identity adopt expects
+                int adopted = lower.adopt(fresh, hi, lo, identities.of(fresh));
                 if (adopted == LowerTier.COLLISION) {
                     hashCollisions++;
                 }
@@ -920,7 +913,7 @@ public final class PagedKvCache implements AutoCloseable {
             prefixMissBlocks++;
             return -1;
         }
-        if (!identityMatches(id, seq, promptTokens, from)) {
+        if (!identities.matches(id, seq, promptTokens, from)) {
             hashCollisions++;
             prefixMissBlocks++;
             return -1;
@@ -936,21 +929,6 @@ public final class PagedKvCache implements AutoCloseable {
         }
         policy.onAccess(id);
         return id;
-    }
-
-    /** Whether block {@code id}'s identity is the one a sequence asks for with these prompt tokens. Lock held. */
-    private boolean identityMatches(int id, Sequence seq, int[] promptTokens, int from) {
-        if (!BlockIdentity.keyEquals(identities, (long) id * identityStride, seq.contextHi, seq.contextLo,
-                seq.parentHi, seq.parentLo)) {
-            return false;
-        }
-        long base = tokenIndex(id);
-        for (int i = 0; i < blockTokens; i++) {
-            if (identities.getAtIndex(ValueLayout.JAVA_INT, base + i) != promptTokens[from + i]) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /**
@@ -988,8 +966,7 @@ public final class PagedKvCache implements AutoCloseable {
     int copyOnWrite(int id, long deadlineNanos) {
         int copy = allocateOpenBlock(deadlineNanos);
         MemorySegment.copy(memory.slot(slot[id]), 0, memory.slot(slot[copy]), 0, blockBytes);
-        MemorySegment.copy(identities, (long) id * identityStride, identities, (long) copy * identityStride,
-                identityStride);
+        identities.copy(id, copy);
         MemorySegment.copy(written, (long) id * writtenWords * Long.BYTES, written,
                 (long) copy * writtenWords * Long.BYTES, (long) writtenWords * Long.BYTES);
         copiesOnWrite++;
@@ -1139,7 +1116,7 @@ public final class PagedKvCache implements AutoCloseable {
                 MemorySegment.copy(memory.slot(s), 0, out, 0, blockBytes);
                 copied = true;
             } else {
-                copied = lower.read(id, identityOf(id), out);
+                copied = lower.read(id, identities.of(id), out);
                 lost = !copied;
             }
         } finally {
@@ -1229,16 +1206,6 @@ public final class PagedKvCache implements AutoCloseable {
 
     MemorySegment slotMemory(int s) {
         return memory.slot(s);
-    }
-
-    /** {@return block {@code id}'s identity ({@link BlockIdentity}, B token ids): a view, valid while the id lives} */
-    MemorySegment identityOf(int id) {
-        return identities.asSlice((long) id * identityStride, BlockIdentity.bytes(blockTokens));
-    }
-
-    /** {@return the int index in {@link #identities} of block {@code id}'s first token id} */
-    long tokenIndex(int id) {
-        return ((long) id * identityStride + BlockIdentity.KEY_BYTES) / Integer.BYTES;
     }
 
     // ---------------------------------------------------------------- tier moves for a mover

@@ -155,7 +155,7 @@ public final class Sequence implements AutoCloseable {
             } else {
                 id = privateTail(blockCount - 1);
             }
-            cache.identities.setAtIndex(ValueLayout.JAVA_INT, cache.tokenIndex(id) + offset, tokenId);
+            cache.identities.setToken(id, offset, tokenId);
             return length++;
         } finally {
             cache.lock.unlock();
@@ -215,7 +215,7 @@ public final class Sequence implements AutoCloseable {
             id = cache.allocateOpenBlock(cache.admissionDeadline());
             cache.priority[id] = PagedKvCache.priorityByte(options.priority());
             push(id);
-            MemorySegment.copy(tokenIds, from, cache.identities, ValueLayout.JAVA_INT, cache.tokenIndex(id) * Integer.BYTES, b);
+            cache.identities.setTokens(id, tokenIds, from);
             position = length;
             length += b;
         } finally {
@@ -597,7 +597,7 @@ public final class Sequence implements AutoCloseable {
             throw new IndexOutOfBoundsException("position: " + position + " (expected 0 <= position < " + length + ")");
         }
         int b = cache.blockTokens;
-        return cache.identities.getAtIndex(ValueLayout.JAVA_INT, cache.tokenIndex(table[position / b]) + position % b);
+        return cache.identities.token(table[position / b], position % b);
     }
 
     /** {@return whether {@link #close()} ran} */

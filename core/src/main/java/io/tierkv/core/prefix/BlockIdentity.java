@@ -18,7 +18,7 @@ import java.nio.ByteOrder;
  * </pre>
  * The longs are little-endian; the token ids are native-order {@code int}s (little-endian on
  * every platform TierKV runs on), as runtimes hand them over. Two identities are the same block
- * exactly when their bytes are equal ({@link #equal}).
+ * exactly when their bytes are equal.
  *
  * <p>What this proves: equal context, equal parent hash and equal token ids. The parent enters by
  * its hash, so a chain is exactly as strong as the block hash: with the default SHA-256 a parent
@@ -98,16 +98,5 @@ public final class BlockIdentity {
             long parentLo) {
         return id.get(LONG, offset + CONTEXT_HI) == contextHi && id.get(LONG, offset + CONTEXT_LO) == contextLo
                 && id.get(LONG, offset + PARENT_HI) == parentHi && id.get(LONG, offset + PARENT_LO) == parentLo;
-    }
-
-    /**
-     * Whether two identities are the same block: equal length and equal bytes.
-     *
-     * @param a an identity
-     * @param b another
-     * @return whether they are byte-for-byte equal
-     */
-    public static boolean equal(MemorySegment a, MemorySegment b) {
-        return a.byteSize() == b.byteSize() && a.mismatch(b) < 0;
     }
 }
