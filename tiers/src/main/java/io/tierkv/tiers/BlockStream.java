@@ -74,7 +74,7 @@ public final class BlockStream implements AutoCloseable {
     }
 
     private void readAhead(int blockId) {
-        if (!cache.isOnDevice(blockId)) { // only blocks below need the mover
+        if (!cache.diagnostics().isOnDevice(blockId)) { // only blocks below need the mover
             manager.requestPromotion(blockId);
         }
     }

@@ -233,7 +233,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 if (lateCopies) {
                     // A late promotion of this block stays MOVING until its landing is noticed, which
                     // only the cache asks for (a mover, another allocation): ask here, or wait forever.
-                    cache.reclaimLateSlotsNow();
+                    cache.tierControl().reclaimLateSlotsNow();
                 }
                 java.util.concurrent.locks.LockSupport.parkNanos(20_000);
                 lock.lock();
@@ -867,7 +867,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             dropHostCopy(victim);
             lock.unlock();
             try {
-                cache.retireIfUnreferenced(victim); // the record is found again by hash; the id is not needed
+                cache.tierControl().retireIfUnreferenced(victim); // the record is found again by hash; the id is not needed
             } finally {
                 lock.lock();
             }
@@ -880,7 +880,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         lock.unlock();
         boolean freed;
         try {
-            freed = cache.evictIfUnreferenced(victim); // calls forget(victim), which drops the copy
+            freed = cache.tierControl().evictIfUnreferenced(victim); // calls forget(victim), which drops the copy
         } finally {
             lock.lock();
         }
@@ -1031,7 +1031,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     int drainDiskEvictions() {
         int n = 0;
         for (long[] h; (h = diskEvicted.poll()) != null; n++) {
-            int id = cache.indexedBlock(h[0], h[1]);
+            int id = cache.diagnostics().indexedBlock(h[0], h[1]);
             if (id < 0) {
                 continue;
             }
@@ -1051,7 +1051,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 lock.unlock();
             }
             if (onlyOnDisk) {
-                cache.droppedBelow(id); // frees it if unreferenced, marks it lost otherwise; no-op on the device
+                cache.tierControl().droppedBelow(id); // frees it if unreferenced, marks it lost otherwise; no-op on the device
             }
         }
         return n;

@@ -283,7 +283,7 @@ public final class KvBlockManager implements AutoCloseable {
      * @throws IllegalArgumentException if count is negative
      */
     public int demote(int count) {
-        return cache.demoteCandidates(count);
+        return cache.tierControl().demoteCandidates(count);
     }
 
     /**

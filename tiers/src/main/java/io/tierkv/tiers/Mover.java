@@ -78,14 +78,14 @@ final class Mover implements Runnable {
         this.toDisk = queues[MovePath.HOST_TO_DISK.ordinal()];
         this.fromDisk = queues[MovePath.DISK_TO_HOST.ordinal()];
         this.loadToHost = id -> {
-            boolean loaded = cache.loadBelow(id);
+            boolean loaded = cache.tierControl().loadBelow(id);
             if (loaded) {
                 toDevice.offer(id); // on up: the read-ahead wants it on the device
             }
             return loaded;
         };
-        this.promote = cache::prefetch;
-        this.demote = cache::demoteQueued;
+        this.promote = cache.tierControl()::prefetch;
+        this.demote = cache.tierControl()::demoteQueued;
         this.spill = host::spillQueued;
         this.queueDemotion = toHost::offer;
         this.queueSpill = toDisk::offer;
@@ -106,11 +106,11 @@ final class Mover implements Runnable {
      */
     int doWork() {
         int work = host.drainDiskEvictions();
-        work += cache.reclaimLateSlotsNow();
+        work += cache.tierControl().reclaimLateSlotsNow();
         work += drain(fromDisk, loadToHost);
         work += drain(toDevice, promote);
-        int capacity = cache.deviceCapacityBlocks();
-        int used = cache.deviceUsedBlocks();
+        int capacity = cache.diagnostics().deviceCapacityBlocks();
+        int used = cache.diagnostics().deviceUsedBlocks();
         PressureMode before = monitor.mode();
         PressureMode mode = monitor.update((double) used / capacity, System.nanoTime());
         if (mode != before) {
@@ -129,7 +129,7 @@ final class Mover implements Runnable {
             case CRITICAL, EMERGENCY -> Integer.MAX_VALUE;
         };
         for (int left = demotions, n; left > 0; left -= n) {
-            n = cache.queueCandidates(Math.min(BATCH, left), queueDemotion);
+            n = cache.tierControl().queueCandidates(Math.min(BATCH, left), queueDemotion);
             work += drain(toHost, demote);
             if (n == 0) {
                 break;

@@ -90,7 +90,7 @@ class BlockIdentityTiersTest {
 
     private static void spill(KvBlockManager kv, int[] ids) {
         for (int id : ids) {
-            kv.cache().demoteBlock(id);
+            kv.cache().tierControl().demoteBlock(id);
         }
         kv.evictHost(16);
     }
@@ -200,11 +200,11 @@ class BlockIdentityTiersTest {
             append(kv, v, p.victimPrompt(), 1, VICTIM);
             int id = v.blockId(0);
             spill(kv, v);
-            assertFalse(kv.cache().isOnDevice(id));
+            assertFalse(kv.cache().diagnostics().isOnDevice(id));
             assertEquals(0, kv.stats().hostUsedBlocks(), "the victim's block is held by its disk record alone");
             // the record is replaced under the block by one of the attacker's identity (as a quarantine
             // followed by another spill could leave it)
-            long[] h = kv.cache().blockHash(id);
+            long[] h = kv.cache().diagnostics().blockHash(id);
             DiskTier disk = kv.diskTier();
             assertTrue(disk.remove(h[0], h[1]));
             assertTrue(disk.put(h[0], h[1], attackerIdentity(p), image(ATTACKER, 0)));
@@ -213,7 +213,7 @@ class BlockIdentityTiersTest {
                 case "read" -> assertThrows(CorruptBlockException.class, () -> v.readBlock(0, out));
                 case "lease" -> assertThrows(CorruptBlockException.class, () -> v.lease(0, B).close());
                 default -> {
-                    assertFalse(kv.cache().loadBelow(id), "read-ahead finds no record of the block's identity");
+                    assertFalse(kv.cache().tierControl().loadBelow(id), "read-ahead finds no record of the block's identity");
                     assertThrows(CorruptBlockException.class, () -> v.readBlock(0, out));
                 }
             }
@@ -270,7 +270,7 @@ class BlockIdentityTiersTest {
         spillClosed(kv, SequenceOptions.defaults(), prompt, VICTIM);
         try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
             assertEquals(B, s.matchPrefix(prompt));
-            keyedHash = kv.cache().blockHash(s.blockId(0));
+            keyedHash = kv.cache().diagnostics().blockHash(s.blockId(0));
         }
         assertEquals(DiskFormat.STORED_KEY_BYTES, kv.diskTier().keySpace().storedKey().length);
         kv.close();
@@ -279,7 +279,7 @@ class BlockIdentityTiersTest {
             try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
                 assertEquals(B, s.matchPrefix(prompt), "restart " + restart + ": the kept key finds the record");
                 assertOwnBytes(s, VICTIM, "generated key, restart " + restart);
-                assertTrue(Arrays.equals(keyedHash, kv.cache().blockHash(s.blockId(0))), "the same key");
+                assertTrue(Arrays.equals(keyedHash, kv.cache().diagnostics().blockHash(s.blockId(0))), "the same key");
             }
             kv.close();
         }
@@ -292,7 +292,7 @@ class BlockIdentityTiersTest {
         KvBlockManager unkeyed = Managers.build(invariants, KvBlockManager.builder(Managers.LAYOUT), 4, 4, null);
         try (Sequence s = unkeyed.openSequence(SequenceOptions.defaults())) {
             append(unkeyed, s, prompt, 1, VICTIM);
-            assertFalse(Arrays.equals(keyedHash, unkeyed.cache().blockHash(s.blockId(0))), "keyed hashes differ");
+            assertFalse(Arrays.equals(keyedHash, unkeyed.cache().diagnostics().blockHash(s.blockId(0))), "keyed hashes differ");
         }
         var e = assertThrows(IllegalArgumentException.class, () -> KvBlockManager.builder(Managers.LAYOUT)
                 .hashAlgorithm(HashAlgorithm.MURMUR3_128).generatedHashKey().device(new io.tierkv.natives.EmulatedDevice(

@@ -45,7 +45,7 @@ class CacheBudgetTest {
 
     private static void assertOnDevice(PagedKvCache cache, Sequence s, boolean... expected) {
         for (int i = 0; i < expected.length; i++) {
-            assertEquals(expected[i], cache.isOnDevice(s.blockId(i)), "block index " + i);
+            assertEquals(expected[i], cache.diagnostics().isOnDevice(s.blockId(i)), "block index " + i);
         }
     }
 
@@ -59,7 +59,7 @@ class CacheBudgetTest {
         assertEquals(3, st.cache().budgetDemotions());
         assertEquals(3, st.demotions().blocks());
         assertEquals(3 * bb, st.demotions().bytes());
-        assertEquals(2, kv.cache().deviceUsedBlocks(), "the pool had room; only the budget moved blocks");
+        assertEquals(2, kv.cache().diagnostics().deviceUsedBlocks(), "the pool had room; only the budget moved blocks");
         assertEquals(3, kv.stats().hostUsedBlocks());
         assertEquals(-1, firstMismatch(s, 1, 0, 16 * 5));
         s.close();
@@ -78,7 +78,7 @@ class CacheBudgetTest {
         }
         assertOnDevice(kv.cache(), s, false, false, false, true, true);
         assertEquals(3, kv.stats().cache().budgetDemotions());
-        assertEquals(2, kv.cache().deviceUsedBlocks(), "the pool had room; only the budget moved blocks");
+        assertEquals(2, kv.cache().diagnostics().deviceUsedBlocks(), "the pool had room; only the budget moved blocks");
         assertEquals(-1, firstMismatch(s, 1, 0, 16 * 5), "nothing stored is lost");
         s.close();
     }
@@ -116,7 +116,7 @@ class CacheBudgetTest {
         assertEquals(2, st.diskSpills().blocks());
         assertEquals(2 * bb, st.diskSpills().bytes());
         assertEquals(2, st.hostUsedBlocks());
-        assertEquals(2, kv.cache().deviceUsedBlocks());
+        assertEquals(2, kv.cache().diagnostics().deviceUsedBlocks());
         assertEquals(-1, firstMismatch(s, 2, 0, 16 * 6), "every byte back from disk, host and device");
         s.close();
     }
@@ -162,7 +162,7 @@ class CacheBudgetTest {
         assertEquals(0, kv.stats().cache().budgetDemotions());
         appendWritten(b, 6, tokens(32, 16)); // b holds 2 shared blocks on the device: its new block needs room
         assertEquals(1, kv.stats().cache().budgetDemotions());
-        assertFalse(kv.cache().isOnDevice(a.blockId(0)), "the shared block left the device for both");
+        assertFalse(kv.cache().diagnostics().isOnDevice(a.blockId(0)), "the shared block left the device for both");
         appendWritten(a, 7, tokens(32, 16)); // a's share is now 1 on the device: no demotion
         assertEquals(1, kv.stats().cache().budgetDemotions());
         assertOnDevice(kv.cache(), a, false, true, true);

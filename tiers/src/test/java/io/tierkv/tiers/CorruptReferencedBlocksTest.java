@@ -85,14 +85,14 @@ class CorruptReferencedBlocksTest {
 
     /** Moves a block from the device through the host onto disk (its record pinned while referenced). */
     private static void toDisk(KvBlockManager kv, int id) {
-        assertTrue(kv.cache().demoteBlock(id), "demote " + id);
+        assertTrue(kv.cache().tierControl().demoteBlock(id), "demote " + id);
         assertEquals(1, kv.evictHost(1), "spill " + id);
-        assertFalse(kv.cache().isOnDevice(id));
+        assertFalse(kv.cache().diagnostics().isOnDevice(id));
         assertEquals(0, kv.stats().hostUsedBlocks(), "block " + id + " held by its disk record alone");
     }
 
     private static int pins(KvBlockManager kv, Sequence s) {
-        long[] h = kv.cache().blockHash(s.blockId(0));
+        long[] h = kv.cache().diagnostics().blockHash(s.blockId(0));
         return kv.diskTier().pins(h[0], h[1]);
     }
 
@@ -116,8 +116,8 @@ class CorruptReferencedBlocksTest {
         toDisk(kv, y.blockId(0));
         first.close(); // cached: spilled next, its id is retired (the record is found by hash)
         toDisk(kv, indexed);
-        assertEquals(-1, kv.cache().indexedBlock(kv.cache().blockHash(y.blockId(0))[0],
-                kv.cache().blockHash(y.blockId(0))[1]));
+        assertEquals(-1, kv.cache().diagnostics().indexedBlock(kv.cache().diagnostics().blockHash(y.blockId(0))[0],
+                kv.cache().diagnostics().blockHash(y.blockId(0))[1]));
         assertEquals(1, pins(kv, y));
         return y;
     }
@@ -206,9 +206,9 @@ class CorruptReferencedBlocksTest {
             assertEquals(-1, lease.block(0).mismatch(image), "the leased copy is untouched");
         }
         assertEquals(1, kv.stats().cache().failedPromotions());
-        assertTrue(kv.cache().isOnDevice(kept));
+        assertTrue(kv.cache().diagnostics().isOnDevice(kept));
         // the device slot must not be dropped for the record that went: the block is copied down instead
-        assertTrue(kv.cache().demoteBlock(kept));
+        assertTrue(kv.cache().tierControl().demoteBlock(kept));
         assertEquals(0, kv.stats().cache().cleanDrops(), "no clean copy below to drop the slot for");
         assertOwnBytes(s[1], "the block that had another copy");
         try (BlockLease lease = s[1].lease(0, B)) {
@@ -223,7 +223,7 @@ class CorruptReferencedBlocksTest {
         Sequence[] s = twoHoldersOnDisk(kv);
         damage(PAYLOAD);
         PagedKvCache cache = kv.cache();
-        assertFalse(cache.loadBelow(s[0].blockId(0)), "the read-ahead (in transit) finds its only copy damaged");
+        assertFalse(cache.tierControl().loadBelow(s[0].blockId(0)), "the read-ahead (in transit) finds its only copy damaged");
         assertEquals(1, kv.stats().cache().lostBlocks(), "lost now, not at its next lease");
         assertEquals(0, kv.stats().hostUsedBlocks(), "the host slot it took went back");
         try (Sequence m = kv.openSequence(SequenceOptions.defaults())) {
@@ -264,7 +264,7 @@ class CorruptReferencedBlocksTest {
         toDisk(kv, x.blockId(0)); // indexed, on disk only, its record pinned
         Sequence y = holder(kv); // the same block computed again, on the device
         damage(PAYLOAD);
-        assertTrue(kv.cache().demoteBlock(y.blockId(0)));
+        assertTrue(kv.cache().tierControl().demoteBlock(y.blockId(0)));
         assertEquals(1, kv.evictHost(1), "spilled: the record it found failed verification and was written anew");
         DiskStats ds = kv.stats().disk();
         assertEquals(1, ds.corruptMisses());
@@ -292,7 +292,7 @@ class CorruptReferencedBlocksTest {
         assertEquals(B, a.matchPrefix(PROMPT), "bound by its sound header, pinned");
         assertEquals(1, pins(kv, a));
         Sequence b = holder(kv); // computed again without a match: a duplicate on the device
-        assertTrue(kv.cache().demoteBlock(b.blockId(0)));
+        assertTrue(kv.cache().tierControl().demoteBlock(b.blockId(0)));
         assertEquals(1, kv.evictHost(1), "the spill verifies the recovered record, quarantines it, writes anew");
         assertEquals(1, pins(kv, b));
         assertLost(a, true, "the matched block's only copy was the recovered record");

@@ -149,7 +149,7 @@ class DemotionRaceTest {
                     matched[0] = cache.openSequence(SequenceOptions.defaults());
                     assertEquals(16, matched[0].matchPrefix(tokens(0, 32)), "the block is found on the device");
                 };
-                boolean demoted = cache.demoteBlock(id);
+                boolean demoted = cache.tierControl().demoteBlock(id);
                 assertEquals(null, lower.afterDemote, "the hook ran");
                 host.drainDiskEvictions();
                 try (Sequence seq = matched[0]; Arena arena = Arena.ofConfined()) {

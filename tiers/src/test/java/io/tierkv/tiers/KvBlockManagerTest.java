@@ -92,18 +92,18 @@ class KvBlockManagerTest {
                 assertThrows(IndexOutOfBoundsException.class, () -> kv.stream(s, -1, 0)).getMessage());
         BlockStream stream = kv.stream(s, 0, 0);
         assertEquals(0, stream.next());
-        assertEquals(2, kv.cache().referenceCount(s.blockId(0)), "the table and the stream's lease");
+        assertEquals(2, kv.cache().diagnostics().referenceCount(s.blockId(0)), "the table and the stream's lease");
         stream.close();
         assertEquals("stream is closed", assertThrows(IllegalStateException.class, stream::next).getMessage());
         assertEquals("stream is closed", assertThrows(IllegalStateException.class, stream::keys).getMessage());
-        assertEquals(1, kv.cache().referenceCount(s.blockId(0)), "no lease is taken after close");
+        assertEquals(1, kv.cache().diagnostics().referenceCount(s.blockId(0)), "no lease is taken after close");
         BlockStream open = kv.stream(s, 1, 0);
         int firstId = s.blockId(0);
         s.close();
         assertEquals("sequence is closed", assertThrows(IllegalStateException.class, open::next).getMessage());
         open.close();
         assertEquals("sequence is closed", assertThrows(IllegalStateException.class, () -> kv.stream(s, 0, 0)).getMessage());
-        assertEquals(0, kv.cache().referenceCount(firstId), "the closed sequence's blocks hold no lease");
+        assertEquals(0, kv.cache().diagnostics().referenceCount(firstId), "the closed sequence's blocks hold no lease");
     }
 
     @Test
@@ -185,10 +185,10 @@ class KvBlockManagerTest {
         KvBlockManager kv = Managers.build(invariants, KvBlockManager.builder(Managers.LAYOUT), 10, 20, null);
         Sequence s = kv.openSequence(SequenceOptions.defaults());
         appendWritten(s, 3, tokens(0, 16 * 10)); // device 100% used
-        assertEquals(10, kv.cache().deviceUsedBlocks());
+        assertEquals(10, kv.cache().diagnostics().deviceUsedBlocks());
         kv.runMoverCycle();
         assertEquals(PressureMode.EMERGENCY, kv.stats().pressureMode());
-        assertEquals(0, kv.cache().deviceUsedBlocks(), "critical and emergency demote every candidate");
+        assertEquals(0, kv.cache().diagnostics().deviceUsedBlocks(), "critical and emergency demote every candidate");
         kv.runMoverCycle();
         assertEquals(PressureMode.RELAXED, kv.stats().pressureMode());
         assertEquals(-1, io.tierkv.core.testing.TestCaches.firstMismatch(s, 3, 0, 160));

@@ -51,7 +51,7 @@ class LeaseLivenessTest {
         int id = cachedBlockOnTheHost(kv);
         Sequence first = oneOpenBlock(kv, 9000);
         Sequence second = oneOpenBlock(kv, 9100);
-        assertEquals(2, cache.deviceUsedBlocks(), "two open blocks fill the device, and neither may leave it");
+        assertEquals(2, cache.diagnostics().deviceUsedBlocks(), "two open blocks fill the device, and neither may leave it");
 
         FutureTask<Long> a = start(() -> grantedAt(cache, id));
         awaitTrue(() -> cache.stats().admissionWaits() == 1, "lease a waits for a slot");
@@ -62,7 +62,7 @@ class LeaseLivenessTest {
         long freedAt = System.nanoTime();
         try {
             first.close(); // one slot: one lease takes it and promotes the block; the other needs no slot now
-            awaitTrue(() -> cache.deviceUsedBlocks() == 2, "a lease took the freed slot for its promotion");
+            awaitTrue(() -> cache.diagnostics().deviceUsedBlocks() == 2, "a lease took the freed slot for its promotion");
             Thread.sleep(50); // the other lease wakes while the block is in transit
         } finally {
             device.resumeCopies();
@@ -74,7 +74,7 @@ class LeaseLivenessTest {
                 + " ms after the slot was freed (admission timeout " + ADMISSION_TIMEOUT_NANOS / 1_000_000 + " ms)");
         assertEquals(1, kv.stats().cache().promotions(), "one copy up serves both leases");
         assertEquals(0, kv.stats().cache().admissionFailures());
-        assertEquals(2, cache.referenceCount(id), "two leases held");
+        assertEquals(2, cache.diagnostics().referenceCount(id), "two leases held");
         cache.releaseLeases(id, id);
         second.close();
     }
@@ -90,7 +90,7 @@ class LeaseLivenessTest {
 
         // The prefetch waits first, so it is woken first and (as a rule) takes the freed slot; whichever
         // does, the lease must be granted.
-        FutureTask<Boolean> prefetch = start(() -> cache.prefetch(id));
+        FutureTask<Boolean> prefetch = start(() -> cache.tierControl().prefetch(id));
         awaitTrue(() -> cache.stats().admissionWaits() == 1, "the prefetch waits for a slot");
         FutureTask<Long> lease = start(() -> grantedAt(cache, id));
         awaitTrue(() -> cache.stats().admissionWaits() == 2, "the lease waits for a slot");
@@ -99,7 +99,7 @@ class LeaseLivenessTest {
         long freedAt = System.nanoTime();
         try {
             first.close();
-            awaitTrue(() -> cache.deviceUsedBlocks() == 2, "the freed slot was taken for the promotion");
+            awaitTrue(() -> cache.diagnostics().deviceUsedBlocks() == 2, "the freed slot was taken for the promotion");
             Thread.sleep(50);
         } finally {
             device.resumeCopies();
@@ -109,10 +109,10 @@ class LeaseLivenessTest {
                 + (granted - freedAt) / 1_000_000 + " ms after the slot was freed");
         prefetch.get(10, TimeUnit.SECONDS); // true if it won the slot, false if the lease did: either way it ended
         assertEquals(1, kv.stats().cache().promotions(), "one copy up");
-        assertEquals(1, cache.referenceCount(id), "the lease holds the block; the prefetch holds nothing");
-        assertTrue(cache.isOnDevice(id));
+        assertEquals(1, cache.diagnostics().referenceCount(id), "the lease holds the block; the prefetch holds nothing");
+        assertTrue(cache.diagnostics().isOnDevice(id));
         cache.releaseLease(id);
-        assertEquals(0, cache.referenceCount(id));
+        assertEquals(0, cache.diagnostics().referenceCount(id));
         second.close();
     }
 
@@ -136,11 +136,11 @@ class LeaseLivenessTest {
             device.resumeCopies(); // the late copy lands; nothing but the waiting promotion can notice it
         }
         assertDoesNotThrow(() -> lease.get(10, TimeUnit.SECONDS), "the lease is granted");
-        assertTrue(cache.isOnDevice(id));
+        assertTrue(cache.diagnostics().isOnDevice(id));
         assertEquals(1, kv.stats().cache().promotions());
         assertEquals(1, kv.stats().cache().failedPromotions());
         cache.releaseLease(id);
-        assertEquals(8, cache.availableBlocks(), "the late copy's device slot came back");
+        assertEquals(8, cache.diagnostics().availableBlocks(), "the late copy's device slot came back");
     }
 
     @Test
@@ -165,10 +165,10 @@ class LeaseLivenessTest {
         FutureTask<Long> racer = start(() -> { // read-ahead and offload of another block, for the same slots
             long prefetched = 0;
             while (!stop.get()) {
-                if (cache.prefetch(other)) {
+                if (cache.tierControl().prefetch(other)) {
                     prefetched++;
                 }
-                cache.demoteBlock(other);
+                cache.tierControl().demoteBlock(other);
             }
             return prefetched;
         });
@@ -177,7 +177,7 @@ class LeaseLivenessTest {
         try {
             for (int round = 0; round < 500; round++) {
                 for (int id : prefix) {
-                    cache.demoteBlock(id); // back to the host: the next match promotes it in the background
+                    cache.tierControl().demoteBlock(id); // back to the host: the next match promotes it in the background
                 }
                 try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
                     assertEquals(32, s.matchPrefix(prompt), "round " + round + ": the prefix matches");
@@ -228,8 +228,8 @@ class LeaseLivenessTest {
             appendWritten(s, 1, tokens(0, 16));
             id = s.blockId(0);
         }
-        assertTrue(kv.cache().demoteBlock(id), "the cached block goes to the host");
-        assertEquals(0, kv.cache().deviceUsedBlocks());
+        assertTrue(kv.cache().tierControl().demoteBlock(id), "the cached block goes to the host");
+        assertEquals(0, kv.cache().diagnostics().deviceUsedBlocks());
         return id;
     }
 

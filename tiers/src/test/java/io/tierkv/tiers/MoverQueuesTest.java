@@ -65,7 +65,7 @@ class MoverQueuesTest {
         Sequence s = kv.openSequence(SequenceOptions.defaults());
         appendWritten(s, 1, tokens(0, 16 * 8)); // blocks 0..3 demoted to the host, 4..7 on the device
         for (int i = 0; i < 4; i++) {
-            assertFalse(kv.cache().isOnDevice(s.blockId(i)));
+            assertFalse(kv.cache().diagnostics().isOnDevice(s.blockId(i)));
         }
         kv.stream(s, 0, 6).close(); // asks read-ahead of blocks 0..5: 0..3 are below
         assertEquals(new TierStats.QueueStats(2, 2, 2, 2, 0, 0, 0), queue(kv, MovePath.HOST_TO_DEVICE));
@@ -88,19 +88,19 @@ class MoverQueuesTest {
         appendWritten(s, 5, tokens(0, 32));
         int[] queued = new int[2];
         int[] n = {0};
-        assertEquals(2, cache.queueCandidates(5, id -> {
+        assertEquals(2, cache.tierControl().queueCandidates(5, id -> {
             queued[n[0]++] = id;
             return true;
         }));
-        assertEquals(2, cache.availableBlocks(), "queued blocks are no longer candidates: 2 free slots only");
-        assertFalse(cache.demoteBlock(queued[0]), "the allocation path cannot take a queued block");
+        assertEquals(2, cache.diagnostics().availableBlocks(), "queued blocks are no longer candidates: 2 free slots only");
+        assertFalse(cache.tierControl().demoteBlock(queued[0]), "the allocation path cannot take a queued block");
         cache.acquireLease(queued[0]);
-        assertFalse(cache.demoteQueued(queued[0]), "leased since it was queued: skipped");
-        assertTrue(cache.isOnDevice(queued[0]));
-        assertTrue(cache.demoteQueued(queued[1]));
-        assertFalse(cache.demoteQueued(queued[1]), "a second entry for the same block moves nothing");
+        assertFalse(cache.tierControl().demoteQueued(queued[0]), "leased since it was queued: skipped");
+        assertTrue(cache.diagnostics().isOnDevice(queued[0]));
+        assertTrue(cache.tierControl().demoteQueued(queued[1]));
+        assertFalse(cache.tierControl().demoteQueued(queued[1]), "a second entry for the same block moves nothing");
         cache.releaseLease(queued[0]);
-        assertTrue(cache.demoteBlock(queued[0]), "a candidate again once released: not lost to the queue");
+        assertTrue(cache.tierControl().demoteBlock(queued[0]), "a candidate again once released: not lost to the queue");
         assertEquals(-1, firstMismatch(s, 5, 0, 32));
         s.close();
     }
@@ -111,7 +111,7 @@ class MoverQueuesTest {
         Sequence s = kv.openSequence(SequenceOptions.defaults());
         appendWritten(s, 2, tokens(0, 16 * 8)); // device 4, host 4 (inline demotions)
         kv.runMoverCycle(); // device full: EMERGENCY queues every candidate down; the host spills above its mark
-        assertEquals(0, kv.cache().deviceUsedBlocks());
+        assertEquals(0, kv.cache().diagnostics().deviceUsedBlocks());
         assertEquals(4, queue(kv, MovePath.DEVICE_TO_HOST).moved());
         assertTrue(queue(kv, MovePath.HOST_TO_DISK).moved() >= 1, "spilled under the host's PRESSURE mark");
         assertTrue(kv.stats().hostUsedBlocks() <= 3);

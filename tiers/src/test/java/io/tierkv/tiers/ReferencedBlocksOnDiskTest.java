@@ -50,7 +50,7 @@ class ReferencedBlocksOnDiskTest {
         long spillsBefore = kv.stats().diskSpills().blocks();
         try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
             appendWritten(s, key, tokens(firstToken, 16));
-            assertTrue(kv.cache().demoteBlock(s.blockId(0)));
+            assertTrue(kv.cache().tierControl().demoteBlock(s.blockId(0)));
         }
         kv.evictHost(2);
         kv.runMoverCycle();
@@ -62,8 +62,8 @@ class ReferencedBlocksOnDiskTest {
         PagedKvCache cache = kv.cache();
         for (int i = 0; i < blocks; i++) {
             int id = seq.blockId(i);
-            if (cache.isOnDevice(id)) {
-                assertTrue(cache.demoteBlock(id), "demote block " + i);
+            if (cache.diagnostics().isOnDevice(id)) {
+                assertTrue(cache.tierControl().demoteBlock(id), "demote block " + i);
             }
             kv.evictHost(2);
         }
@@ -95,7 +95,7 @@ class ReferencedBlocksOnDiskTest {
         assertEquals(RECORDS, st.disk().blockCount());
         assertEquals(RECORDS, st.disk().pinnedBlocks(), "every referenced disk-only block is pinned");
         for (int i = 0; i < RECORDS; i++) {
-            assertFalse(kv.cache().isOnDevice(seq.blockId(i)));
+            assertFalse(kv.cache().diagnostics().isOnDevice(seq.blockId(i)));
         }
 
         for (int j = 0; j < 3 * RECORDS; j++) { // the disk is full of pinned records: every spill is refused
@@ -109,7 +109,7 @@ class ReferencedBlocksOnDiskTest {
 
         try (Sequence other = kv.openSequence(SequenceOptions.defaults())) { // a referenced block stays on the host
             appendWritten(other, 8, tokens(50_000, 16));
-            assertTrue(kv.cache().demoteBlock(other.blockId(0)));
+            assertTrue(kv.cache().tierControl().demoteBlock(other.blockId(0)));
             assertEquals(0, kv.evictHost(2), "its spill is refused and it may not be freed");
             assertEquals(1, kv.stats().hostUsedBlocks());
             assertBlocksReadBack(kv, other, 8, 1);

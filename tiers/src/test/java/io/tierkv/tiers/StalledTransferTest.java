@@ -41,9 +41,9 @@ class StalledTransferTest {
         int[] ids = new int[4];
         for (int i = 0; i < 4; i++) {
             ids[i] = a.blockId(i);
-            assertTrue(cache.demoteBlock(ids[i]));
+            assertTrue(cache.tierControl().demoteBlock(ids[i]));
         }
-        assertEquals(0, cache.deviceUsedBlocks(), "A's 4 blocks are on the host");
+        assertEquals(0, cache.diagnostics().deviceUsedBlocks(), "A's 4 blocks are on the host");
 
         device.stallCopies(); // the promotions' completions will not arrive
         ConcurrentLinkedQueue<Throwable> outcomes = new ConcurrentLinkedQueue<>();
@@ -58,7 +58,7 @@ class StalledTransferTest {
                 }
             }));
         }
-        while (cache.deviceUsedBlocks() < 4) {
+        while (cache.diagnostics().deviceUsedBlocks() < 4) {
             Thread.onSpinWait();
         }
         a.close(); // abort A while its promotions are in flight
@@ -84,22 +84,22 @@ class StalledTransferTest {
             assertInstanceOf(TransferTimeoutException.class, t);
         }
         for (int id : ids) {
-            assertEquals(0, cache.referenceCount(id), "A owns nothing");
+            assertEquals(0, cache.diagnostics().referenceCount(id), "A owns nothing");
         }
         c.close();
 
         device.resumeCopies(); // the late completions arrive now
         long deadline = System.nanoTime() + 5_000_000_000L;
-        assertEquals(4, cache.deviceUsedBlocks(), "C's unsealed blocks were freed; 4 slots wait for late copies");
-        while (cache.availableBlocks() < 8 && System.nanoTime() < deadline) {
+        assertEquals(4, cache.diagnostics().deviceUsedBlocks(), "C's unsealed blocks were freed; 4 slots wait for late copies");
+        while (cache.diagnostics().availableBlocks() < 8 && System.nanoTime() < deadline) {
             kv.runMoverCycle(); // hands back slots whose late copies have landed
         }
         assertEquals(4, kv.stats().cache().failedPromotions());
-        assertEquals(8, cache.availableBlocks(), "device free count returns to 8");
+        assertEquals(8, cache.diagnostics().availableBlocks(), "device free count returns to 8");
         for (int i = 0; i < 3; i++) {
             kv.runMoverCycle(); // late signals handled once: no exception, no double free, counts unchanged
         }
-        assertEquals(8, cache.availableBlocks());
+        assertEquals(8, cache.diagnostics().availableBlocks());
         assertEquals(0, kv.stats().moverErrors());
         try (Sequence again = kv.openSequence(SequenceOptions.defaults())) {
             assertEquals(64, again.matchPrefix(tokens(0, 64)), "A's blocks are still cached below");
@@ -120,13 +120,13 @@ class StalledTransferTest {
         try (Sequence a = kv.openSequence(SequenceOptions.defaults())) {
             appendWritten(a, 1, tokens(0, 16));
             id = a.blockId(0);
-            assertTrue(cache.demoteBlock(id));
+            assertTrue(cache.tierControl().demoteBlock(id));
         }
         Sequence b;
         device.stallCopies();
         try {
             assertThrows(TransferTimeoutException.class, () -> cache.acquireLease(id), "the promotion is late");
-            assertTrue(cache.evictIfUnreferenced(id), "the cached block is freed while its copy is still late");
+            assertTrue(cache.tierControl().evictIfUnreferenced(id), "the cached block is freed while its copy is still late");
             b = kv.openSequence(SequenceOptions.defaults());
             appendWritten(b, 2, tokens(500, 16));
             assertEquals(id, b.blockId(0), "the freed id is handed to B's block, on the device");
@@ -134,13 +134,13 @@ class StalledTransferTest {
             device.resumeCopies(); // A's late copy lands now
         }
         long deadline = System.nanoTime() + 5_000_000_000L;
-        while (cache.availableBlocks() < 8 && System.nanoTime() < deadline) {
+        while (cache.diagnostics().availableBlocks() < 8 && System.nanoTime() < deadline) {
             kv.runMoverCycle(); // hands back the device slot of the late copy
         }
-        assertEquals(8, cache.availableBlocks(), "the late copy's device slot came back");
+        assertEquals(8, cache.diagnostics().availableBlocks(), "the late copy's device slot came back");
         assertEquals(0, kv.stats().moverErrors(), "the late copy did not touch B's block");
         assertEquals(0, kv.stats().hostUsedBlocks(), "A's host slot was freed with its late copy");
-        assertTrue(cache.demoteBlock(id), "B's block goes to the host");
+        assertTrue(cache.tierControl().demoteBlock(id), "B's block goes to the host");
         assertEquals(1, kv.stats().hostUsedBlocks());
         assertEquals(-1, firstMismatch(b, 2, 0, 16), "B reads its own bytes");
         b.close();

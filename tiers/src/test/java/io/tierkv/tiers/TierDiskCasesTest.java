@@ -55,7 +55,7 @@ class TierDiskCasesTest {
         int[] far = new int[4];
         for (int i = 0; i < 4; i++) { // four blocks that will live on disk
             far[i] = cached(kv, 900 + i, 90_000 + 100 * i);
-            assertTrue(cache.demoteBlock(far[i]));
+            assertTrue(cache.tierControl().demoteBlock(far[i]));
         }
         assertEquals(4, kv.evictHost(4), "spilled to disk");
         assertEquals(4, kv.stats().diskSpills().blocks());
@@ -64,11 +64,11 @@ class TierDiskCasesTest {
             near[i] = cached(kv, i, 100 * i);
         }
         for (int i = 0; i < 4; i++) { // demote and promote back: the host keeps 4 clean copies
-            assertTrue(cache.demoteBlock(near[i]));
+            assertTrue(cache.tierControl().demoteBlock(near[i]));
             touch(cache, near[i]);
         }
         assertEquals(4, kv.stats().hostUsedBlocks());
-        assertEquals(8, cache.deviceUsedBlocks());
+        assertEquals(8, cache.diagnostics().deviceUsedBlocks());
         for (int i = 0; i < 4; i++) { // load the disk blocks; device room comes through the host
             try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
                 assertEquals(16, s.matchPrefix(tokens(90_000 + 100 * i, 16)));
@@ -86,10 +86,10 @@ class TierDiskCasesTest {
         long bb = kv.layout().bytesPerBlock();
         int a = cached(kv, 1, 0);
         int b = cached(kv, 2, 100);
-        assertTrue(cache.demoteBlock(a));
-        assertTrue(cache.demoteBlock(b));
+        assertTrue(cache.tierControl().demoteBlock(a));
+        assertTrue(cache.tierControl().demoteBlock(b));
         int c = cached(kv, 3, 200);
-        assertTrue(cache.demoteBlock(c));
+        assertTrue(cache.tierControl().demoteBlock(c));
         touch(cache, a);
         touch(cache, b);
         assertEquals(1, kv.evictHost(1), "C, the only host block without a device copy, spills");
@@ -138,7 +138,7 @@ class TierDiskCasesTest {
         for (int i = 0; i < 6; i++) {
             int id = cached(kv, 40 + i, 1000 * i);
             prompts.add(tokens(1000 * i, 16));
-            kv.cache().demoteBlock(id);
+            kv.cache().tierControl().demoteBlock(id);
             kv.evictHost(2);
         }
         kv.runMoverCycle();

@@ -76,14 +76,14 @@ class TierManagerCasesTest {
                             for (int spin = rnd.nextInt(50); spin > 0; spin--) {
                                 Thread.onSpinWait();
                             }
-                            if (p < 15 && !kv.cache().isOnDevice(s.blockId(0))) {
+                            if (p < 15 && !kv.cache().diagnostics().isOnDevice(s.blockId(0))) {
                                 demotedEarly.incrementAndGet();
                             }
                         }
                     }
                     // The copy where the block lies now (the demoted host copy once it left the
                     // device): its CRC32C equals the final written bytes' checksum.
-                    boolean below = !kv.cache().isOnDevice(s.blockId(0));
+                    boolean below = !kv.cache().diagnostics().isOnDevice(s.blockId(0));
                     s.readBlock(0, actual);
                     assertEquals(crc32c(TestCaches.blockImage(expected, layout, run, 0)), crc32c(actual),
                             "run " + run + " seed " + seed + (below ? ": demoted copy" : ": device copy"));
@@ -138,17 +138,17 @@ class TierManagerCasesTest {
         }
         Sequence a = seqs.get(0);
         Sequence b = seqs.get(1);
-        assertTrue(cache.demoteBlock(a.blockId(0)));
+        assertTrue(cache.tierControl().demoteBlock(a.blockId(0)));
         assertOwnPatterns(kv, seqs, "demote A");
-        assertTrue(cache.demoteBlock(b.blockId(0)));
+        assertTrue(cache.tierControl().demoteBlock(b.blockId(0)));
         assertOwnPatterns(kv, seqs, "demote B");
         touch(cache, a.blockId(0)); // promote A
-        assertTrue(cache.isOnDevice(a.blockId(0)));
+        assertTrue(cache.diagnostics().isOnDevice(a.blockId(0)));
         assertOwnPatterns(kv, seqs, "promote A");
         seqs.add(sealedSequence(kv, 104, 4000));
         assertOwnPatterns(kv, seqs, "allocate E");
         touch(cache, b.blockId(0)); // promote B, forcing a demotion
-        assertTrue(cache.isOnDevice(b.blockId(0)));
+        assertTrue(cache.diagnostics().isOnDevice(b.blockId(0)));
         // The checks' reads count as accesses, so the block that leaves may be A, whose clean host
         // copy makes its leaving a drop of the top copy rather than a copy down.
         TierStats st = kv.stats();
@@ -236,7 +236,7 @@ class TierManagerCasesTest {
             try (Sequence s = sealedSequence(kv, i, 100 * i)) {
                 ids[i] = s.blockId(0);
             }
-            assertTrue(kv.cache().demoteBlock(ids[i]));
+            assertTrue(kv.cache().tierControl().demoteBlock(ids[i]));
         }
         assertEquals(10, kv.stats().hostUsedBlocks());
         assertEquals(2, kv.evictHost(2));
@@ -257,16 +257,16 @@ class TierManagerCasesTest {
         KvBlockManager kv = Managers.build(invariants, 2, 1, null);
         PagedKvCache cache = kv.cache();
         Sequence holder = sealedSequence(kv, 1, 0);
-        assertTrue(cache.demoteBlock(holder.blockId(0)), "the only host slot holds a referenced block");
+        assertTrue(cache.tierControl().demoteBlock(holder.blockId(0)), "the only host slot holds a referenced block");
         int x;
         long[] hashX;
         try (Sequence s = sealedSequence(kv, 2, 100)) {
             x = s.blockId(0);
-            hashX = cache.blockHash(x);
+            hashX = cache.diagnostics().blockHash(x);
         }
         Sequence other = sealedSequence(kv, 3, 200);
         Sequence third = sealedSequence(kv, 4, 300); // forces X off the device; the host is full
-        assertEquals(-1, cache.indexedBlock(hashX[0], hashX[1]), "X was dropped from the index: a clean miss");
+        assertEquals(-1, cache.diagnostics().indexedBlock(hashX[0], hashX[1]), "X was dropped from the index: a clean miss");
         assertEquals(1, kv.stats().hostUsedBlocks(), "X was never recorded on the host");
         assertTrue(kv.stats().hostAllocationFailures() >= 1);
         assertTrue(kv.stats().cache().failedDemotions() >= 1);
@@ -275,8 +275,8 @@ class TierManagerCasesTest {
         }
         // A referenced X stays on the device and the allocation gets back-pressure.
         assertThrows(CapacityExhaustedException.class, () -> sealedSequence(kv, 5, 400));
-        assertTrue(cache.isOnDevice(other.blockId(0)));
-        assertTrue(cache.isOnDevice(third.blockId(0)));
+        assertTrue(cache.diagnostics().isOnDevice(other.blockId(0)));
+        assertTrue(cache.diagnostics().isOnDevice(third.blockId(0)));
         assertEquals(-1, firstMismatch(other, 3, 0, 16));
         assertThrows(CapacityExhaustedException.class, () -> firstMismatch(holder, 1, 0, 16),
                 "promoting the host block needs a device slot: back-pressure while both are referenced");

@@ -62,16 +62,16 @@ class WholeBlockTierTest {
             int id = s.blockId(0);
             s.readBlock(0, out);
             assertEquals(-1, out.mismatch(expected), "from the device");
-            assertTrue(cache.demoteBlock(id));
+            assertTrue(cache.tierControl().demoteBlock(id));
             out.fill((byte) 0);
             s.readBlock(0, out);
             assertEquals(-1, out.mismatch(expected), "from the host");
-            assertFalse(cache.isOnDevice(id), "a read does not promote");
+            assertFalse(cache.diagnostics().isOnDevice(id), "a read does not promote");
             assertEquals(1, kv.evictHost(1), "spilled to disk");
             out.fill((byte) 0);
             s.readBlock(0, out);
             assertEquals(-1, out.mismatch(expected), "from the disk");
-            assertFalse(cache.isOnDevice(id), "a read does not promote");
+            assertFalse(cache.diagnostics().isOnDevice(id), "a read does not promote");
             assertEquals(0, kv.stats().hostUsedBlocks(), "nor load into the host");
         }
         TierStats st = kv.stats();
@@ -97,7 +97,7 @@ class WholeBlockTierTest {
         try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
             appendWritten(s, 6, tokens(500, 16));
             int id = s.blockId(0);
-            assertTrue(cache.demoteBlock(id));
+            assertTrue(cache.tierControl().demoteBlock(id));
             assertEquals(1, kv.evictHost(1));
             corruptEverySegment();
             out.fill((byte) 0);
@@ -125,15 +125,15 @@ class WholeBlockTierTest {
                 s.appendBlock(tokens(700, 16), 0, image);
                 id = s.blockId(0);
             }
-            assertTrue(kv.cache().demoteBlock(id));
+            assertTrue(kv.cache().tierControl().demoteBlock(id));
             MemorySegment out = arena.allocate(bb);
             try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
                 assertEquals(16, s.matchPrefix(tokens(700, 16)));
                 long until = System.nanoTime() + (promote ? 5_000_000_000L : 200_000_000L);
-                while (!kv.cache().isOnDevice(id) && System.nanoTime() < until) {
+                while (!kv.cache().diagnostics().isOnDevice(id) && System.nanoTime() < until) {
                     Thread.sleep(5);
                 }
-                assertEquals(promote, kv.cache().isOnDevice(id), "promoteOnMatch(" + promote + ")");
+                assertEquals(promote, kv.cache().diagnostics().isOnDevice(id), "promoteOnMatch(" + promote + ")");
                 s.readBlock(0, out);
                 assertEquals(-1, out.mismatch(image));
             }
@@ -158,7 +158,7 @@ class WholeBlockTierTest {
                 s.appendBlock(tokens(900 + 100 * k, 16), 0, images[k]);
                 id = s.blockId(0);
             }
-            assertTrue(kv.cache().demoteBlock(id));
+            assertTrue(kv.cache().tierControl().demoteBlock(id));
             assertEquals(1, kv.evictHost(1));
         }
         assertEquals(2, kv.stats().cache().retiredIds());
@@ -240,7 +240,7 @@ class WholeBlockTierTest {
         try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
             assertEquals(16, s.matchPrefix(prompt), mode + ": the recomputed block serves the prefix");
             int id = s.blockId(0);
-            assertTrue(kv.cache().demoteBlock(id));
+            assertTrue(kv.cache().tierControl().demoteBlock(id));
             assertEquals(1, kv.evictHost(1), mode + ": spilled while referenced");
             MemorySegment out = arena.allocate(layout.bytesPerBlock());
             s.readBlock(0, out);
@@ -278,7 +278,7 @@ class WholeBlockTierTest {
             s.appendBlock(prompt, 0, image);
             id = s.blockId(0);
         }
-        assertTrue(kv.cache().demoteBlock(id));
+        assertTrue(kv.cache().tierControl().demoteBlock(id));
         assertEquals(1, kv.evictHost(1));
         return image;
     }

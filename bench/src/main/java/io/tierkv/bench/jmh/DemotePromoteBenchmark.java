@@ -36,7 +36,7 @@ import org.openjdk.jmh.annotations.Threads;
  * and host tiers have two spare slots. The blocks are visited in turn, so the working set (64 MiB
  * per tier) is twice the 32 MiB L3 of the test machine.
  * <ul>
- * <li>{@link #demote}: {@code cache().demoteBlock(id)} (device to host copy on the emulated
+ * <li>{@link #demote}: {@code cache().tierControl().demoteBlock(id)} (device to host copy on the emulated
  * device's copy stream, then the device slot is freed). Untimed afterwards: the block is leased
  * back up and the host's clean copy dropped ({@code evictHost(1)}), so every demotion copies.</li>
  * <li>{@link #promote}: {@code acquireLease(id)} + {@code releaseLease(id)} of a block demoted
@@ -147,7 +147,7 @@ public class DemotePromoteBenchmark {
          * @param id the block
          */
         void demoteOrFail(int id) {
-            if (!cache.demoteBlock(id)) {
+            if (!cache.tierControl().demoteBlock(id)) {
                 throw new IllegalStateException("block " + id + " was not demoted");
             }
         }

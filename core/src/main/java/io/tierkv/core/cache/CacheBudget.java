@@ -66,7 +66,7 @@ final class CacheBudget {
                 throw exceeded(seq, BudgetKind.DEVICE, onDevice);
             }
             makeHostRoom(seq, b);
-            if (cache.demoteBlock(victim)) {
+            if (cache.tierControl().demoteBlock(victim)) {
                 demotions++;
             }
         }
@@ -104,7 +104,7 @@ final class CacheBudget {
         onDisk = 0;
         for (int i = 0, n = seq.blockCount(); i < n; i++) {
             int id = seq.blockId(i);
-            if (cache.slot[id] >= 0) {
+            if (cache.blocks.slot[id] >= 0) {
                 onDevice++;
                 continue;
             }
@@ -130,7 +130,7 @@ final class CacheBudget {
     private int oldestOnHost(Sequence seq, int from) {
         for (int i = from, n = seq.blockCount(); i < n; i++) {
             int id = seq.blockId(i);
-            if (cache.slot[id] < 0 && (cache.flags[id] & PagedKvCache.TRANSIT) == 0
+            if (cache.blocks.slot[id] < 0 && (cache.blocks.flags[id] & BlockStates.TRANSIT) == 0
                     && cache.residence(id) == LowerTier.RESIDENT_HOST) {
                 return i;
             }

@@ -149,8 +149,8 @@ public final class Sequence implements AutoCloseable {
             if (offset == 0) {
                 checkBudget(1);
                 cache.budget.admitNewBlock(this);
-                id = cache.allocateOpenBlock(cache.admissionDeadline());
-                cache.priority[id] = PagedKvCache.priorityByte(options.priority());
+                id = cache.admission.allocateOpenBlock(cache.admissionDeadline());
+                cache.blocks.priority[id] = PagedKvCache.priorityByte(options.priority());
                 push(id);
             } else {
                 id = privateTail(blockCount - 1);
@@ -212,8 +212,8 @@ public final class Sequence implements AutoCloseable {
             }
             checkBudget(1);
             cache.budget.admitNewBlock(this);
-            id = cache.allocateOpenBlock(cache.admissionDeadline());
-            cache.priority[id] = PagedKvCache.priorityByte(options.priority());
+            id = cache.admission.allocateOpenBlock(cache.admissionDeadline());
+            cache.blocks.priority[id] = PagedKvCache.priorityByte(options.priority());
             push(id);
             cache.identities.setTokens(id, tokenIds, from);
             position = length;
@@ -222,7 +222,7 @@ public final class Sequence implements AutoCloseable {
             cache.lock.unlock();
         }
         try {
-            MemorySegment.copy(block, 0, cache.slotMemory(cache.slot[id]), 0, cache.blockBytes); // unshared OPEN block: no lock
+            MemorySegment.copy(block, 0, cache.slotMemory(cache.blocks.slot[id]), 0, cache.blockBytes); // unshared OPEN block: no lock
         } catch (RuntimeException e) {
             cache.lock.lock();
             try {
@@ -234,7 +234,7 @@ public final class Sequence implements AutoCloseable {
             }
             throw e;
         }
-        cache.markAllWritten(id);
+        cache.written.markAll(id);
         cache.lock.lock();
         try {
             sealReady();
@@ -265,7 +265,7 @@ public final class Sequence implements AutoCloseable {
         checkLength("v.byteSize", Objects.requireNonNull(v, "v").byteSize(), n, "tokenVectorBytes");
         int id = writableBlock(layer, position);
         int offset = position % cache.blockTokens;
-        MemorySegment dst = cache.slotMemory(cache.slot[id]);
+        MemorySegment dst = cache.slotMemory(cache.blocks.slot[id]);
         MemorySegment.copy(k, 0, dst, l.offsetOf(layer, KvLayout.K, offset), n);
         MemorySegment.copy(v, 0, dst, l.offsetOf(layer, KvLayout.V, offset), n);
         afterWrite(id, layer, offset);
@@ -295,7 +295,7 @@ public final class Sequence implements AutoCloseable {
         checkLength("v.length", Objects.requireNonNull(v, "v").length, n, "kvHeads x headDim");
         int id = writableBlock(layer, position);
         int offset = position % cache.blockTokens;
-        MemorySegment dst = cache.slotMemory(cache.slot[id]);
+        MemorySegment dst = cache.slotMemory(cache.blocks.slot[id]);
         MemorySegment.copy(k, 0, dst, ValueLayout.JAVA_FLOAT, l.offsetOf(layer, KvLayout.K, offset), n);
         MemorySegment.copy(v, 0, dst, ValueLayout.JAVA_FLOAT, l.offsetOf(layer, KvLayout.V, offset), n);
         afterWrite(id, layer, offset);
@@ -319,11 +319,11 @@ public final class Sequence implements AutoCloseable {
         }
         int bi = position / cache.blockTokens;
         int id = table[bi];
-        if (cache.state[id] != PagedKvCache.OPEN) {
+        if (cache.blocks.state[id] != BlockStates.OPEN) {
             throw new IllegalStateException("position " + position + " is in sealed block " + bi
                     + " (sealed blocks are immutable)");
         }
-        if (cache.refs[id] - cache.leases[id] > 1) { // shared with a fork: copy before writing
+        if (cache.blocks.refs[id] - cache.blocks.leases[id] > 1) { // shared with a fork: copy before writing
             cache.lock.lock();
             try {
                 id = privateTail(bi);
@@ -335,7 +335,7 @@ public final class Sequence implements AutoCloseable {
     }
 
     private void afterWrite(int id, int layer, int offset) {
-        if (cache.markWritten(id, layer, offset)) {
+        if (cache.written.mark(id, layer, offset)) {
             cache.lock.lock();
             try {
                 sealReady();
@@ -348,7 +348,7 @@ public final class Sequence implements AutoCloseable {
     /** Returns the block at a table index, replaced by a private copy first if it is shared. */
     private int privateTail(int bi) {
         int id = table[bi];
-        if (cache.refs[id] - cache.leases[id] > 1) {
+        if (cache.blocks.refs[id] - cache.blocks.leases[id] > 1) {
             id = cache.copyOnWrite(id, cache.admissionDeadline());
             table[bi] = id;
         }
@@ -360,14 +360,14 @@ public final class Sequence implements AutoCloseable {
         int b = cache.blockTokens;
         while (sealedBlocks < blockCount && (long) (sealedBlocks + 1) * b <= length) {
             int id = table[sealedBlocks];
-            if (cache.state[id] == PagedKvCache.OPEN) {
-                if (!cache.isComplete(id)) {
+            if (cache.blocks.state[id] == BlockStates.OPEN) {
+                if (!cache.written.isComplete(id)) {
                     return;
                 }
                 cache.seal(id, this);
             }
-            parentHi = cache.hashHi[id];
-            parentLo = cache.hashLo[id];
+            parentHi = cache.blocks.hashHi[id];
+            parentLo = cache.blocks.hashLo[id];
             onSealed();
         }
     }
@@ -376,11 +376,11 @@ public final class Sequence implements AutoCloseable {
     private void onSealed() {
         int k = sealedBlocks++;
         int recent = cache.options.recentDeviceBlocks();
-        cache.protect[table[k]]++;
+        cache.blocks.protect[table[k]]++;
         cache.refresh(table[k]);
         if (k - recent >= 0) {
             int old = table[k - recent];
-            cache.protect[old]--;
+            cache.blocks.protect[old]--;
             cache.refresh(old);
         }
     }
@@ -405,11 +405,11 @@ public final class Sequence implements AutoCloseable {
             child.parentHi = parentHi;
             child.parentLo = parentLo;
             for (int i = 0; i < blockCount; i++) {
-                cache.refs[table[i]]++;
+                cache.blocks.refs[table[i]]++;
             }
             int recent = cache.options.recentDeviceBlocks();
             for (int i = Math.max(0, sealedBlocks - recent); i < sealedBlocks; i++) {
-                cache.protect[table[i]]++;
+                cache.blocks.protect[table[i]]++;
             }
             for (int i = 0; i < blockCount; i++) {
                 cache.refresh(table[i]);
@@ -541,7 +541,7 @@ public final class Sequence implements AutoCloseable {
             throw new IllegalStateException("block " + blockIndex + " is not sealed (sealedBlocks " + sealedBlocks
                     + "; write every position of it and of the blocks before it)");
         }
-        cache.readSealed(table[blockIndex], out);
+        cache.moves.readSealed(table[blockIndex], out);
     }
 
     /** {@return the cache's block layout} */
@@ -618,7 +618,7 @@ public final class Sequence implements AutoCloseable {
             }
             int recent = cache.options.recentDeviceBlocks();
             for (int i = Math.max(0, sealedBlocks - recent); i < sealedBlocks; i++) {
-                cache.protect[table[i]]--;
+                cache.blocks.protect[table[i]]--;
             }
             closed = true;
             cache.closed(this);

@@ -39,17 +39,17 @@ class PagedKvCacheCasesTest {
         a.appendToken(7);
         int b = a.blockId(0);
         cache.acquireLease(b);
-        assertEquals(2, cache.referenceCount(b));
+        assertEquals(2, cache.diagnostics().referenceCount(b));
 
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> cache.releaseLeases(b, b));
         assertTrue(e.getMessage().contains("block " + b), e.getMessage());
-        assertEquals(2, cache.referenceCount(b), "a rejected release changes nothing");
+        assertEquals(2, cache.diagnostics().referenceCount(b), "a rejected release changes nothing");
         invariants.check();
 
         cache.releaseLeases(b);
-        assertEquals(1, cache.referenceCount(b));
+        assertEquals(1, cache.diagnostics().referenceCount(b));
         a.close();
-        assertEquals(4, cache.availableBlocks(), "free count is 4, never 5");
+        assertEquals(4, cache.diagnostics().availableBlocks(), "free count is 4, never 5");
         assertThrows(IllegalStateException.class, () -> cache.releaseLease(b), "release at count 0 throws");
 
         Set<Integer> ids = new HashSet<>();
@@ -76,12 +76,12 @@ class PagedKvCacheCasesTest {
         int aTail = a.blockId(2);
 
         Sequence s = a.fork();
-        assertEquals(2, cache.referenceCount(aTail));
+        assertEquals(2, cache.diagnostics().referenceCount(aTail));
         appendWritten(s, 2, 999);
 
         int sTail = s.blockId(2);
         assertNotEquals(aTail, sTail, "S got a private copy of the tail");
-        assertEquals(1, cache.referenceCount(aTail));
+        assertEquals(1, cache.diagnostics().referenceCount(aTail));
         assertEquals(1, cache.stats().copiesOnWrite());
         for (int p = 32; p < 40; p++) {
             assertEquals(100 + p, s.tokenAt(p), "the copy keeps the 8 original tokens");
@@ -100,7 +100,7 @@ class PagedKvCacheCasesTest {
 
         a.close();
         s.close();
-        assertEquals(16, cache.availableBlocks(), "every block freed exactly once");
+        assertEquals(16, cache.diagnostics().availableBlocks(), "every block freed exactly once");
         assertEquals(2, cache.stats().cachedBlocks(), "the sealed prefix stays cached");
     }
 
@@ -136,7 +136,7 @@ class PagedKvCacheCasesTest {
             assertEquals(0, s.matchPrefix(new int[0]));
             assertEquals(0, s.blockCount());
         }
-        assertEquals(8, cache.availableBlocks(), "free count returns to N");
+        assertEquals(8, cache.diagnostics().availableBlocks(), "free count returns to N");
     }
 
     @Test
@@ -148,13 +148,13 @@ class PagedKvCacheCasesTest {
         try (Sequence s = cache.openSequence(SequenceOptions.defaults())) {
             appendWritten(s, 1, p);
             x = s.blockId(0);
-            hashP = cache.blockHash(x);
+            hashP = cache.diagnostics().blockHash(x);
         }
-        assertEquals(x, cache.indexedBlock(hashP[0], hashP[1]));
+        assertEquals(x, cache.diagnostics().indexedBlock(hashP[0], hashP[1]));
         try (Sequence q = cache.openSequence(SequenceOptions.defaults())) {
             appendWritten(q, 2, tokens(7000, 32));
             assertEquals(1, cache.stats().evictions(), "x was evicted for Q");
-            assertEquals(-1, cache.indexedBlock(hashP[0], hashP[1]), "the old hash no longer maps anywhere");
+            assertEquals(-1, cache.diagnostics().indexedBlock(hashP[0], hashP[1]), "the old hash no longer maps anywhere");
         }
         try (Sequence s = cache.openSequence(SequenceOptions.defaults())) {
             assertEquals(0, s.matchPrefix(p), "matching P now misses");
@@ -170,11 +170,11 @@ class PagedKvCacheCasesTest {
         appendWritten(a, 3, tokens(11, 6));
         assertEquals(1, cache.stats().indexedBlocks());
         int id = a.blockId(0);
-        long[] key = cache.blockHash(id);
+        long[] key = cache.diagnostics().blockHash(id);
         for (int i = 0; i < 3; i++) { // sealing is idempotent: no key reappears or changes
             a.close();
             assertEquals(1, cache.stats().indexedBlocks());
-            assertEquals(id, cache.indexedBlock(key[0], key[1]));
+            assertEquals(id, cache.diagnostics().indexedBlock(key[0], key[1]));
         }
         Sequence b = cache.openSequence(SequenceOptions.defaults());
         assertEquals(16, b.matchPrefix(tokens(1, 16)));
@@ -191,11 +191,11 @@ class PagedKvCacheCasesTest {
         appendWritten(a, 1, tokens(0, 20));
         Sequence s = a.fork();
         int shared = a.blockId(1);
-        assertEquals(2, cache.referenceCount(shared));
+        assertEquals(2, cache.diagnostics().referenceCount(shared));
 
         appendWritten(a, 1, 4242); // x
-        assertEquals(1, cache.referenceCount(shared), "A moved to its own copy");
-        assertEquals(1, cache.referenceCount(a.blockId(1)));
+        assertEquals(1, cache.diagnostics().referenceCount(shared), "A moved to its own copy");
+        assertEquals(1, cache.diagnostics().referenceCount(a.blockId(1)));
         appendWritten(s, 2, 3131); // y
         assertEquals(shared, s.blockId(1), "S writes the original, now unshared");
         assertEquals(4242, a.tokenAt(20));
@@ -207,7 +207,7 @@ class PagedKvCacheCasesTest {
 
         a.close();
         s.close();
-        assertEquals(8, cache.availableBlocks());
+        assertEquals(8, cache.diagnostics().availableBlocks());
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment k = arena.allocate(layout.tokenVectorBytes());
             Payloads.fill(k, layout, 1, 0, 0, 0);

@@ -70,7 +70,7 @@ class PagedKvCacheRandomTest {
             assertEquals(List.of(), cache.checkInvariants(), "seed " + seed + " step " + step + " op " + op);
         }
         open.forEach(Sequence::close);
-        assertEquals(24, cache.availableBlocks(), "seed " + seed);
+        assertEquals(24, cache.diagnostics().availableBlocks(), "seed " + seed);
         assertTrue(hits > 0, "prefix matches happened (seed " + seed + ")");
     }
 }

@@ -150,7 +150,7 @@ class SequenceContractTest {
         assertEquals(127, SequenceOptions.salt("a").withPriority(SequenceOptions.MAX_PRIORITY).priority());
         try (Sequence s = cache.openSequence(SequenceOptions.salt("p").withPriority(-1))) {
             appendWritten(s, 1, tokens(0, B));
-            assertEquals(-1, cache.priority[s.blockId(0)]);
+            assertEquals(-1, cache.blocks.priority[s.blockId(0)]);
         }
     }
 
@@ -177,8 +177,8 @@ class SequenceContractTest {
         PagedKvCache recent = TestCaches.singleTier(invariants, base.withRecentDeviceBlocks(1));
         try (Sequence s = recent.openSequence(SequenceOptions.defaults())) {
             appendWritten(s, 1, tokens(0, 2 * B));
-            assertEquals(0, recent.protect[s.blockId(0)], "outside the recent window of one block");
-            assertEquals(1, recent.protect[s.blockId(1)], "the last sealed block is kept on the device");
+            assertEquals(0, recent.blocks.protect[s.blockId(0)], "outside the recent window of one block");
+            assertEquals(1, recent.blocks.protect[s.blockId(1)], "the last sealed block is kept on the device");
         }
         long timeout = 3_600_000_000_000L;
         TimingLowerTier lower = new TimingLowerTier();
@@ -188,7 +188,7 @@ class SequenceContractTest {
         try (Sequence s = tiered.openSequence(SequenceOptions.defaults())) {
             appendWritten(s, 1, tokens(0, B));
             int id = s.blockId(0);
-            assertEquals(true, tiered.demoteBlock(id));
+            assertEquals(true, tiered.tierControl().demoteBlock(id));
             long before = System.nanoTime();
             tiered.acquireLease(id);
             tiered.releaseLease(id);
@@ -204,7 +204,7 @@ class SequenceContractTest {
             PagedKvCache c = TestCaches.singleTier(invariants, base.withHashAlgorithm(algorithms[i]));
             try (Sequence s = c.openSequence(SequenceOptions.defaults())) {
                 appendWritten(s, 1, tokens(0, B));
-                hashes[i] = c.blockHash(s.blockId(0));
+                hashes[i] = c.diagnostics().blockHash(s.blockId(0));
             }
         }
         assertNotEquals(java.util.Arrays.toString(hashes[0]), java.util.Arrays.toString(hashes[1]),

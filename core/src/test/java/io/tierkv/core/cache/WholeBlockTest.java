@@ -39,8 +39,8 @@ class WholeBlockTest {
         long[][] hashes = new long[2][];
         try (Sequence byToken = cache.openSequence(SequenceOptions.salt("a"))) {
             appendWritten(byToken, 7, tokens(100, 2 * B));
-            hashes[0] = cache.blockHash(byToken.blockId(0));
-            hashes[1] = cache.blockHash(byToken.blockId(1));
+            hashes[0] = cache.diagnostics().blockHash(byToken.blockId(0));
+            hashes[1] = cache.diagnostics().blockHash(byToken.blockId(1));
         }
         try (Sequence s = cache.openSequence(SequenceOptions.salt("b"))) { // another salt: nothing shared
             assertEquals(0, s.appendBlock(prompt, 0, image(7, 0)));
@@ -55,8 +55,8 @@ class WholeBlockTest {
         try (Sequence s = cache.openSequence(SequenceOptions.salt("a"))) { // same salt: the same chain
             s.appendBlock(prompt, 0, image(7, 0));
             s.appendBlock(prompt, B, image(7, B));
-            assertArrayEquals(hashes[0], cache.blockHash(s.blockId(0)));
-            assertArrayEquals(hashes[1], cache.blockHash(s.blockId(1)));
+            assertArrayEquals(hashes[0], cache.diagnostics().blockHash(s.blockId(0)));
+            assertArrayEquals(hashes[1], cache.diagnostics().blockHash(s.blockId(1)));
         }
         try (Sequence s = cache.openSequence(SequenceOptions.salt("b"))) {
             assertEquals(2 * B, s.matchPrefix(prompt), "appended blocks are indexed and matched");
@@ -76,7 +76,7 @@ class WholeBlockTest {
             assertEquals(0x55, out.get(java.lang.foreign.ValueLayout.JAVA_BYTE, layout.bytesPerBlock()),
                     "nothing past bytesPerBlock is written");
             assertEquals(1, cache.stats().deviceReads());
-            assertEquals(1, cache.referenceCount(s.blockId(1)), "no lease is left behind");
+            assertEquals(1, cache.diagnostics().referenceCount(s.blockId(1)), "no lease is left behind");
         }
     }
 
@@ -112,7 +112,7 @@ class WholeBlockTest {
         int[] prompt = tokens(0, 2 * B);
         MemorySegment good = image(1, 0);
         try (Sequence s = cache.openSequence(SequenceOptions.defaults())) {
-            int available = cache.availableBlocks();
+            int available = cache.diagnostics().availableBlocks();
             var low = assertThrows(IndexOutOfBoundsException.class, () -> s.appendBlock(prompt, -1, good));
             assertEquals("from: -1 (expected 0 <= from <= tokenIds.length - blockSizeTokens = 8 - 4)", low.getMessage());
             var high = assertThrows(IndexOutOfBoundsException.class, () -> s.appendBlock(prompt, B + 1, good));
@@ -127,7 +127,7 @@ class WholeBlockTest {
             assertThrows(IllegalStateException.class, () -> s.appendBlock(prompt, 0, closed));
             assertEquals(0, s.length());
             assertEquals(0, s.blockCount());
-            assertEquals(available, cache.availableBlocks(), "the block taken for a failed copy is freed");
+            assertEquals(available, cache.diagnostics().availableBlocks(), "the block taken for a failed copy is freed");
             invariants.check();
             s.appendToken(1);
             var partial = assertThrows(IllegalStateException.class, () -> s.appendBlock(prompt, 0, good));

@@ -33,7 +33,7 @@ class BlockIdentityTest {
     private static final KvLayout LAYOUT = TestCaches.smallLayout(16);
 
     private static long[] hashOf(PagedKvCache cache, Sequence s, int blockIndex) {
-        return cache.blockHash(s.blockId(blockIndex));
+        return cache.diagnostics().blockHash(s.blockId(blockIndex));
     }
 
     @ParameterizedTest

@@ -1,0 +1,235 @@
+package io.tierkv.core.cache;
+
+import io.tierkv.core.error.CapacityExhaustedException;
+import io.tierkv.core.error.CorruptBlockException;
+import io.tierkv.core.error.TransferTimeoutException;
+import io.tierkv.core.pool.SlotAllocator;
+
+import static io.tierkv.core.cache.BlockStates.LOST;
+import static io.tierkv.core.cache.BlockStates.OPEN;
+import static io.tierkv.core.cache.BlockStates.TRANSIT;
+
+/**
+ * Admission to the top tier: the allocator of top-tier slots and the only way to take one. A slot
+ * is free, made free by the eviction policy's next victim (evicted, dropped for a clean copy
+ * below, or demoted), handed back by a timed-out promotion's late copy, or waited for until the
+ * admission deadline ({@link CapacityExhaustedException} then). Also the waits of a block that is
+ * moving ({@link #awaitSettled}) and the path that makes a block resident ({@link
+ * #ensureOnDevice}). Every method is called with the cache lock held.
+ *
+ * <p>Slot accounting: {@code used == resident blocks + reserved (promotions copying into a slot)
+ * + late (timed-out promotions whose copy may still land)}; {@link CacheInvariants} checks it.
+ */
+final class Admission {
+
+    /**
+     * What {@link #acquireSlot} returns instead of a slot when the block it works for no longer
+     * needs one: another party brought it up, is moving it, or lost it while the call waited.
+     */
+    static final int SLOT_NOT_NEEDED = -1;
+
+    private final PagedKvCache cache;
+    private final BlockStates b;
+    private final LowerTier lower;
+    final SlotAllocator slots;
+    private int reservedSlots;
+    private int lateSlots;
+
+    Admission(PagedKvCache cache, LowerTier lower, int deviceBlocks) {
+        this.cache = cache;
+        this.b = cache.blocks;
+        this.lower = lower;
+        this.slots = new SlotAllocator(deviceBlocks);
+    }
+
+    /** Allocates a fresh OPEN block with a top-tier slot, waiting for space up to the deadline. */
+    int allocateOpenBlock(long deadlineNanos) {
+        int s = acquireSlot(deadlineNanos, 1, -1);
+        int id = b.allocateId();
+        if (id < 0) {
+            slots.free(s);
+            cache.counters.admissionFailures++;
+            throw new CapacityExhaustedException("BLOCK_IDS", 1, 0, "all " + b.capacity()
+                    + " block ids live; raise maxBlocks");
+        }
+        b.state[id] = OPEN;
+        b.flags[id] = 0;
+        b.refs[id] = 1;
+        b.slot[id] = s;
+        b.hashHi[id] = 0;
+        b.hashLo[id] = 0;
+        cache.written.clear(id);
+        return id;
+    }
+
+    /**
+     * Takes a free top-tier slot, making room by the policy's victims and waiting for leases,
+     * moves and closes up to the deadline. A slot for an existing block ({@code forBlock >= 0})
+     * is taken only while that block still needs one: the block is looked at again before every
+     * try (the lock is released to wait and to demote a victim, and meanwhile a prefetch, another
+     * lease or the mover may promote it, move it or find it lost), and once it no longer needs a
+     * slot the call returns {@link #SLOT_NOT_NEEDED} at once rather than waiting for room that only
+     * a release of its own caller's reference could make. A slot returned for a block was taken
+     * with the lock held since the block was last seen needing it.
+     *
+     * @param forBlock the block the slot is for, or -1 for a new block
+     * @return a slot, or {@link #SLOT_NOT_NEEDED} (only for a block)
+     */
+    private int acquireSlot(long deadlineNanos, int requested, int forBlock) {
+        boolean waited = false;
+        for (;;) {
+            if (forBlock >= 0 && !b.needsPromotion(forBlock)) {
+                return SLOT_NOT_NEEDED;
+            }
+            int s = slots.allocate();
+            if (s >= 0) {
+                return s;
+            }
+            if (lateSlots > 0) {
+                reclaimLateSlots();
+                s = slots.allocate();
+                if (s >= 0) {
+                    return s;
+                }
+            }
+            int victim = cache.policy.victim();
+            if (victim >= 0) {
+                vacate(victim);
+                continue;
+            }
+            long remaining = deadlineNanos - System.nanoTime();
+            if (remaining <= 0) {
+                cache.counters.admissionFailures++;
+                throw new CapacityExhaustedException("DEVICE", requested, slots.freeCount() + cache.policy.size(),
+                        slots.usedCount() + " slots held by referenced, leased, recent or moving blocks");
+            }
+            if (!waited) {
+                cache.counters.admissionWaits++;
+                waited = true;
+            }
+            cache.awaitChange(remaining);
+        }
+    }
+
+    /** Makes a candidate leave the top tier: evict, drop a clean top copy, or demote. */
+    void vacate(int id) {
+        cache.policy.onRemove(id);
+        if (lower == null) {
+            cache.counters.evictions++;
+            cache.freeBlock(id);
+            return;
+        }
+        if (lower.takeOverCopy(id)) {
+            cache.counters.cleanDrops++;
+            cache.releaseSlot(id);
+            return;
+        }
+        cache.moves.demote(id);
+    }
+
+    /**
+     * Makes a block's bytes top-tier resident, promoting it from below if needed. While it waits
+     * for a slot, another party may bring the block up or start moving it; it then takes the
+     * block's slot, or waits for that move to settle, instead of a slot of its own.
+     *
+     * @return the slot
+     */
+    int ensureOnDevice(int id, long deadlineNanos) {
+        if (b.residentNow(id)) {
+            return b.slot[id]; // the common case: no clock read, no wait
+        }
+        long transitDeadline = Math.max(deadlineNanos, System.nanoTime() + cache.options.promotionTimeoutNanos());
+        for (;;) {
+            awaitSettled(id, transitDeadline); // a move in flight is bounded by the move timeout, not admission
+            if (b.slot[id] >= 0) {
+                return b.slot[id];
+            }
+            int s = slotFor(id, deadlineNanos);
+            if (s != SLOT_NOT_NEEDED) {
+                return cache.moves.promote(id, s);
+            }
+        }
+    }
+
+    /** A slot to promote a block into, or {@link #SLOT_NOT_NEEDED}; see {@link #acquireSlot}. */
+    int slotFor(int id, long deadlineNanos) {
+        reclaimLateSlots(); // also ends the lower tier's finished late copies, which a promotion would wait for
+        return acquireSlot(deadlineNanos, 1, id);
+    }
+
+    /**
+     * Waits until no move holds the block, then checks that its bytes are not lost.
+     *
+     * @param transitDeadline {@code System.nanoTime()} deadline of the wait, or 0 for
+     *                        {@code promotionTimeoutNanos} from the first wait (no clock read
+     *                        when nothing moves the block)
+     * @throws TransferTimeoutException if the move does not end by the deadline
+     * @throws CorruptBlockException    if the block is lost below
+     */
+    void awaitSettled(int id, long transitDeadline) {
+        while ((b.flags[id] & TRANSIT) != 0) {
+            if (transitDeadline == 0) {
+                transitDeadline = System.nanoTime() + cache.options.promotionTimeoutNanos();
+            }
+            long remaining = transitDeadline - System.nanoTime();
+            if (remaining <= 0) {
+                throw new TransferTimeoutException("wait for block " + id + " in transit",
+                        cache.options.promotionTimeoutNanos());
+            }
+            cache.awaitChange(remaining);
+        }
+        if (b.state[id] == LOST) {
+            throw new CorruptBlockException("block " + id, "its bytes were lost below the top tier", -1, -1);
+        }
+    }
+
+    /** Frees top-tier slots held by timed-out promotions whose late copies have ended. */
+    void reclaimLateSlots() {
+        if (lateSlots > 0) {
+            lower.releaseLateSlots(this::freeLateSlot);
+        }
+    }
+
+    /** {@return late slots handed back by {@link #reclaimLateSlots} now} */
+    int reclaimLateSlotsNow() {
+        int before = lateSlots;
+        reclaimLateSlots();
+        return before - lateSlots;
+    }
+
+    private void freeLateSlot(int s) {
+        lateSlots--;
+        freeSlot(s);
+    }
+
+    /** Frees a slot no block holds and wakes the waiters. */
+    void freeSlot(int s) {
+        slots.free(s);
+        cache.signalChange();
+    }
+
+    /** A promotion starts copying into a slot it took. */
+    void reserve() {
+        reservedSlots++;
+    }
+
+    /** That copy ended. */
+    void unreserve() {
+        reservedSlots--;
+    }
+
+    /** A timed-out promotion's slot stays allocated until its late copy ends ({@link #reclaimLateSlots}). */
+    void parkLateSlot() {
+        lateSlots++;
+    }
+
+    /** {@return slots held by promotions copying now and by late copies, for {@link CacheInvariants}} */
+    int reservedAndLateSlots() {
+        return reservedSlots + lateSlots;
+    }
+
+    /** {@return a description of the slot counts, for an invariant violation} */
+    String describeReserved() {
+        return "reserved " + reservedSlots + " + late " + lateSlots;
+    }
+}

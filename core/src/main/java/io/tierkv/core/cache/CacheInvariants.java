@@ -1,0 +1,114 @@
+package io.tierkv.core.cache;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.tierkv.core.cache.BlockStates.FREE;
+import static io.tierkv.core.cache.BlockStates.HELD;
+import static io.tierkv.core.cache.BlockStates.INDEXED;
+import static io.tierkv.core.cache.BlockStates.LOST;
+import static io.tierkv.core.cache.BlockStates.SEALED;
+
+/**
+ * Recounts a cache's structural facts from scratch and compares them with what it keeps: free +
+ * used == capacity for slots and ids; no slot twice; reference counts equal table references plus
+ * leases; the index holds exactly the indexed blocks; the policy holds exactly the candidates;
+ * recent-block protection equals a recount; with a lower tier, exactly the referenced SEALED
+ * blocks are HELD there; slots used equal resident blocks plus reserved and late slots. Called
+ * with the cache lock held, so the recount is atomic.
+ */
+final class CacheInvariants {
+
+    private CacheInvariants() {
+    }
+
+    /**
+     * Checks every invariant.
+     *
+     * @param cache the cache, its lock held
+     * @param hasLower whether the cache has a lower tier
+     * @param openSequences its open sequences
+     * @return the violations found, empty when consistent
+     */
+    static List<String> check(PagedKvCache cache, boolean hasLower, Iterable<Sequence> openSequences) {
+        BlockStates b = cache.blocks;
+        Admission admission = cache.admission;
+        var slots = admission.slots;
+        var index = cache.prefix.index;
+        List<String> bad = new ArrayList<>();
+        addIf(bad, "slots: ", slots.check());
+        addIf(bad, "ids: ", b.checkIds());
+        int n = b.capacity();
+        int[] tableRefs = new int[n];
+        int[] protects = new int[n];
+        for (Sequence s : openSequences) {
+            s.countReferences(tableRefs, protects);
+        }
+        int[] slotOwner = new int[slots.capacity()];
+        java.util.Arrays.fill(slotOwner, -1);
+        int resident = 0;
+        int indexed = 0;
+        int candidates = 0;
+        for (int id = 0; id < n; id++) {
+            boolean live = b.state[id] != FREE;
+            if (live != b.isAllocated(id)) {
+                bad.add("block " + id + " state " + b.state[id] + " but id allocated=" + b.isAllocated(id));
+            }
+            if (!live) {
+                if (b.slot[id] >= 0 || b.refs[id] != 0 || b.flags[id] != 0) {
+                    bad.add("free block " + id + " holds slot " + b.slot[id] + " refs " + b.refs[id]);
+                }
+                continue;
+            }
+            int s = b.slot[id];
+            if (s >= 0) {
+                resident++;
+                if (s >= slots.capacity() || !slots.isAllocated(s)) {
+                    bad.add("block " + id + " slot " + s + " not an allocated slot");
+                } else if (slotOwner[s] >= 0) {
+                    bad.add("blocks " + slotOwner[s] + " and " + id + " share slot " + s);
+                } else {
+                    slotOwner[s] = id;
+                }
+            }
+            if (b.refs[id] != tableRefs[id] + b.leases[id]) {
+                bad.add("block " + id + " refs " + b.refs[id] + " != table refs " + tableRefs[id] + " + leases "
+                        + b.leases[id]);
+            }
+            boolean held = (b.flags[id] & HELD) != 0;
+            if (hasLower && b.state[id] != LOST && held != (b.state[id] == SEALED && b.refs[id] > 0)) {
+                bad.add("block " + id + " HELD=" + held + " but state " + b.state[id] + " refs " + b.refs[id]);
+            }
+            if (b.protect[id] != protects[id]) {
+                bad.add("block " + id + " protect " + b.protect[id] + " != recount " + protects[id]);
+            }
+            boolean isIndexed = (b.flags[id] & INDEXED) != 0;
+            if (isIndexed) {
+                indexed++;
+            }
+            if (isIndexed != index.containsBlock(id)) {
+                bad.add("block " + id + " INDEXED=" + isIndexed + " but index says " + index.containsBlock(id));
+            }
+            if (cache.policy.contains(id)) {
+                candidates++;
+            }
+        }
+        if (resident + admission.reservedAndLateSlots() != slots.usedCount()) {
+            bad.add("resident " + resident + " + " + admission.describeReserved() + " != slots used "
+                    + slots.usedCount());
+        }
+        if (indexed != index.size()) {
+            bad.add("indexed blocks " + indexed + " != index size " + index.size());
+        }
+        if (candidates != cache.policy.size()) {
+            bad.add("policy size " + cache.policy.size() + " != candidates found " + candidates);
+        }
+        return bad;
+    }
+
+    private static void addIf(List<String> bad, String prefix, String problem) {
+        if (!problem.isEmpty()) {
+            bad.add(prefix + problem);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+package io.tierkv.core.cache;
+
+import static io.tierkv.core.cache.BlockStates.FREE;
+
+/**
+ * Leases: a lease pins a block on the top tier (promoting it first if it lies below) until it is
+ * released; it counts as a reference. Every method is called with the cache lock held.
+ */
+final class Leases {
+
+    private final PagedKvCache cache;
+    private final BlockStates b;
+
+    Leases(PagedKvCache cache) {
+        this.cache = cache;
+        this.b = cache.blocks;
+    }
+
+    /**
+     * Leases a live block: references it, makes it resident and tells the policy of the access.
+     *
+     * @return its top-tier slot
+     * @throws IllegalStateException if the cache is closed or the block is free
+     */
+    int lease(int id, long deadlineNanos) {
+        cache.checkOpen();
+        if (b.state[id] == FREE) {
+            throw new IllegalStateException("block " + id + " is free; lease refused");
+        }
+        b.refs[id]++;
+        b.leases[id]++;
+        cache.refresh(id);
+        try {
+            int s = cache.admission.ensureOnDevice(id, deadlineNanos);
+            cache.policy.onAccess(id);
+            return s;
+        } catch (RuntimeException e) {
+            b.leases[id]--;
+            cache.unref(id);
+            throw e;
+        }
+    }
+
+    /**
+     * Releases one lease.
+     *
+     * @throws IllegalStateException if the block holds no lease
+     */
+    void release(int id) {
+        if (b.leases[id] <= 0) {
+            throw new IllegalStateException("block " + id + " released with no lease held");
+        }
+        b.leases[id]--;
+        cache.unref(id);
+        if (b.leases[id] == 0) {
+            cache.signalChange();
+        }
+    }
+
+    /**
+     * Releases a list of leases at once. The whole list is checked first: if any block appears
+     * more often than it holds leases, nothing is released.
+     *
+     * @throws IllegalStateException naming the block, when the list over-releases one; no state changes
+     */
+    void releaseAll(int[] blockIds) {
+        // Check the whole list first by counting it down on the lease counts, then restore.
+        int checked = 0;
+        String problem = null;
+        for (; checked < blockIds.length; checked++) {
+            int id = blockIds[checked];
+            if (id < 0 || id >= b.capacity() || b.leases[id] == 0) {
+                problem = "release of block " + id + " with no lease left to release in this list; nothing released";
+                break;
+            }
+            b.leases[id]--;
+        }
+        for (int i = 0; i < checked; i++) {
+            b.leases[blockIds[i]]++;
+        }
+        if (problem != null) {
+            throw new IllegalStateException(problem);
+        }
+        for (int id : blockIds) {
+            release(id);
+        }
+    }
+}

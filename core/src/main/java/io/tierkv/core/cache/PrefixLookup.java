@@ -1,0 +1,127 @@
+package io.tierkv.core.cache;
+
+import io.tierkv.core.prefix.PrefixIndex;
+
+import static io.tierkv.core.cache.BlockStates.HELD;
+import static io.tierkv.core.cache.BlockStates.INDEXED;
+import static io.tierkv.core.cache.BlockStates.SEALED;
+import static io.tierkv.core.cache.BlockStates.TRANSIT;
+
+/**
+ * Prefix matching: finds the sealed block for the next full block of a prompt by its chained
+ * hash, in the cache's index or (adopting a record) below it, and takes it only if its identity
+ * (context, parent hash, token ids) equals the prompt's: a hash alone never proves a block's
+ * identity. A block found below the top tier is pinned there before it is handed out. Every
+ * method is called with the cache lock held.
+ */
+final class PrefixLookup {
+
+    private final PagedKvCache cache;
+    private final BlockStates b;
+    private final LowerTier lower;
+    final PrefixIndex index;
+
+    PrefixLookup(PagedKvCache cache, LowerTier lower) {
+        this.cache = cache;
+        this.b = cache.blocks;
+        this.lower = lower;
+        this.index = new PrefixIndex(b.hashHi, b.hashLo);
+    }
+
+    /**
+     * Finds a sealed block for a hash, in the index or (adopting it) below; -1 if absent. A block
+     * found below the top tier comes back pinned there ({@link #holdBelow}): the caller must
+     * reference it or {@link PagedKvCache#refresh(int)} it.
+     *
+     * @param hi           the block hash, high word
+     * @param lo           the block hash, low word
+     * @param seq          the sequence matching (its context and the parent hash of this block)
+     * @param promptTokens the prompt's token ids
+     * @param from         index of this block's first token in {@code promptTokens}
+     * @return the block id, or -1 for a miss
+     */
+    int lookup(long hi, long lo, Sequence seq, int[] promptTokens, int from) {
+        CacheCounters counters = cache.counters;
+        IdentityTable identities = cache.identities;
+        int id = index.get(hi, lo);
+        if (id < 0 && lower != null) {
+            id = adopt(hi, lo, seq, promptTokens, from);
+        }
+        if (id < 0) {
+            counters.prefixMissBlocks++;
+            return -1;
+        }
+        if (!identities.matches(id, seq, promptTokens, from)) {
+            counters.hashCollisions++;
+            counters.prefixMissBlocks++;
+            return -1;
+        }
+        if (b.slot[id] < 0 && !holdBelow(id)) {
+            counters.prefixMissBlocks++;
+            return -1;
+        }
+        counters.prefixHitBlocks++;
+        if (b.slot[id] < 0) {
+            counters.prefixHitBlocksBelow++;
+            lower.matchedBelow(id);
+        }
+        cache.policy.onAccess(id);
+        return id;
+    }
+
+    /** Binds a record below that holds the hash with the prompt's identity to a fresh id; -1 if none. */
+    private int adopt(long hi, long lo, Sequence seq, int[] promptTokens, int from) {
+        int fresh = b.allocateId();
+        if (fresh < 0) {
+            return -1;
+        }
+        IdentityTable identities = cache.identities;
+        b.hashHi[fresh] = hi;
+        b.hashLo[fresh] = lo;
+        identities.setKey(fresh, seq.contextHi, seq.contextLo, seq.parentHi, seq.parentLo);
+        identities.setTokens(fresh, promptTokens, from); // the identity adopt expects
+        int adopted = lower.adopt(fresh, hi, lo, identities.of(fresh));
+        if (adopted == LowerTier.COLLISION) {
+            cache.counters.hashCollisions++;
+        }
+        if (adopted != LowerTier.ADOPTED) {
+            b.releaseUnused(fresh);
+            return -1;
+        }
+        b.state[fresh] = SEALED;
+        index.put(fresh);
+        b.flags[fresh] = INDEXED;
+        return fresh;
+    }
+
+    /**
+     * Pins a matched block that is not on the top tier before the match hands it out; the caller
+     * references it next (or calls {@link PagedKvCache#refresh(int)} to drop the hold if it does
+     * not). If its only copy below is already gone, the block is freed (unless a move holds it)
+     * and false returned: a miss now rather than a lost block at its first lease. A block held
+     * already (others reference it) whose copy below has gone since (a pinned record found
+     * damaged) is lost for them, and a miss here.
+     */
+    private boolean holdBelow(int id) {
+        if ((b.flags[id] & HELD) != 0) {
+            if (lower.hasCopy(id)) {
+                return true;
+            }
+            if ((b.flags[id] & TRANSIT) == 0) {
+                cache.markLost(id);
+            }
+            return false;
+        }
+        b.flags[id] |= HELD;
+        if (lower.pinBelow(id)) {
+            return true;
+        }
+        b.flags[id] &= ~HELD;
+        lower.unpinBelow(id);
+        if ((b.flags[id] & TRANSIT) == 0) {
+            cache.counters.evictions++;
+            cache.freeBlock(id);
+        }
+        return false;
+    }
+}

@@ -1,0 +1,195 @@
+package io.tierkv.core.cache;
+
+import io.tierkv.core.error.CorruptBlockException;
+import io.tierkv.core.error.TransferTimeoutException;
+import java.lang.foreign.MemorySegment;
+
+import static io.tierkv.core.cache.BlockStates.SEALED;
+import static io.tierkv.core.cache.BlockStates.TRANSIT;
+
+/**
+ * The cache's moves between the top tier and the tier below: demote, promote, and the moves
+ * between the tiers below (spill, load) that the cache starts. Each one plans under the cache
+ * lock, marks the block TRANSIT, releases the lock for the copy, and takes it back to commit: the
+ * new location on success, the source as it was on failure. Every method is called with the
+ * cache lock held and returns with it held.
+ */
+final class TierMoves {
+
+    private final PagedKvCache cache;
+    private final BlockStates b;
+    private final LowerTier lower;
+
+    TierMoves(PagedKvCache cache, LowerTier lower) {
+        this.cache = cache;
+        this.b = cache.blocks;
+        this.lower = lower;
+    }
+
+    /**
+     * Demotes one sealed block now: copies it down with the lock released, then frees its slot.
+     * A refused copy leaves the block on the top tier (out of the policy until its state next
+     * changes), or, if nothing references it, drops it from the index entirely (a clean miss).
+     * So does a copy that is gone from below again by the time the lock is taken back
+     * ({@link LowerTier#hasCopy}): the lower tier may move it on (spill it to disk) as soon as it
+     * lands, and drop that record before anything references the block, so the top-tier slot is
+     * then the block's only copy and a reference taken meanwhile would lose it with the slot.
+     */
+    void demote(int id) {
+        b.flags[id] |= TRANSIT;
+        int src = b.slot[id];
+        MemorySegment identity = cache.identities.of(id);
+        long hi = b.hashHi[id];
+        long lo = b.hashLo[id];
+        boolean ok = false;
+        cache.lock.unlock();
+        try {
+            ok = lower.demote(id, hi, lo, identity, src);
+        } finally {
+            cache.lock.lock();
+            b.flags[id] &= ~TRANSIT;
+        }
+        ok = ok && lower.hasCopy(id); // its copy below may have gone on down and been dropped meanwhile
+        if (ok) {
+            cache.counters.demotions++;
+            cache.releaseSlot(id);
+        } else {
+            cache.counters.failedDemotions++;
+            if (b.refs[id] == 0) {
+                cache.counters.evictions++;
+                cache.freeBlock(id);
+            }
+        }
+        cache.endTransit(id);
+        cache.signalChange();
+    }
+
+    /**
+     * Promotes a block into a slot taken for it, with the lock released while it copies; the slot
+     * is the block's on success, freed or parked (a late copy) otherwise.
+     *
+     * @return the slot
+     * @throws TransferTimeoutException if the copy does not complete in time
+     * @throws CorruptBlockException    if the block is lost below
+     */
+    int promote(int id, int s) {
+        Admission admission = cache.admission;
+        admission.reserve();
+        b.flags[id] |= TRANSIT;
+        long timeoutNanos = cache.options.promotionTimeoutNanos();
+        long promotionDeadline = System.nanoTime() + timeoutNanos;
+        int result = LowerTier.LOST;
+        cache.lock.unlock();
+        try {
+            result = lower.promote(id, cache.identities.of(id), s, promotionDeadline);
+        } finally {
+            cache.lock.lock();
+            b.flags[id] &= ~TRANSIT;
+            admission.unreserve();
+        }
+        if (result == LowerTier.PROMOTED) {
+            cache.counters.promotions++;
+            b.slot[id] = s;
+            cache.refresh(id);
+            cache.endTransit(id);
+            cache.signalChange();
+            return s;
+        }
+        cache.counters.failedPromotions++;
+        if (result == LowerTier.TIMED_OUT) {
+            admission.parkLateSlot(); // stays allocated until the lower tier says the late copy is done
+        } else {
+            admission.freeSlot(s);
+            cache.markLost(id);
+        }
+        cache.endTransit(id);
+        cache.signalChange();
+        if (result == LowerTier.TIMED_OUT) {
+            throw new TransferTimeoutException("promote block " + id, timeoutNanos);
+        }
+        throw new CorruptBlockException("block " + id, "missing or corrupt below the top tier", -1, -1);
+    }
+
+    /**
+     * Moves a sealed block that is not on the top tier between the tiers below ({@code up}: disk to
+     * host, else host to disk), pinned in transit with the lock released while it moves. A load
+     * that found the block's only copy missing or damaged leaves it without a copy anywhere: it is
+     * freed if nothing references it, else lost now (unindexed, so no match hands it out; its next
+     * lease fails).
+     *
+     * @return whether the block moved
+     */
+    boolean moveBelow(int id, boolean up) {
+        if (lower == null || b.state[id] != SEALED || b.slot[id] >= 0 || b.inTransit(id)) {
+            return false;
+        }
+        b.flags[id] |= TRANSIT;
+        boolean ok = false;
+        cache.lock.unlock();
+        try {
+            ok = up ? lower.load(id, cache.identities.of(id)) : lower.spill(id);
+        } finally {
+            cache.lock.lock();
+            b.flags[id] &= ~TRANSIT;
+        }
+        if (!ok && up && !lower.hasCopy(id)) {
+            cache.goneBelow(id);
+        }
+        cache.endTransit(id);
+        cache.signalChange();
+        return ok;
+    }
+
+    /**
+     * Copies a sealed block to {@code out} from the tier holding it, without promoting it: the
+     * block is flagged TRANSIT for the copy (nobody moves, frees or reuses it meanwhile), the copy
+     * runs with the lock released, and a block found lost below is marked LOST. Called WITHOUT
+     * the lock; takes it itself.
+     *
+     * @throws CorruptBlockException    if the block is lost below
+     * @throws TransferTimeoutException if another move of it does not end in time
+     */
+    void readSealed(int id, MemorySegment out) {
+        int s;
+        cache.lock.lock();
+        try {
+            cache.checkOpen();
+            cache.admission.awaitSettled(id, 0); // reads the clock only if the block is moving
+            cache.policy.onAccess(id);
+            b.flags[id] |= TRANSIT;
+            cache.refresh(id);
+            s = b.slot[id];
+        } finally {
+            cache.lock.unlock();
+        }
+        boolean copied = false;
+        boolean lost = false;
+        try {
+            if (s >= 0) {
+                MemorySegment.copy(cache.slotMemory(s), 0, out, 0, cache.blockBytes);
+                copied = true;
+            } else {
+                copied = lower.read(id, cache.identities.of(id), out);
+                lost = !copied;
+            }
+        } finally {
+            cache.lock.lock();
+            try {
+                b.flags[id] &= ~TRANSIT;
+                if (lost) {
+                    cache.markLost(id);
+                } else if (copied && s >= 0) {
+                    cache.counters.deviceReads++;
+                }
+                cache.refresh(id);
+                cache.endTransit(id);
+                cache.signalChange();
+            } finally {
+                cache.lock.unlock();
+            }
+        }
+        if (lost) {
+            throw new CorruptBlockException("block " + id, "missing or corrupt below the top tier", -1, -1);
+        }
+    }
+}
