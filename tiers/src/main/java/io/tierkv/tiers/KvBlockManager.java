@@ -6,6 +6,7 @@ import io.tierkv.core.budget.BudgetLedger;
 import io.tierkv.core.budget.Budgets;
 import io.tierkv.core.budget.MachineMemory;
 import io.tierkv.core.cache.CacheOptions;
+import io.tierkv.core.cache.CacheDiagnostics;
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
@@ -21,6 +22,7 @@ import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.DiskTier;
 import io.tierkv.tiers.disk.KeySpace;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -253,9 +255,60 @@ public final class KvBlockManager implements AutoCloseable {
         }
     }
 
-    /** {@return the block model under this manager (for leases by block id and diagnostics)} */
-    public PagedKvCache cache() {
+    /** {@return the block model under this manager: for this package and its tests, not runtime API} */
+    PagedKvCache cache() {
         return cache;
+    }
+
+    /**
+     * A read-only view of the device tier's block state (where a block is, its hash and reference
+     * count, slots in use), for tools, tests and diagnostics.
+     *
+     * @return the view; thread-safe, changes nothing
+     */
+    public CacheDiagnostics diagnostics() {
+        return cache.diagnostics();
+    }
+
+    /**
+     * Leases one block by id, as a block table names it ({@link Sequence#blockId}): promotes it to
+     * the device if it lies below, and pins it there until {@link #releaseLease}. For runtimes that
+     * keep their own block tables; a {@link Sequence#lease} does the same by token range.
+     *
+     * @param blockId a live block id, {@code 0 <= blockId < maxBlocks}
+     * @return the block's device bytes ({@code bytesPerBlock}), valid until the lease is released
+     * @throws IndexOutOfBoundsException if blockId is out of range
+     * @throws IllegalStateException     if the block is free or the manager is closed
+     * @throws io.tierkv.core.error.CorruptBlockException    if its bytes were lost below the device
+     * @throws io.tierkv.core.error.TransferTimeoutException if its promotion did not complete in time
+     * @throws io.tierkv.core.error.CapacityExhaustedException if no device slot came free in time
+     */
+    public MemorySegment acquireLease(int blockId) {
+        return cache.acquireLease(blockId);
+    }
+
+    /**
+     * Releases a lease taken with {@link #acquireLease}.
+     *
+     * @param blockId the leased block
+     * @throws IndexOutOfBoundsException if blockId is out of range
+     * @throws IllegalStateException     if the block holds no lease
+     */
+    public void releaseLease(int blockId) {
+        cache.releaseLease(blockId);
+    }
+
+    /**
+     * Demotes one block off the device now, if it may leave (sealed, unleased, outside every open
+     * sequence's recent blocks, not moving): an explicit offload. A copy below is made (or a clean
+     * one kept) before its device slot is freed.
+     *
+     * @param blockId a block id
+     * @return true if the block left the device
+     * @throws IllegalStateException if the manager is closed
+     */
+    public boolean demoteBlock(int blockId) {
+        return cache.tierControl().demoteBlock(blockId);
     }
 
     /** {@return a fresh random block hash key of 32 bytes, for a generated key without a disk tier to keep it} */

@@ -298,7 +298,7 @@ public final class Replayer {
         }
 
         private ReplayReport report(long requests, String source, String format, double wall) {
-            CacheStats cs = backend.cache().stats();
+            CacheStats cs = backend.cacheStats();
             TierStats ts = backend.tierStats();
             ReplayReport.Move none = new ReplayReport.Move(0, 0);
             ReplayReport.Move down = ts == null ? none : move(ts.demotions());
@@ -356,7 +356,8 @@ public final class Replayer {
     private abstract static class Backend implements AutoCloseable {
         abstract Sequence open();
 
-        abstract PagedKvCache cache();
+        /** {@return the device tier's counters} */
+        abstract CacheStats cacheStats();
 
         abstract TierStats tierStats();
 
@@ -400,8 +401,8 @@ public final class Replayer {
         }
 
         @Override
-        PagedKvCache cache() {
-            return cache;
+        CacheStats cacheStats() {
+            return cache.stats();
         }
 
         @Override
@@ -471,8 +472,8 @@ public final class Replayer {
         }
 
         @Override
-        PagedKvCache cache() {
-            return kv.cache();
+        CacheStats cacheStats() {
+            return kv.stats().cache();
         }
 
         @Override

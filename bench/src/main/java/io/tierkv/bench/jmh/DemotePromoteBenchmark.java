@@ -2,7 +2,6 @@ package io.tierkv.bench.jmh;
 
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
-import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.natives.EmulatedDevice;
@@ -36,7 +35,7 @@ import org.openjdk.jmh.annotations.Threads;
  * and host tiers have two spare slots. The blocks are visited in turn, so the working set (64 MiB
  * per tier) is twice the 32 MiB L3 of the test machine.
  * <ul>
- * <li>{@link #demote}: {@code cache().tierControl().demoteBlock(id)} (device to host copy on the emulated
+ * <li>{@link #demote}: {@code kv.demoteBlock(id)} (device to host copy on the emulated
  * device's copy stream, then the device slot is freed). Untimed afterwards: the block is leased
  * back up and the host's clean copy dropped ({@code evictHost(1)}), so every demotion copies.</li>
  * <li>{@link #promote}: {@code acquireLease(id)} + {@code releaseLease(id)} of a block demoted
@@ -90,7 +89,6 @@ public class DemotePromoteBenchmark {
         public int blockSizeTokens;
 
         private KvBlockManager kv;
-        private PagedKvCache cache;
         private Sequence seq;
         private int[] ids;
         private int next;
@@ -107,8 +105,7 @@ public class DemotePromoteBenchmark {
                     .recentDeviceBlocks(0)
                     .movers(0)
                     .build();
-            cache = kv.cache();
-            seq = kv.openSequence(SequenceOptions.salt("bench"));
+                        seq = kv.openSequence(SequenceOptions.salt("bench"));
             MemorySegment k = MemorySegment.ofArray(new byte[layout.tokenVectorBytes()]);
             for (int t = 0; t < blocks * blockSizeTokens; t++) {
                 k.set(ValueLayout.JAVA_INT_UNALIGNED, 0, t);
@@ -147,7 +144,7 @@ public class DemotePromoteBenchmark {
          * @param id the block
          */
         void demoteOrFail(int id) {
-            if (!cache.tierControl().demoteBlock(id)) {
+            if (!kv.demoteBlock(id)) {
                 throw new IllegalStateException("block " + id + " was not demoted");
             }
         }
@@ -158,8 +155,8 @@ public class DemotePromoteBenchmark {
          * @param id the block
          */
         void promote(int id) {
-            cache.acquireLease(id);
-            cache.releaseLease(id);
+            kv.acquireLease(id);
+            kv.releaseLease(id);
         }
 
         /** Drops the host's one clean copy; throws if there was none. */
@@ -442,9 +439,9 @@ public class DemotePromoteBenchmark {
     @OutputTimeUnit(TimeUnit.SECONDS)
     public long leaseResident(Tiered t) {
         int id = t.nextId();
-        MemorySegment block = t.cache.acquireLease(id);
+        MemorySegment block = t.kv.acquireLease(id);
         long x = block.get(ValueLayout.JAVA_LONG, 0);
-        t.cache.releaseLease(id);
+        t.kv.releaseLease(id);
         return x;
     }
 }
