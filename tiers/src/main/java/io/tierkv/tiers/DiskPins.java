@@ -1,0 +1,226 @@
+package io.tierkv.tiers;
+
+import io.tierkv.tiers.disk.DiskTier;
+
+import static io.tierkv.tiers.HostBlocks.CLEAN;
+import static io.tierkv.tiers.HostBlocks.MOVING;
+import static io.tierkv.tiers.HostBlocks.NEEDED;
+import static io.tierkv.tiers.HostBlocks.NOT_STORED;
+import static io.tierkv.tiers.HostBlocks.ON_DISK;
+import static io.tierkv.tiers.HostBlocks.PINNED;
+import static io.tierkv.tiers.HostBlocks.QUEUED;
+import static io.tierkv.tiers.HostBlocks.STORED;
+
+/**
+ * Keeps the disk records of referenced blocks pinned, one pin per id, and settles pins whose
+ * records went (broken pins). All methods run with the host lock held unless they say otherwise.
+ *
+ * <h2>Referenced blocks are never lost below</h2>
+ * The cache tells this tier which blocks are referenced ({@link HostTier#pinBelow}: NEEDED, until
+ * {@link HostTier#unpinBelow} or {@link HostTier#forget}). A host slot never drops a referenced block without a
+ * copy elsewhere (it leaves only by a spill, or as a clean copy of a device-resident block). Its
+ * disk record is pinned in the disk tier exactly while the block is NEEDED, ON_DISK and has no
+ * host slot (PINNED: this id holds one pin on the record). The pin is taken in the same disk-tier
+ * call that writes the record ({@link DiskTier#putPinned} when the NEEDED bit read before the
+ * spill is set), so there is no moment at which the record is evictable and already the only
+ * copy; if the block became NEEDED during the spill, the record is pinned before the host slot is
+ * dropped, and a record gone by then means the spill failed and the block stays on the host. A
+ * disk tier that cannot make room without evicting pinned records refuses the spill
+ * ({@code CapacityExhaustedException}, counted in {@link TierStats#diskSpillFailures()}); the
+ * block stays in its host slot, and host pressure falls back to the paths that exist for a full
+ * host (demotions refused, device admission waits, {@code CapacityExhaustedException} or
+ * {@code BudgetExceededException}). Nothing is lost. Unreferenced records stay ordinary LRU
+ * records. Disk pins are taken and dropped under this tier's lock (host before disk); the cache
+ * calls in with its own lock held (cache before host).
+ *
+ * <h2>Pin ownership, and a pinned record found damaged</h2>
+ * A pin names one record (the serial {@link DiskTier#pin} returns, kept per id), never a key:
+ * several ids may hold the same hash (a block sealed while another indexed its hash keeps its own
+ * id and shares the record), and a key may hold a new record after the old one went. A pinned
+ * record still leaves the disk when it fails verification (found by any reader: a promotion, a
+ * read, read-ahead, a match, a spill that verifies it) or is removed; its pins become broken pins
+ * ({@link DiskTier#pinBroken}, asked without the disk lock). Every id holding one finds out the
+ * next time anything asks about its disk copy ({@link HostTier#hasCopy}, {@link HostTier#takeOverCopy},
+ * {@link HostTier#residence}, {@link HostTier#pinBelow}, a promotion, read or read-ahead), and at once for the
+ * indexed id through the eviction notice ({@link #drainDiskEvictions}): the copy is gone (ON_DISK
+ * and PINNED cleared) and the broken pin released through {@link DiskTier#unpin}, which touches no
+ * other record. A block left without a copy anywhere is then lost as a counted event (the cache
+ * marks it LOST: its next lease or read fails with {@code CorruptBlockException}); a block with
+ * another copy (device, host) loses nothing.
+ *
+ */
+final class DiskPins {
+
+    private final HostTier t;
+    private final HostBlocks h;
+
+    DiskPins(HostTier t) {
+        this.t = t;
+        this.h = t.blocks;
+    }
+
+    /**
+     * Whether this id's disk copy is there: ON_DISK, and for a PINNED id its pin not broken. A
+     * broken pin (the record failed verification or was removed since) is settled here: the copy
+     * is gone ({@link #diskCopyGone}). Lock held.
+     */
+    boolean diskCopyHeld(int blockId) {
+        if ((h.state[blockId] & ON_DISK) == 0) {
+            return false;
+        }
+        if ((h.state[blockId] & PINNED) != 0 && !t.closed && t.disk.pinBroken(h.diskPin[blockId])) {
+            diskCopyGone(blockId);
+            return false;
+        }
+        return true;
+    }
+
+    /** This id's disk record is gone: clears ON_DISK and releases its pin, if it holds one. Lock held. */
+    void diskCopyGone(int blockId) {
+        releaseDiskPin(blockId);
+        h.state[blockId] &= ~ON_DISK;
+    }
+
+    /**
+     * Releases this id's pin, if it holds one: from its record, or the broken pin the record left
+     * when it failed verification or was removed (after close there is nothing to release: a
+     * lease released late only clears the bit). Lock held.
+     */
+    void releaseDiskPin(int blockId) {
+        if ((h.state[blockId] & PINNED) != 0) {
+            h.state[blockId] &= ~PINNED;
+            long pin = h.diskPin[blockId];
+            h.diskPin[blockId] = DiskTier.NO_PIN;
+            if (!t.closed) {
+                t.disk.unpin(h.hashHi[blockId], h.hashLo[blockId], pin);
+            }
+        }
+    }
+
+    /**
+     * After a spill, before the host slot goes: makes the record's pin match whether the block is
+     * NEEDED now (the cache may have said so, or the opposite, while the lock was released). Lock
+     * held.
+     *
+     * @param heldPin the pin the spill took ({@link DiskTier#NO_PIN} for none)
+     * @return false if the record is no copy to rely on: the block became NEEDED and its record was
+     *         evicted before it could be pinned, or the pinned record failed verification (found
+     *         by another reader) meanwhile. The spill then counts as failed and the block stays
+     *         on the host
+     */
+    boolean settlePin(int victim, long hi, long lo, long heldPin) {
+        boolean needed = (h.state[victim] & NEEDED) != 0;
+        long pin = heldPin;
+        if (pin != DiskTier.NO_PIN && (!needed || t.disk.pinBroken(pin))) {
+            boolean broken = !t.disk.unpin(hi, lo, pin);
+            pin = DiskTier.NO_PIN;
+            if (broken) {
+                return false;
+            }
+        } else if (needed && pin == DiskTier.NO_PIN) {
+            pin = t.disk.pin(hi, lo);
+            if (pin == DiskTier.NO_PIN) {
+                return false;
+            }
+        }
+        if (needed) {
+            h.state[victim] |= PINNED;
+            h.diskPin[victim] = pin;
+        }
+        return true;
+    }
+
+    /**
+     * For a NEEDED block held on disk without a host slot: pins its record if this id does not
+     * hold a pin yet. A record already gone (evicted before the pin; its notice not yet drained,
+     * or pinned and since found damaged: a broken pin) clears ON_DISK at once, so nothing trusts
+     * it meanwhile ({@link HostTier#takeOverCopy}). Lock held.
+     *
+     * @return whether the record is on disk and pinned by this id
+     */
+    boolean holdDiskCopy(int blockId) {
+        byte st = h.state[blockId];
+        if ((st & (NEEDED | ON_DISK)) != (NEEDED | ON_DISK) || h.hostSlot[blockId] >= 0) {
+            return false;
+        }
+        if ((st & PINNED) != 0) {
+            return diskCopyHeld(blockId); // false if the pinned record failed verification since
+        }
+        long pin = t.disk.pin(h.hashHi[blockId], h.hashLo[blockId]);
+        if (pin != DiskTier.NO_PIN) {
+            h.state[blockId] |= PINNED;
+            h.diskPin[blockId] = pin;
+            return true;
+        }
+        h.state[blockId] &= ~ON_DISK;
+        return false;
+    }
+
+    /**
+     * Tells the cache about disk records evicted, removed or quarantined since the last call, so
+     * ids held only on disk are freed or marked lost. A notice reaches the id the cache indexes
+     * under the key. For an id that holds a pin, its pin says exactly whether its record went
+     * ({@link DiskTier#pinBroken}; the broken pin is released here); for one that does not, a key
+     * that is on disk again (written anew since) makes the notice stale and it is skipped. Called
+     * by the mover, outside every lock.
+     *
+     * @return records processed
+     */
+    int drainDiskEvictions() {
+        int n = 0;
+        for (long[] key; (key = t.diskEvicted.poll()) != null; n++) {
+            int id = t.cache.diagnostics().indexedBlock(key[0], key[1]);
+            if (id < 0) {
+                continue;
+            }
+            boolean onlyOnDisk;
+            h.lock.lock();
+            try {
+                // A key written again since its record went (a later spill of the same block) is on
+                // disk now: for an unpinned id the notice is stale and must not drop the new record's
+                // block. A pinned id knows which record its pin holds.
+                boolean gone = h.hashHi[id] == key[0] && h.hashLo[id] == key[1] && (h.state[id] & ON_DISK) != 0
+                        && ((h.state[id] & PINNED) != 0 ? t.disk.pinBroken(h.diskPin[id]) : !t.disk.contains(key[0], key[1]));
+                if (gone) {
+                    diskCopyGone(id); // whatever other copies exist
+                }
+                onlyOnDisk = gone && h.hostSlot[id] < 0;
+            } finally {
+                h.lock.unlock();
+            }
+            if (onlyOnDisk) {
+                t.cache.tierControl().droppedBelow(id); // frees it if unreferenced, marks it lost otherwise; no-op on the device
+            }
+        }
+        return n;
+    }
+
+    /** Compares the disk's pins with those the ids hold, in one disk call; see {@code HostInvariants}. Lock held. */
+    void checkDiskPins(java.util.List<String> bad) {
+        java.util.Map<Long, int[]> holders = new java.util.LinkedHashMap<>(); // pin -> {ids holding it, one of them}
+        for (int id = 0; id < h.state.length; id++) {
+            if ((h.state[id] & PINNED) != 0) {
+                int[] holder = holders.computeIfAbsent(h.diskPin[id], p -> new int[2]);
+                holder[0]++;
+                holder[1] = id;
+            }
+        }
+        int n = holders.size();
+        long[] his = new long[n];
+        long[] los = new long[n];
+        long[] pins = new long[n];
+        int[] counts = new int[n];
+        int i = 0;
+        for (var e : holders.entrySet()) {
+            int id = e.getValue()[1];
+            his[i] = h.hashHi[id];
+            los[i] = h.hashLo[id];
+            pins[i] = e.getKey();
+            counts[i++] = e.getValue()[0];
+        }
+        String problem = t.disk.checkPins(his, los, pins, counts, n);
+        if (problem != null) {
+            bad.add("disk pins: " + problem);
+        }
+    }
+}

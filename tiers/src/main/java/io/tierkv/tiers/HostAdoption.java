@@ -1,0 +1,133 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.cache.LowerTier;
+import io.tierkv.tiers.disk.DiskTier;
+import java.lang.foreign.MemorySegment;
+
+import static io.tierkv.tiers.HostBlocks.CLEAN;
+import static io.tierkv.tiers.HostBlocks.MOVING;
+import static io.tierkv.tiers.HostBlocks.NEEDED;
+import static io.tierkv.tiers.HostBlocks.NOT_STORED;
+import static io.tierkv.tiers.HostBlocks.ON_DISK;
+import static io.tierkv.tiers.HostBlocks.PINNED;
+import static io.tierkv.tiers.HostBlocks.QUEUED;
+import static io.tierkv.tiers.HostBlocks.STORED;
+
+/**
+ * Adoption: binds a disk record found by hash on a prefix match to a fresh block id, after its
+ * identity was compared (and, with read on adopt, its bytes read and verified into a free host
+ * slot or a staging buffer).
+ */
+final class HostAdoption {
+
+    private final HostTier t;
+    private final HostBlocks h;
+
+    HostAdoption(HostTier t) {
+        this.t = t;
+        this.h = t.blocks;
+    }
+
+    /**
+     * Adopts a disk record for a prefix match; see {@link LowerTier#adopt}.
+     *
+     * <p>With {@linkplain HostTier#readOnAdopt read on adopt} (the default, for promotion on match) the
+     * record is read (its identity compared and its checksum verified) once: into a free host
+     * slot when one is free, so that the promotion or read that usually follows a match is a host
+     * copy rather than a second disk read; else through a staging buffer. No host block is
+     * evicted or spilled for it (the caller holds the cache lock). Without it only the record's
+     * header and identity are read ({@link DiskTier#match}) and the block is bound to the record
+     * alone: the read that follows ({@link HostTier#read}, {@link HostTier#promote}) verifies the checksum as it
+     * copies, once, and a damaged payload is a counted loss there rather than a miss here. Either
+     * way a stored identity that differs is verified at once, so damaged identity bytes are a
+     * counted miss here rather than a hash collision.
+     */
+    int adopt(int blockId, long hi, long lo, MemorySegment identity) {
+        if (t.disk == null) {
+            return LowerTier.ABSENT;
+        }
+        int found = t.readOnAdopt ? adoptRead(blockId, hi, lo, identity) : t.disk.match(hi, lo, identity);
+        if (found == DiskTier.COLLISION) {
+            return LowerTier.COLLISION;
+        }
+        if (found < 0) {
+            if (found != DiskTier.ABSENT) {
+                t.counters.diskMisses.increment(); // damaged, quarantined
+            }
+            return LowerTier.ABSENT;
+        }
+        if (!t.readOnAdopt) {
+            h.lock.lock();
+            try {
+                bindAdopted(blockId, hi, lo, -1);
+            } finally {
+                h.lock.unlock();
+            }
+        }
+        t.counters.diskAdoptions.increment();
+        return LowerTier.ADOPTED;
+    }
+
+    /**
+     * Reads a record of the expected identity for an adoption, into a free host slot (bound to
+     * the id with it) or through a staging buffer (bound to the record alone).
+     *
+     * @return the block's length on a hit, else {@link DiskTier#ABSENT}, {@link DiskTier#DAMAGED}
+     *     or {@link DiskTier#COLLISION}
+     */
+    int adoptRead(int blockId, long hi, long lo, MemorySegment identity) {
+        if (!t.disk.contains(hi, lo)) {
+            return DiskTier.ABSENT;
+        }
+        long start = System.nanoTime();
+        int hs = t.room.freeHostSlot();
+        int found = DiskTier.ABSENT;
+        if (hs < 0) {
+            int buffer = t.staging.acquire();
+            try {
+                found = t.disk.load(hi, lo, identity, t.staging.block(buffer));
+            } finally {
+                t.staging.release(buffer);
+            }
+        } else {
+            try {
+                found = t.disk.load(hi, lo, identity, h.slotViews[hs]);
+            } finally {
+                h.lock.lock();
+                try {
+                    h.reservedHostSlots--;
+                    if (found >= 0) {
+                        h.setIdentity(hs, identity);
+                    } else {
+                        h.slots.free(hs);
+                    }
+                } finally {
+                    h.lock.unlock();
+                }
+            }
+        }
+        if (found >= 0) {
+            h.lock.lock();
+            try {
+                bindAdopted(blockId, hi, lo, hs);
+                if (hs >= 0) {
+                    h.policy.onAdmit(blockId, 0, lo);
+                }
+            } finally {
+                h.lock.unlock();
+            }
+            if (hs >= 0) {
+                t.counters.diskToHost.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
+            }
+        }
+        return found == -1 ? DiskTier.DAMAGED : found; // -1 from load: a miss on a key just seen, so damaged
+    }
+
+    /** Binds an adopted disk record to a block id, with its bytes in host slot {@code hs} or none (-1). Lock held. */
+    void bindAdopted(int blockId, long hi, long lo, int hs) {
+        h.hostSlot[blockId] = hs;
+        h.state[blockId] = ON_DISK;
+        h.hashHi[blockId] = hi;
+        h.hashLo[blockId] = lo;
+    }
+}

@@ -1,0 +1,117 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.policy.EvictionPolicies;
+import io.tierkv.core.policy.EvictionPolicy;
+import io.tierkv.core.pool.SlotAllocator;
+import io.tierkv.core.prefix.BlockIdentity;
+import io.tierkv.natives.PinnedHostBuffer;
+import io.tierkv.tiers.disk.DiskTier;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The host tier's facts, under its one lock: per block id its host slot, its host-side state
+ * bits, its hash and the disk pin it holds; per host slot its bytes (a view of the pinned buffer)
+ * and its identity; the host policy and the slot counts. The parts of the host tier read and
+ * write these fields directly, always with {@link #lock} held.
+ *
+ * <pre>
+ * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED, NEEDED, PINNED)
+ *               | hash 2 longs | disk pin long (the record serial its pin names; 0 when not PINNED)
+ * per host slot: [bytesPerBlock bytes] in one pinned buffer; its identity off-heap beside it
+ *                ({@link BlockIdentity}: context, parent hash, B token ids; copied at demotion)
+ * </pre>
+ */
+final class HostBlocks {
+
+    /** The device holds the block too: this host copy is a clean second copy. */
+    static final byte CLEAN = 1;
+    /** A disk record holds the block. */
+    static final byte ON_DISK = 2;
+    /** A spill or a promotion reads the host slot. */
+    static final byte MOVING = 4;
+    /** Out of the host policy while it waits in the mover's host-to-disk queue. */
+    static final byte QUEUED = 8;
+    /** Referenced in the cache ({@link HostTier#pinBelow}): no copy of it may be lost below. */
+    static final byte NEEDED = 16;
+    /** This id holds one pin on its disk record: NEEDED, ON_DISK and no host slot. */
+    static final byte PINNED = 32;
+    /** {@code HostRoom#writeToDisk} result: nothing stored. */
+    static final long NOT_STORED = DiskTier.NO_PIN;
+    /** {@code HostRoom#writeToDisk} result: stored without a pin (record serials, the pins, are positive). */
+    static final long STORED = -1;
+
+    final ReentrantLock lock = new ReentrantLock();
+    final SlotAllocator slots;
+    final MemorySegment[] slotViews;
+    /** Per host slot, {@link #identityBytes}: the identity of the block in it. */
+    final MemorySegment hostIdentities;
+    final long identityBytes;
+    final EvictionPolicy policy;
+    final int[] hostSlot;
+    final byte[] state;
+    final long[] hashHi;
+    final long[] hashLo;
+    /** Per id: the pin it holds on its disk record ({@link DiskTier#pin}) while PINNED, else {@link DiskTier#NO_PIN}. */
+    final long[] diskPin;
+    /** Host slots taken for a copy in flight (a demotion, a load, an adoption's read). */
+    int reservedHostSlots;
+    /** Host slots of blocks the cache freed while a spill or late promotion read them. */
+    int orphanedSlots;
+    /** Spills that may have pinned a record this tier has not recorded yet (the lock released meanwhile). */
+    int pinningSpills;
+
+    /**
+     * Allocates the tables.
+     *
+     * @param layout     the block layout
+     * @param pinned     the host slots' memory, {@code hostBlocks * bytesPerBlock} bytes
+     * @param hostBlocks host slots
+     * @param maxBlocks  block ids
+     * @param policyName the host policy
+     * @param arena      owns the slots' identities
+     */
+    HostBlocks(KvLayout layout, PinnedHostBuffer pinned, int hostBlocks, int maxBlocks, String policyName,
+            Arena arena) {
+        int bytes = layout.bytesPerBlock();
+        this.slots = new SlotAllocator(hostBlocks);
+        this.slotViews = new MemorySegment[hostBlocks];
+        for (int i = 0; i < hostBlocks; i++) {
+            slotViews[i] = pinned.segment().asSlice((long) i * bytes, bytes);
+        }
+        this.identityBytes = BlockIdentity.bytes(layout.blockSizeTokens());
+        this.hostIdentities = arena.allocate(Math.max(1, hostBlocks) * identityBytes, 64);
+        this.policy = EvictionPolicies.create(policyName, maxBlocks);
+        this.hostSlot = new int[maxBlocks];
+        Arrays.fill(hostSlot, -1);
+        this.state = new byte[maxBlocks];
+        this.hashHi = new long[maxBlocks];
+        this.hashLo = new long[maxBlocks];
+        this.diskPin = new long[maxBlocks];
+    }
+
+    /** Ends a promotion's read of the host copy (the cache keeps the block in transit meanwhile). */
+    void endMove(int blockId, byte addFlag) {
+        state[blockId] &= ~(MOVING | QUEUED); // a queued spill of a block promoted meanwhile is skipped
+        state[blockId] |= addFlag;
+        if (hostSlot[blockId] >= 0) {
+            policy.onAdmit(blockId, 0, hashLo[blockId]);
+        }
+    }
+
+    private long identityOffset(int hs) {
+        return hs * identityBytes;
+    }
+    /** Stores the identity of the block just copied into host slot {@code hs}. */
+    void setIdentity(int hs, MemorySegment identity) {
+        MemorySegment.copy(identity, 0, hostIdentities, identityOffset(hs), identityBytes);
+    }
+
+    /** {@return the identity of the block in host slot {@code hs}: a view} */
+    MemorySegment identity(int hs) {
+        return hostIdentities.asSlice(identityOffset(hs), identityBytes);
+    }
+}

@@ -1,0 +1,80 @@
+package io.tierkv.tiers;
+
+import io.tierkv.tiers.disk.DiskTier;
+
+import static io.tierkv.tiers.HostBlocks.MOVING;
+import static io.tierkv.tiers.HostBlocks.NEEDED;
+import static io.tierkv.tiers.HostBlocks.ON_DISK;
+import static io.tierkv.tiers.HostBlocks.PINNED;
+import static io.tierkv.tiers.HostBlocks.QUEUED;
+
+/** Recounts the host tier's structure from scratch, atomically under its lock. */
+final class HostInvariants {
+
+    private HostInvariants() {
+    }
+
+    /**
+     * Host-side invariants: free + used == capacity, no slot twice, the policy holds exactly the
+     * host-resident blocks that are neither moving nor queued for a spill, and an id holds a disk
+     * pin only while it is NEEDED, ON_DISK and without a host slot. Unless a pinning spill is in
+     * flight, the disk's pins are exactly those the ids hold: each pin held by as many ids as it
+     * counts (on its record, or broken), every pinned record held by an id, no broken pin without
+     * a holder.
+     *
+     * @return violations, empty when consistent
+     */
+    static java.util.List<String> check(HostTier t) {
+        HostBlocks h = t.blocks;
+        h.lock.lock();
+        try {
+            java.util.List<String> bad = new java.util.ArrayList<>();
+            String s = h.slots.check();
+            if (!s.isEmpty()) {
+                bad.add("host slots: " + s);
+            }
+            int resident = 0;
+            int parked = t.lateCopies.parkedHostSlots();
+            boolean[] seen = new boolean[h.slots.capacity()];
+            for (int id = 0; id < h.hostSlot.length; id++) {
+                int hs = h.hostSlot[id];
+                boolean pinOk = (h.state[id] & (NEEDED | ON_DISK)) == (NEEDED | ON_DISK) && hs < 0;
+                if ((h.state[id] & PINNED) != 0 && !pinOk) {
+                    bad.add("block " + id + " holds a disk pin but state " + h.state[id] + " host slot " + hs
+                            + " (expected NEEDED, ON_DISK, no host slot)");
+                }
+                if (((h.state[id] & PINNED) != 0) != (h.diskPin[id] != DiskTier.NO_PIN)) {
+                    bad.add("block " + id + " state " + h.state[id] + " but disk pin " + h.diskPin[id]);
+                }
+                if (hs < 0) {
+                    if (h.policy.contains(id)) {
+                        bad.add("block " + id + " in host policy without a host slot");
+                    }
+                    continue;
+                }
+                resident++;
+                if (seen[hs]) {
+                    bad.add("host slot " + hs + " held twice");
+                }
+                seen[hs] = true;
+                if (!h.slots.isAllocated(hs)) {
+                    bad.add("block " + id + " host slot " + hs + " not allocated");
+                }
+                boolean out = (h.state[id] & (MOVING | QUEUED)) != 0;
+                if (out == h.policy.contains(id)) {
+                    bad.add("block " + id + " moving or queued=" + out + " but in host policy=" + h.policy.contains(id));
+                }
+            }
+            if (resident + parked + h.reservedHostSlots + h.orphanedSlots != h.slots.usedCount()) {
+                bad.add("host resident " + resident + " + parked " + parked + " + reserved " + h.reservedHostSlots
+                        + " + orphaned " + h.orphanedSlots + " != used " + h.slots.usedCount());
+            }
+            if (t.disk != null && !t.closed && h.pinningSpills == 0) {
+                t.pins.checkDiskPins(bad);
+            }
+            return bad;
+        } finally {
+            h.lock.unlock();
+        }
+    }
+}

@@ -1,0 +1,299 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.error.TierKvException;
+import io.tierkv.tiers.disk.DiskTier;
+import java.lang.foreign.MemorySegment;
+
+import static io.tierkv.tiers.HostBlocks.CLEAN;
+import static io.tierkv.tiers.HostBlocks.MOVING;
+import static io.tierkv.tiers.HostBlocks.NEEDED;
+import static io.tierkv.tiers.HostBlocks.NOT_STORED;
+import static io.tierkv.tiers.HostBlocks.ON_DISK;
+import static io.tierkv.tiers.HostBlocks.PINNED;
+import static io.tierkv.tiers.HostBlocks.QUEUED;
+import static io.tierkv.tiers.HostBlocks.STORED;
+
+/**
+ * Room on the host tier: free slots, and victims by the host policy: a clean copy is dropped, a
+ * hashed block spills to disk, an unreferenced block is freed through the cache. The host lock is
+ * released around every disk write and every call into the cache (lock order: cache, host, disk).
+ */
+final class HostRoom {
+
+    private final HostTier t;
+    private final HostBlocks h;
+
+    HostRoom(HostTier t) {
+        this.t = t;
+        this.h = t.blocks;
+    }
+
+    /**
+     * Finds a free host slot, making room by policy order: clean copies are dropped, hashed
+     * blocks spill to disk, unreferenced blocks are freed through the cache.
+     *
+     * @return a host slot, or -1 if nothing could leave
+     */
+    int reserveHostSlot() {
+        h.lock.lock();
+        try {
+            int attempts = h.policy.size() + 1;
+            while (attempts-- > 0) {
+                int s = allocateReserved();
+                if (s >= 0) {
+                    return s;
+                }
+                int victim = h.policy.victim();
+                if (victim < 0) {
+                    return -1;
+                }
+                if ((h.state[victim] & CLEAN) != 0) {
+                    dropCleanCopy(victim);
+                    continue;
+                }
+                if (!leaveHost(victim, true)) {
+                    toBackOfPolicy(victim); // cannot leave now
+                }
+            }
+            return allocateReserved();
+        } finally {
+            h.lock.unlock();
+        }
+    }
+
+    /** A free host slot counted as reserved, or -1 if none is free. Lock held. */
+    int allocateReserved() {
+        int s = h.slots.allocate();
+        if (s >= 0) {
+            h.reservedHostSlots++;
+        }
+        return s;
+    }
+
+    /** A host slot free now, reserved (no eviction, no spill), or -1. */
+    int freeHostSlot() {
+        h.lock.lock();
+        try {
+            return allocateReserved();
+        } finally {
+            h.lock.unlock();
+        }
+    }
+
+    /**
+     * Spills a victim to disk or, if {@code mayFree} and the spill fails, frees it through the
+     * cache if unreferenced. A victim that stays is back in the policy when {@code mayFree} is
+     * false (the caller re-queues it otherwise). Lock held on entry and exit.
+     */
+    boolean leaveHost(int victim, boolean mayFree) {
+        h.policy.onRemove(victim);
+        h.state[victim] |= MOVING;
+        int hs = h.hostSlot[victim];
+        long hi = h.hashHi[victim];
+        long lo = h.hashLo[victim];
+        boolean pin = (h.state[victim] & NEEDED) != 0; // its record may become its only copy: pin it as it is written
+        long stored = NOT_STORED;
+        if (pin) {
+            h.pinningSpills++;
+        }
+        h.lock.unlock();
+        try {
+            if (t.disk != null && (hi | lo) != 0) {
+                stored = writeToDisk(victim, hi, lo, hs, pin);
+            }
+        } finally {
+            h.lock.lock();
+            if (pin) {
+                h.pinningSpills--;
+            }
+        }
+        boolean spilled = stored != NOT_STORED;
+        long heldPin = pin ? stored : DiskTier.NO_PIN; // a pinning spill returns its pin
+        if (h.hostSlot[victim] != hs) { // freed by the cache while it moved: the slot is an orphan now
+            h.orphanedSlots--;
+            h.slots.free(hs);
+            if (heldPin != DiskTier.NO_PIN) {
+                t.disk.unpin(hi, lo, heldPin); // the id is gone (perhaps reused): its pin goes too
+            }
+            return true;
+        }
+        h.state[victim] &= ~MOVING;
+        if (spilled) {
+            spilled = t.pins.settlePin(victim, hi, lo, heldPin);
+        }
+        if (spilled) {
+            h.state[victim] |= ON_DISK;
+            dropHostCopy(victim);
+            h.lock.unlock();
+            try {
+                t.cache.tierControl().retireIfUnreferenced(victim); // the record is found again by hash; the id is not needed
+            } finally {
+                h.lock.lock();
+            }
+            return true;
+        }
+        if (!mayFree) {
+            h.policy.onAdmit(victim, 0, lo);
+            return false;
+        }
+        h.lock.unlock();
+        boolean freed;
+        try {
+            freed = t.cache.tierControl().evictIfUnreferenced(victim); // calls forget(victim), which drops the copy
+        } finally {
+            h.lock.lock();
+        }
+        if (freed) {
+            t.counters.hostEvictions.increment();
+        }
+        return freed;
+    }
+
+    /**
+     * Writes a host block to disk.
+     *
+     * @return the pin on its record if {@code pin} ({@link DiskTier#putPinned}), {@link HostBlocks#STORED}
+     *         if stored without one, {@link HostBlocks#NOT_STORED} if the disk declined or refused it
+     */
+    long writeToDisk(int blockId, long hi, long lo, int hs, boolean pin) {
+        long start = System.nanoTime();
+        try {
+            MemorySegment identity = h.identity(hs);
+            long stored = pin ? t.disk.putPinned(hi, lo, identity, h.slotViews[hs])
+                    : t.disk.put(hi, lo, identity, h.slotViews[hs]) ? STORED : NOT_STORED;
+            if (stored != NOT_STORED) {
+                t.counters.diskSpills.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
+            }
+            return stored;
+        } catch (TierKvException e) {
+            t.counters.diskSpillFailures.increment();
+            TierEvents.fault("spill of block " + blockId + " failed: " + e.getMessage());
+            return NOT_STORED;
+        }
+    }
+
+    /**
+     * Drops a clean host copy (the device holds the block too). A referenced block whose disk
+     * record was a second clean copy gets that record pinned now: the device may hand its slot
+     * over to the record at any time ({@link HostTier#takeOverCopy}). Lock held.
+     */
+    void dropCleanCopy(int victim) {
+        h.policy.onRemove(victim);
+        t.counters.hostCleanDrops.increment();
+        dropHostCopy(victim);
+        t.pins.holdDiskCopy(victim);
+    }
+
+    /**
+     * Puts a victim that could not leave (spill refused, still referenced) at the back of the
+     * policy, unless it left the host or started moving while the lock was released (a promotion
+     * re-admits it when it ends). Lock held.
+     */
+    void toBackOfPolicy(int victim) {
+        h.policy.onRemove(victim);
+        if (h.hostSlot[victim] >= 0 && (h.state[victim] & (MOVING | QUEUED)) == 0) {
+            h.policy.onAdmit(victim, 0, h.hashLo[victim]);
+        }
+    }
+
+    void dropHostCopy(int blockId) {
+        h.policy.onRemove(blockId);
+        if (h.hostSlot[blockId] >= 0) {
+            h.slots.free(h.hostSlot[blockId]);
+            h.hostSlot[blockId] = -1;
+        }
+        h.state[blockId] &= ~CLEAN;
+    }
+
+    /**
+     * Takes up to {@code max} host blocks, in policy order, out of the policy and offers each to
+     * the mover's host-to-disk queue; a refused offer (queue full) ends the call. A clean copy
+     * (the device holds the block too) is dropped instead, at no cost.
+     *
+     * @param max   most blocks, >= 0
+     * @param queue offered each block id; false when full
+     * @return blocks queued or dropped
+     */
+    int queueSpills(int max, java.util.function.IntPredicate queue) {
+        if (t.disk == null) {
+            return 0;
+        }
+        h.lock.lock();
+        try {
+            int done = 0;
+            while (done < max) {
+                int victim = h.policy.victim();
+                if (victim < 0 || (h.hashHi[victim] | h.hashLo[victim]) == 0) {
+                    break;
+                }
+                if ((h.state[victim] & CLEAN) != 0) { // the device holds it too: dropping costs nothing
+                    dropCleanCopy(victim);
+                } else if (queue.test(victim)) {
+                    h.policy.onRemove(victim);
+                    h.state[victim] |= QUEUED;
+                } else {
+                    break;
+                }
+                done++;
+            }
+            return done;
+        } finally {
+            h.lock.unlock();
+        }
+    }
+
+    /**
+     * Drains one entry of the host-to-disk queue: spills the block if it is still queued in its
+     * host slot.
+     *
+     * @param blockId a block id from the queue
+     * @return true if it spilled; false if its state changed since it was queued (skipped), or the
+     *         disk refused it (it stays on the host)
+     */
+    boolean spillQueued(int blockId) {
+        h.lock.lock();
+        try {
+            if ((h.state[blockId] & QUEUED) == 0) {
+                return false;
+            }
+            h.state[blockId] &= ~QUEUED;
+            if (h.hostSlot[blockId] < 0 || (h.state[blockId] & MOVING) != 0) {
+                return false; // left the host, or a promotion is reading it (it re-admits the block)
+            }
+            return leaveHost(blockId, false);
+        } finally {
+            h.lock.unlock();
+        }
+    }
+
+    /**
+     * Drops up to {@code count} host blocks by policy order (clean copies, spills, unreferenced).
+     *
+     * @param count most blocks to remove, >= 0
+     * @return blocks that left the host tier
+     */
+    int evict(int count) {
+        int done = 0;
+        h.lock.lock();
+        try {
+            int attempts = h.policy.size();
+            while (done < count && attempts-- > 0) {
+                int victim = h.policy.victim();
+                if (victim < 0) {
+                    break;
+                }
+                if ((h.state[victim] & CLEAN) != 0) {
+                    dropCleanCopy(victim);
+                    done++;
+                } else if (leaveHost(victim, true)) {
+                    done++;
+                } else {
+                    toBackOfPolicy(victim);
+                }
+            }
+        } finally {
+            h.lock.unlock();
+        }
+        return done;
+    }
+}

@@ -1,0 +1,113 @@
+package io.tierkv.tiers;
+
+import io.tierkv.natives.GpuEvent;
+import java.util.ArrayDeque;
+import java.util.function.IntConsumer;
+
+/**
+ * Copies that missed their deadline, until they land: a timed-out promotion keeps its device slot
+ * (handed back to the cache only once its copy completed, so no late write lands in a reused slot)
+ * and its host copy; a timed-out demotion parks its host slot. All methods run with the host lock
+ * held.
+ */
+final class LateCopies {
+
+    /**
+     * A copy that missed its deadline: a promotion's ({@code deviceSlot >= 0}; its host slot is
+     * freed with it if the cache freed the block meanwhile, {@code orphanedHostSlot >= 0}) or a
+     * demotion's parked host slot ({@code deviceSlot < 0}, {@code blockId = -1 - slot}).
+     */
+    private record LateCopy(GpuEvent event, int deviceSlot, int blockId, int orphanedHostSlot) {
+        LateCopy(GpuEvent event, int deviceSlot, int blockId) {
+            this(event, deviceSlot, blockId, -1);
+        }
+    }
+
+    private final HostBlocks h;
+    private final ArrayDeque<LateCopy> late = new ArrayDeque<>();
+
+    LateCopies(HostBlocks h) {
+        this.h = h;
+    }
+
+    /** A demotion's copy into host slot {@code hs} missed its deadline: the slot is parked until it lands. */
+    void parkDemotion(GpuEvent event, int hs) {
+        late.add(new LateCopy(event, -1, -1 - hs));
+    }
+
+    /** A promotion of {@code blockId} into {@code deviceSlot} missed its deadline: the block stays MOVING until it lands. */
+    void parkPromotion(GpuEvent event, int deviceSlot, int blockId) {
+        late.add(new LateCopy(event, deviceSlot, blockId));
+    }
+
+    /** {@return whether no late copy is pending} */
+    boolean isEmpty() {
+        return late.isEmpty();
+    }
+
+    /** {@return host slots parked by late demotions} */
+    int parkedHostSlots() {
+        int parked = 0;
+        for (LateCopy c : late) {
+            if (c.deviceSlot() < 0) {
+                parked++;
+            }
+        }
+        return parked;
+    }
+
+    /**
+     * Hands back device slots of late promotions whose copies completed, and frees host slots of
+     * late demotions and orphans; see {@link io.tierkv.core.cache.LowerTier#releaseLateSlots}.
+     *
+     * @param sink receives each device slot that is safe to reuse
+     */
+    void releaseLateSlots(IntConsumer sink) {
+        h.lock.lock();
+        try {
+            for (int n = late.size(); n > 0; n--) {
+                LateCopy c = late.poll();
+                if (!c.event().isComplete()) {
+                    late.add(c);
+                    continue;
+                }
+                c.event().close();
+                if (c.deviceSlot() >= 0) {
+                    if (c.orphanedHostSlot() >= 0) { // the block was freed meanwhile: its id may be another's now
+                        h.orphanedSlots--;
+                        h.slots.free(c.orphanedHostSlot());
+                    } else {
+                        // The cache gave up on this promotion: the device slot goes back empty-handed,
+                        // so the host copy is still the block's own, not a clean second copy.
+                        h.endMove(c.blockId(), (byte) 0);
+                    }
+                    sink.accept(c.deviceSlot());
+                } else {
+                    h.slots.free(-1 - c.blockId());
+                }
+            }
+        } finally {
+            h.lock.unlock();
+        }
+    }
+
+    /** Hands a late promotion of a block the cache frees its host slot, to free when the copy lands. Lock held. */
+    void orphanPromotion(int blockId, int hs) {
+        for (LateCopy c : late) {
+            if (c.deviceSlot() >= 0 && c.blockId() == blockId && c.orphanedHostSlot() < 0) {
+                late.remove(c);
+                late.add(new LateCopy(c.event(), c.deviceSlot(), blockId, hs));
+                return; // leaves the loop before the changed deque is iterated again
+            }
+        }
+    }
+
+    /** Waits for every late copy and releases its event (at close). */
+    void awaitAll() {
+        for (LateCopy c : late) {
+            c.event().synchronize();
+            c.event().close();
+        }
+        late.clear();
+    }
+}
