@@ -19,8 +19,10 @@ import java.util.regex.Pattern;
  *       behind an instance method with the C name (instances keep the symbol addresses of one
  *       loaded library, the one deliberate difference from jextract's static binding);
  *   <li>{@code io/tierkv/natives/runtime/<Stem>Api.java}: the adapter from the API-neutral
- *       {@code RuntimeApi} names to those methods.
+ *       {@code RuntimeApi} names to those methods;
  * </ul>
+ * and, once, {@code io/tierkv/natives/runtime/RuntimeApi.java}: the API-neutral interface that
+ * {@code NativeGpuRuntime} drives, one method per function of the list.
  *
  * <p>Usage, from the repository root (paths default to this file's folder):
  * <pre>
@@ -123,6 +125,7 @@ public final class GenerateBindings {
             write(out.resolve("io/tierkv/natives/" + api.prefix() + "/" + api.prefix() + "_h.java"), header(api, s));
             write(out.resolve("io/tierkv/natives/runtime/" + api.stem() + "Api.java"), adapter(api, s));
         }
+        write(out.resolve("io/tierkv/natives/runtime/RuntimeApi.java"), neutral(s));
     }
 
     private static String value(String[] args, int i, String option) {
@@ -465,6 +468,83 @@ public final class GenerateBindings {
             b.append("\n    @Override\n    public ").append(ret.java).append(' ').append(f.neutral()).append('(')
                     .append(params).append(") {\n        return h.").append(api.expand(f.cName())).append('(')
                     .append(args).append(");\n    }\n");
+        }
+        return b.append("}\n").toString();
+    }
+
+    static String neutral(Symbols s) {
+        StringBuilder b = new StringBuilder(HEADER);
+        b.append("""
+                package io.tierkv.natives.runtime;
+
+                import io.tierkv.natives.ErrorCode;
+                import java.lang.foreign.MemorySegment;
+
+                /**
+                 * The runtime calls {@link NativeGpuRuntime} needs, under API-neutral names, so one wrapper drives
+                 * HIP ({@code hip*}) and the CUDA runtime ({@code cuda*}), whose signatures match one for one.
+                 * Implementations forward each call to one raw binding and do no checking; see the raw classes
+                 * {@code hip_h} and {@code cuda_h} for the C signatures. Written by
+                 * {@code native/jextract/GenerateBindings.java} from {@code native/jextract/gpu.symbols}.
+                 *
+                 * <p>Return values are the API's error code (0 on success) except for {@link #getErrorName(int)}
+                 * and {@link #getErrorString(int)}. Thread-safety: as the underlying runtime (thread-safe; the
+                 * current device is per host thread).
+                 */
+                public interface RuntimeApi {
+
+                    /**
+                     * The API's name in messages and {@code GpuException.api()}.
+                     *
+                     * @return {@code "HIP"} or {@code "CUDA"}
+                     */
+                    String apiName();
+
+                    /**
+                     * The library these calls go to.
+                     *
+                     * @return the name or path it was loaded from
+                     */
+                    String libraryName();
+
+                    /**
+                     * Maps a numeric error code to this API's error enum.
+                     *
+                     * @param code an error code returned by one of the calls
+                     * @return the matching constant, or the API's unknown-code constant
+                     */
+                    ErrorCode errorCode(int code);
+
+                    /**
+                     * The C name of a call, for messages: {@code "malloc"} becomes {@code "hipMalloc"} or
+                     * {@code "cudaMalloc"}.
+                     *
+                     * @param neutralName the method name in this interface
+                     * @return the C function name
+                     */
+                    default String functionName(String neutralName) {
+                        return apiName().toLowerCase(java.util.Locale.ROOT)
+                                + Character.toUpperCase(neutralName.charAt(0)) + neutralName.substring(1);
+                    }
+                """);
+        for (Function f : s.functions()) {
+            StringBuilder names = new StringBuilder();
+            for (Api api : s.apis()) {
+                names.append(names.isEmpty() ? "" : " / ").append("{@code ").append(api.expand(f.cName())).append('}');
+            }
+            Carrier ret = Carrier.of(f.returnType(), f.neutral());
+            StringBuilder params = new StringBuilder();
+            StringBuilder paramDocs = new StringBuilder();
+            for (Param par : f.params()) {
+                params.append(params.isEmpty() ? "" : ", ").append(Carrier.of(par.cType(), f.neutral()).java)
+                        .append(' ').append(par.name());
+                paramDocs.append("     * @param ").append(par.name()).append(" as in the C call\n");
+            }
+            b.append("\n    /**\n     * ").append(names).append(": ").append(f.doc()).append("\n     *\n")
+                    .append(paramDocs)
+                    .append("     * @return ").append(ret == Carrier.POINTER ? "a static NUL-terminated string" : "0 or an error code")
+                    .append("\n     */\n    ").append(ret.java).append(' ').append(f.neutral()).append('(').append(params)
+                    .append(");\n");
         }
         return b.append("}\n").toString();
     }
