@@ -4,14 +4,15 @@
 # jextract cannot be installed on TierKV's build machines, so the classes
 #   native/src/main/java/io/tierkv/natives/hip/hip_h.java    (hip/hip_runtime_api.h, libamdhip64)
 #   native/src/main/java/io/tierkv/natives/cuda/cuda_h.java  (cuda_runtime_api.h, libcudart)
+# are written by GenerateBindings.java from the one symbol list gpu.symbols, and
 #   native/src/main/java/io/tierkv/natives/libc/libc_h.java  (fcntl.h unistd.h sys/mman.h sys/resource.h string.h)
-# are written by hand in the layout jextract generates (a holder class per function with its
-# FunctionDescriptor and downcall MethodHandle, behind a method with the C name), for exactly the
-# symbols listed in includes.txt. Where jextract (https://jdk.java.net/jextract/) and the headers
-# are installed, this script generates the same symbols into native/target/jextract/<api>/ and
-# prints jextract's descriptors beside the committed ones. It is not run by CI; CI instead checks
-# the committed descriptors against includes.txt and, with gcc, includes.txt against the headers
-# (BindingSignaturesTest).
+# by hand from includes.txt, all in the layout jextract generates (a holder class per function
+# with its FunctionDescriptor and downcall MethodHandle, behind a method with the C name). Where
+# jextract (https://jdk.java.net/jextract/) and the headers are installed, this script generates
+# the same symbols into native/target/jextract/<api>/ and prints jextract's descriptors beside the
+# committed ones. It is not run by CI; CI instead checks the committed descriptors against the
+# lists and, with gcc, the lists against the headers (BindingSignaturesTest), and that hip_h and
+# cuda_h equal GenerateBindings.java's output (GeneratedBindingsTest).
 #
 # Deliberate differences from jextract's output, kept when updating the committed classes:
 #  1. hip_h and cuda_h are instantiated per loaded library (constructor takes a SymbolLookup)
@@ -32,10 +33,12 @@ JEXTRACT="${JEXTRACT:-jextract}"
 command -v "$JEXTRACT" >/dev/null || { echo "jextract not found (set JEXTRACT or put it on PATH)" >&2; exit 2; }
 mkdir -p "$OUT"
 
-# Writes the --include-* lines of one includes.txt section ("## hip/", "## cuda/", "## libc/").
+# Writes the --include-* lines of one section ("## hip/", "## cuda/", "## libc/") of includes.txt
+# and of GenerateBindings.java's --includes output (the expansion of gpu.symbols).
 section() {
-  awk -v s="## $1/" 'index($0, s) == 1 {on = 1; next} /^## / {on = 0} on && /^--include-/ {print $1, $2}' \
-    "$HERE/includes.txt" > "$OUT/$1.args"
+  { cat "$HERE/includes.txt"; java "$HERE/GenerateBindings.java" --includes; } \
+    | awk -v s="## $1/" 'index($0, s) == 1 {on = 1; next} /^## / {on = 0} on && /^--include-/ {print $1, $2}' \
+    > "$OUT/$1.args"
 }
 
 # Prints "name: descriptor" for every FunctionDescriptor.of(...) in the Java files under $1.

@@ -11,6 +11,7 @@ import io.tierkv.natives.hip.HipError;
 import io.tierkv.natives.hip.hip_h;
 import io.tierkv.natives.libc.Libc;
 import io.tierkv.natives.libc.libc_h;
+import io.tierkv.natives.testing.BindingGenerator;
 import java.io.IOException;
 import java.lang.foreign.AddressLayout;
 import java.lang.foreign.FunctionDescriptor;
@@ -32,24 +33,37 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * Ties the hand-written jextract-layout bindings to their C declarations: every function listed
- * in {@code native/jextract/includes.txt} must have a holder whose {@link FunctionDescriptor}
- * matches the C signature written there, and, where the headers are installed, gcc checks those
- * signatures, the error-code numbers and the constants against the real headers
- * ({@code hip/hip_runtime_api.h}, {@code cuda_runtime_api.h}, the C library's).
+ * Ties the jextract-layout bindings to their C declarations: every function listed in
+ * {@code native/jextract/includes.txt} (libc, written by hand) or in
+ * {@code native/jextract/gpu.symbols} (HIP and CUDA, as {@code GenerateBindings.java --includes}
+ * expands it) must have a holder whose {@link FunctionDescriptor} matches the C signature written
+ * there, and, where the headers are installed, gcc checks those signatures, the error-code numbers
+ * and the constants against the real headers ({@code hip/hip_runtime_api.h},
+ * {@code cuda_runtime_api.h}, the C library's).
  */
 class BindingSignaturesTest {
 
     private static final Path INCLUDES = Path.of("jextract/includes.txt");
     private static final Pattern LINE = Pattern.compile("^--include-function (\\w+)\\s+# (.*)$");
+    private static List<String> generatedIncludes;
 
     record Signature(String name, String returnType, List<String> paramTypes, String cDeclaration) {}
 
-    /** includes.txt by section ({@code hip}, {@code cuda}, {@code libc}). */
-    static Map<String, List<Signature>> sections() throws IOException {
+    /** The hip and cuda sections, from the generator (run once per test JVM). */
+    private static synchronized List<String> generatedIncludes() throws IOException, InterruptedException {
+        if (generatedIncludes == null) {
+            generatedIncludes = BindingGenerator.runOk("--includes").lines().toList();
+        }
+        return generatedIncludes;
+    }
+
+    /** includes.txt and the generator's includes by section ({@code libc}, {@code hip}, {@code cuda}). */
+    static Map<String, List<Signature>> sections() throws IOException, InterruptedException {
         Map<String, List<Signature>> out = new LinkedHashMap<>();
         String section = null;
-        for (String line : Files.readAllLines(INCLUDES)) {
+        List<String> lines = new ArrayList<>(Files.readAllLines(INCLUDES));
+        lines.addAll(generatedIncludes());
+        for (String line : lines) {
             if (line.startsWith("## ")) {
                 section = line.substring(3, line.indexOf('/'));
                 out.put(section, new ArrayList<>());

@@ -3,9 +3,8 @@ package io.tierkv.natives.hip;
 import io.tierkv.natives.GpuException;
 import io.tierkv.natives.LibraryNotFoundException;
 import io.tierkv.natives.GpuRuntime;
-import io.tierkv.natives.runtime.LibraryLoader;
 import io.tierkv.natives.runtime.HipApi;
-import io.tierkv.natives.runtime.NativeGpuRuntime;
+import io.tierkv.natives.runtime.RuntimeOpener;
 import java.lang.foreign.SymbolLookup;
 import java.nio.file.Path;
 import java.util.List;
@@ -14,7 +13,8 @@ import java.util.List;
  * Opens the HIP runtime ({@code libamdhip64}) as a {@link io.tierkv.natives.GpuRuntime}. Most callers use
  * {@link io.tierkv.natives.GpuRuntimes#detect()} instead, which tries HIP and CUDA and falls back.
  *
- * <p>Stateless and thread-safe.
+ * <p>Stateless and thread-safe. What HIP and CUDA share is {@code RuntimeOpener}; this class names
+ * the library and its bindings.
  */
 public final class HipRuntime {
 
@@ -22,6 +22,9 @@ public final class HipRuntime {
 
     /** Sonames probed in order: the development link, then the ABI versions in use. */
     public static final List<String> SONAMES = List.of("libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5");
+
+    private static final RuntimeOpener OPENER =
+            new RuntimeOpener(SONAMES, (lookup, name) -> new HipApi(new hip_h(lookup, name)));
 
     /**
      * Loads the first of {@link #SONAMES} that the dynamic linker finds and opens it.
@@ -32,8 +35,7 @@ public final class HipRuntime {
      * @throws UnsatisfiedLinkError if the library lacks one of the bound symbols
      */
     public static GpuRuntime open() throws LibraryNotFoundException {
-        LibraryLoader.Loaded lib = LibraryLoader.loadFirst(SONAMES);
-        return open(lib.lookup(), lib.name());
+        return OPENER.open();
     }
 
     /**
@@ -46,8 +48,7 @@ public final class HipRuntime {
      * @throws UnsatisfiedLinkError if the library lacks one of the bound symbols
      */
     public static GpuRuntime open(Path library) throws LibraryNotFoundException {
-        LibraryLoader.Loaded lib = LibraryLoader.loadFirst(List.of(library.toAbsolutePath().toString()));
-        return open(lib.lookup(), lib.name());
+        return OPENER.open(library);
     }
 
     /**
@@ -60,6 +61,6 @@ public final class HipRuntime {
      * @throws UnsatisfiedLinkError if the library lacks one of the bound symbols
      */
     public static GpuRuntime open(SymbolLookup lookup, String libraryName) {
-        return NativeGpuRuntime.open(new HipApi(new hip_h(lookup, libraryName)));
+        return OPENER.open(lookup, libraryName);
     }
 }
