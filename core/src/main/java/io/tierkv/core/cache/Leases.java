@@ -42,6 +42,28 @@ final class Leases {
     }
 
     /**
+     * Leases blocks in order; if one fails, the leases taken so far are released and the failure
+     * thrown.
+     *
+     * @param ids           live block ids
+     * @param deadlineNanos admission deadline ({@link System#nanoTime()})
+     * @return each block's top-tier bytes, in order
+     */
+    java.lang.foreign.MemorySegment[] leaseAll(int[] ids, long deadlineNanos) {
+        java.lang.foreign.MemorySegment[] segs = new java.lang.foreign.MemorySegment[ids.length];
+        int done = 0;
+        try {
+            for (; done < ids.length; done++) {
+                segs[done] = cache.slotMemory(lease(ids[done], deadlineNanos));
+            }
+        } catch (RuntimeException e) {
+            releaseAll(java.util.Arrays.copyOf(ids, done));
+            throw e;
+        }
+        return segs;
+    }
+
+    /**
      * Releases one lease.
      *
      * @throws IllegalStateException if the block holds no lease

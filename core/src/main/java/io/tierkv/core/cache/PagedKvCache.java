@@ -401,11 +401,6 @@ public final class PagedKvCache implements AutoCloseable {
         return (byte) priority;
     }
 
-    /** Finds a sealed block for a prompt block by hash and identity; see {@code PrefixLookup#lookup}. */
-    int lookup(long hi, long lo, Sequence seq, int[] promptTokens, int from) {
-        return prefix.lookup(hi, lo, seq, promptTokens, from);
-    }
-
     MemorySegment slotMemory(int s) {
         return memory.slot(s);
     }
@@ -458,11 +453,6 @@ public final class PagedKvCache implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-    }
-
-    /** Leases a live block with the lock held; see {@code Leases#lease}. */
-    int leaseLocked(int id, long deadlineNanos) {
-        return leases.lease(id, deadlineNanos);
     }
 
     /**

@@ -69,6 +69,32 @@ final class PrefixLookup {
         return id;
     }
 
+    /**
+     * Matches the leading full blocks of a prompt into an empty sequence, in order, until the
+     * first miss: hashes each block along the sequence's chain, looks it up, references it and
+     * hands it to the sequence ({@link Sequence#takeMatched}).
+     *
+     * @param seq          the sequence, empty and open
+     * @param promptTokens the prompt's token ids
+     * @param fullBlocks   most blocks to take
+     */
+    void match(Sequence seq, int[] promptTokens, int fullBlocks) {
+        java.lang.foreign.MemorySegment prompt = java.lang.foreign.MemorySegment.ofArray(promptTokens);
+        int b = cache.blockTokens;
+        io.tierkv.core.prefix.BlockHasher hasher = cache.hasher;
+        for (int i = 0; i < fullBlocks; i++) {
+            hasher.hashBlock(seq.saltHi, seq.saltLo, seq.parentHi, seq.parentLo, seq.extraKeys, prompt, (long) i * b, b);
+            long hi = hasher.hi();
+            long lo = hasher.lo();
+            int id = lookup(hi, lo, seq, promptTokens, i * b);
+            if (id < 0) {
+                return;
+            }
+            cache.ref(id);
+            seq.takeMatched(id, hi, lo);
+        }
+    }
+
     /** Binds a record below that holds the hash with the prompt's identity to a fresh id; -1 if none. */
     private int adopt(long hi, long lo, Sequence seq, int[] promptTokens, int from) {
         int fresh = b.allocateId();

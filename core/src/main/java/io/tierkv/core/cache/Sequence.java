@@ -38,10 +38,8 @@ public final class Sequence implements AutoCloseable {
     final long contextLo;
     long parentHi;
     long parentLo;
-    private int[] table = new int[8];
-    private int blockCount;
+    private final BlockTable table;
     private int length;
-    private int sealedBlocks;
     private boolean closed;
 
     Sequence(PagedKvCache cache, SequenceOptions options, long saltHi, long saltLo, long contextHi, long contextLo) {
@@ -52,6 +50,7 @@ public final class Sequence implements AutoCloseable {
         this.contextHi = contextHi;
         this.contextLo = contextLo;
         this.extraKeys = options.extraKeys();
+        this.table = new BlockTable(cache.blocks, cache.options.recentDeviceBlocks());
     }
 
     /**
@@ -96,34 +95,27 @@ public final class Sequence implements AutoCloseable {
             throw new IllegalArgumentException("maxTokens: " + maxTokens + " (expected 0 <= maxTokens <= "
                     + promptTokens.length + ")");
         }
-        MemorySegment prompt = MemorySegment.ofArray(promptTokens);
-        int b = cache.blockTokens;
         cache.lock.lock();
         try {
             checkOpen();
             if (length != 0) {
                 throw new IllegalStateException("matchPrefix on a sequence holding " + length + " tokens (expected 0)");
             }
-            int full = (int) Math.min(maxTokens / b, options.budgetBytes() / cache.blockBytes);
-            for (int i = 0; i < full; i++) {
-                cache.hasher.hashBlock(saltHi, saltLo, parentHi, parentLo, extraKeys, prompt, (long) i * b, b);
-                long hi = cache.hasher.hi();
-                long lo = cache.hasher.lo();
-                int id = cache.lookup(hi, lo, this, promptTokens, i * b);
-                if (id < 0) {
-                    break;
-                }
-                cache.ref(id);
-                push(id);
-                parentHi = hi;
-                parentLo = lo;
-                length += b;
-                onSealed();
-            }
+            int full = (int) Math.min(maxTokens / cache.blockTokens, options.budgetBytes() / cache.blockBytes);
+            cache.prefix.match(this, promptTokens, full);
             return length;
         } finally {
             cache.lock.unlock();
         }
+    }
+
+    /** Takes a block a prefix match found (its reference taken) as this sequence's next, sealed block. Lock held. */
+    void takeMatched(int id, long hi, long lo) {
+        table.push(id);
+        parentHi = hi;
+        parentLo = lo;
+        length += cache.blockTokens;
+        table.onSealed(cache);
     }
 
     /**
@@ -151,9 +143,9 @@ public final class Sequence implements AutoCloseable {
                 cache.budget.admitNewBlock(this);
                 id = cache.admission.allocateOpenBlock(cache.admissionDeadline());
                 cache.blocks.priority[id] = PagedKvCache.priorityByte(options.priority());
-                push(id);
+                table.push(id);
             } else {
-                id = privateTail(blockCount - 1);
+                id = privateTail(table.count() - 1);
             }
             cache.identities.setToken(id, offset, tokenId);
             return length++;
@@ -214,7 +206,7 @@ public final class Sequence implements AutoCloseable {
             cache.budget.admitNewBlock(this);
             id = cache.admission.allocateOpenBlock(cache.admissionDeadline());
             cache.blocks.priority[id] = PagedKvCache.priorityByte(options.priority());
-            push(id);
+            table.push(id);
             cache.identities.setTokens(id, tokenIds, from);
             position = length;
             length += b;
@@ -226,7 +218,7 @@ public final class Sequence implements AutoCloseable {
         } catch (RuntimeException e) {
             cache.lock.lock();
             try {
-                blockCount--;
+                table.pop();
                 length -= b;
                 cache.unref(id); // OPEN and unreferenced: freed
             } finally {
@@ -261,8 +253,8 @@ public final class Sequence implements AutoCloseable {
     public void write(int layer, int position, MemorySegment k, MemorySegment v) {
         KvLayout l = cache.layout;
         int n = l.tokenVectorBytes();
-        checkLength("k.byteSize", Objects.requireNonNull(k, "k").byteSize(), n, "tokenVectorBytes");
-        checkLength("v.byteSize", Objects.requireNonNull(v, "v").byteSize(), n, "tokenVectorBytes");
+        Checks.atLeast("k.byteSize", Objects.requireNonNull(k, "k").byteSize(), n, "tokenVectorBytes");
+        Checks.atLeast("v.byteSize", Objects.requireNonNull(v, "v").byteSize(), n, "tokenVectorBytes");
         int id = writableBlock(layer, position);
         int offset = position % cache.blockTokens;
         MemorySegment dst = cache.slotMemory(cache.blocks.slot[id]);
@@ -291,8 +283,8 @@ public final class Sequence implements AutoCloseable {
             throw new IllegalStateException("float[] write needs dtype F32, layout has " + l.dtype());
         }
         int n = l.kvHeads() * l.headDim();
-        checkLength("k.length", Objects.requireNonNull(k, "k").length, n, "kvHeads x headDim");
-        checkLength("v.length", Objects.requireNonNull(v, "v").length, n, "kvHeads x headDim");
+        Checks.atLeast("k.length", Objects.requireNonNull(k, "k").length, n, "kvHeads x headDim");
+        Checks.atLeast("v.length", Objects.requireNonNull(v, "v").length, n, "kvHeads x headDim");
         int id = writableBlock(layer, position);
         int offset = position % cache.blockTokens;
         MemorySegment dst = cache.slotMemory(cache.blocks.slot[id]);
@@ -301,24 +293,12 @@ public final class Sequence implements AutoCloseable {
         afterWrite(id, layer, offset);
     }
 
-    private static void checkLength(String field, long value, int bound, String boundName) {
-        if (value < bound) {
-            throw new IllegalArgumentException(field + ": " + value + " (expected >= " + boundName + " " + bound + ")");
-        }
-    }
 
     private int writableBlock(int layer, int position) {
         checkClosed();
-        if (position < 0 || position >= length) {
-            throw new IndexOutOfBoundsException("position: " + position + " (expected 0 <= position < length "
-                    + length + ")");
-        }
-        if (layer < 0 || layer >= cache.layout.layers()) {
-            throw new IndexOutOfBoundsException("layer: " + layer + " (expected 0 <= layer < "
-                    + cache.layout.layers() + ")");
-        }
+        checkPosition(layer, position);
         int bi = position / cache.blockTokens;
-        int id = table[bi];
+        int id = table.id(bi);
         if (cache.blocks.state[id] != BlockStates.OPEN) {
             throw new IllegalStateException("position " + position + " is in sealed block " + bi
                     + " (sealed blocks are immutable)");
@@ -347,10 +327,10 @@ public final class Sequence implements AutoCloseable {
 
     /** Returns the block at a table index, replaced by a private copy first if it is shared. */
     private int privateTail(int bi) {
-        int id = table[bi];
+        int id = table.id(bi);
         if (cache.blocks.refs[id] - cache.blocks.leases[id] > 1) {
             id = cache.copyOnWrite(id, cache.admissionDeadline());
-            table[bi] = id;
+            table.set(bi, id);
         }
         return id;
     }
@@ -358,8 +338,8 @@ public final class Sequence implements AutoCloseable {
     /** Seals, in order, every leading block whose positions are all written. Lock held. */
     private void sealReady() {
         int b = cache.blockTokens;
-        while (sealedBlocks < blockCount && (long) (sealedBlocks + 1) * b <= length) {
-            int id = table[sealedBlocks];
+        while (table.sealed() < table.count() && (long) (table.sealed() + 1) * b <= length) {
+            int id = table.id(table.sealed());
             if (cache.blocks.state[id] == BlockStates.OPEN) {
                 if (!cache.written.isComplete(id)) {
                     return;
@@ -368,20 +348,7 @@ public final class Sequence implements AutoCloseable {
             }
             parentHi = cache.blocks.hashHi[id];
             parentLo = cache.blocks.hashLo[id];
-            onSealed();
-        }
-    }
-
-    /** The block at sealedBlocks just sealed: shift the recent window. Lock held. */
-    private void onSealed() {
-        int k = sealedBlocks++;
-        int recent = cache.options.recentDeviceBlocks();
-        cache.blocks.protect[table[k]]++;
-        cache.refresh(table[k]);
-        if (k - recent >= 0) {
-            int old = table[k - recent];
-            cache.blocks.protect[old]--;
-            cache.refresh(old);
+            table.onSealed(cache);
         }
     }
 
@@ -398,21 +365,12 @@ public final class Sequence implements AutoCloseable {
         try {
             checkOpen();
             Sequence child = cache.openSequence(options);
-            child.table = Arrays.copyOf(table, table.length);
-            child.blockCount = blockCount;
+            child.table.forkFrom(table);
             child.length = length;
-            child.sealedBlocks = sealedBlocks;
             child.parentHi = parentHi;
             child.parentLo = parentLo;
-            for (int i = 0; i < blockCount; i++) {
-                cache.blocks.refs[table[i]]++;
-            }
-            int recent = cache.options.recentDeviceBlocks();
-            for (int i = Math.max(0, sealedBlocks - recent); i < sealedBlocks; i++) {
-                cache.blocks.protect[table[i]]++;
-            }
-            for (int i = 0; i < blockCount; i++) {
-                cache.refresh(table[i]);
+            for (int i = 0; i < table.count(); i++) {
+                cache.refresh(table.id(i));
             }
             return child;
         } finally {
@@ -442,25 +400,16 @@ public final class Sequence implements AutoCloseable {
         int first = fromToken / b;
         int last = (toToken - 1) / b;
         int[] ids = new int[last - first + 1];
-        MemorySegment[] segs = new MemorySegment[ids.length];
         cache.lock.lock();
         try {
             checkOpen();
-            long deadline = cache.admissionDeadline();
-            int done = 0;
-            try {
-                for (; done < ids.length; done++) {
-                    ids[done] = table[first + done];
-                    segs[done] = cache.slotMemory(cache.leaseLocked(ids[done], deadline));
-                }
-            } catch (RuntimeException e) {
-                cache.releaseLeases(Arrays.copyOf(ids, done));
-                throw e;
+            for (int i = 0; i < ids.length; i++) {
+                ids[i] = table.id(first + i);
             }
+            return new BlockLease(cache, first, ids, cache.leases.leaseAll(ids, cache.admissionDeadline()));
         } finally {
             cache.lock.unlock();
         }
-        return new BlockLease(cache, first, ids, segs);
     }
 
     /**
@@ -478,18 +427,11 @@ public final class Sequence implements AutoCloseable {
      */
     public void read(int layer, int position, MemorySegment kOut, MemorySegment vOut) {
         checkClosed();
-        if (position < 0 || position >= length) {
-            throw new IndexOutOfBoundsException("position: " + position + " (expected 0 <= position < length "
-                    + length + ")");
-        }
-        if (layer < 0 || layer >= cache.layout.layers()) {
-            throw new IndexOutOfBoundsException("layer: " + layer + " (expected 0 <= layer < "
-                    + cache.layout.layers() + ")");
-        }
+        checkPosition(layer, position);
         int n = cache.layout.tokenVectorBytes();
-        checkLength("kOut.byteSize", Objects.requireNonNull(kOut, "kOut").byteSize(), n, "tokenVectorBytes");
-        checkLength("vOut.byteSize", Objects.requireNonNull(vOut, "vOut").byteSize(), n, "tokenVectorBytes");
-        int id = table[position / cache.blockTokens];
+        Checks.atLeast("kOut.byteSize", Objects.requireNonNull(kOut, "kOut").byteSize(), n, "tokenVectorBytes");
+        Checks.atLeast("vOut.byteSize", Objects.requireNonNull(vOut, "vOut").byteSize(), n, "tokenVectorBytes");
+        int id = table.id(position / cache.blockTokens);
         MemorySegment block = cache.acquireLease(id);
         try {
             KvLayout l = cache.layout;
@@ -528,20 +470,17 @@ public final class Sequence implements AutoCloseable {
      */
     public void readBlock(int blockIndex, MemorySegment out) {
         Objects.requireNonNull(out, "out");
-        if (blockIndex < 0 || blockIndex >= blockCount) {
-            throw new IndexOutOfBoundsException("blockIndex: " + blockIndex + " (expected 0 <= blockIndex < blockCount "
-                    + blockCount + ")");
-        }
+        Checks.index("blockIndex", blockIndex, table.count(), "blockCount ");
         if (out.isReadOnly() || out.byteSize() < cache.blockBytes) {
             throw new IllegalArgumentException("out: " + out.byteSize() + " bytes" + (out.isReadOnly() ? ", read-only" : "")
                     + " (expected writable and >= bytesPerBlock " + cache.blockBytes + ")");
         }
         checkClosed();
-        if (blockIndex >= sealedBlocks) {
-            throw new IllegalStateException("block " + blockIndex + " is not sealed (sealedBlocks " + sealedBlocks
+        if (blockIndex >= table.sealed()) {
+            throw new IllegalStateException("block " + blockIndex + " is not sealed (sealedBlocks " + table.sealed()
                     + "; write every position of it and of the blocks before it)");
         }
-        cache.moves.readSealed(table[blockIndex], out);
+        cache.moves.readSealed(table.id(blockIndex), out);
     }
 
     /** {@return the cache's block layout} */
@@ -556,12 +495,12 @@ public final class Sequence implements AutoCloseable {
 
     /** {@return blocks in the table; after close, the count at close (the blocks are no longer held)} */
     public int blockCount() {
-        return blockCount;
+        return table.count();
     }
 
     /** {@return leading blocks that are sealed; after close, the count at close} */
     public int sealedBlocks() {
-        return sealedBlocks;
+        return table.sealed();
     }
 
     /**
@@ -575,11 +514,8 @@ public final class Sequence implements AutoCloseable {
      */
     public int blockId(int blockIndex) {
         checkClosed();
-        if (blockIndex < 0 || blockIndex >= blockCount) {
-            throw new IndexOutOfBoundsException("blockIndex: " + blockIndex + " (expected 0 <= blockIndex < "
-                    + blockCount + ")");
-        }
-        return table[blockIndex];
+        Checks.index("blockIndex", blockIndex, table.count(), "");
+        return table.id(blockIndex);
     }
 
     /**
@@ -593,11 +529,9 @@ public final class Sequence implements AutoCloseable {
      */
     public int tokenAt(int position) {
         checkClosed();
-        if (position < 0 || position >= length) {
-            throw new IndexOutOfBoundsException("position: " + position + " (expected 0 <= position < " + length + ")");
-        }
+        Checks.index("position", position, length, "");
         int b = cache.blockTokens;
-        return cache.identities.token(table[position / b], position % b);
+        return cache.identities.token(table.id(position / b), position % b);
     }
 
     /** {@return whether {@link #close()} ran} */
@@ -616,14 +550,11 @@ public final class Sequence implements AutoCloseable {
             if (closed) {
                 return;
             }
-            int recent = cache.options.recentDeviceBlocks();
-            for (int i = Math.max(0, sealedBlocks - recent); i < sealedBlocks; i++) {
-                cache.blocks.protect[table[i]]--;
-            }
+            table.protectRecent(-1);
             closed = true;
             cache.closed(this);
-            for (int i = 0; i < blockCount; i++) {
-                cache.unref(table[i]);
+            for (int i = 0; i < table.count(); i++) {
+                cache.unref(table.id(i));
             }
             cache.signalChange();
         } finally {
@@ -633,30 +564,23 @@ public final class Sequence implements AutoCloseable {
 
     /** Adds this sequence's table references and recent-window protections to the arrays. */
     void countReferences(int[] tableRefs, int[] protects) {
-        for (int i = 0; i < blockCount; i++) {
-            tableRefs[table[i]]++;
-        }
-        int recent = cache.options.recentDeviceBlocks();
-        for (int i = Math.max(0, sealedBlocks - recent); i < sealedBlocks; i++) {
-            protects[table[i]]++;
-        }
-    }
-
-    private void push(int id) {
-        if (blockCount == table.length) {
-            table = Arrays.copyOf(table, table.length * 2);
-        }
-        table[blockCount++] = id;
+        table.countReferences(tableRefs, protects);
     }
 
     private void checkBudget(int newBlocks) {
-        long used = (long) blockCount * cache.blockBytes;
+        long used = (long) table.count() * cache.blockBytes;
         long requested = (long) newBlocks * cache.blockBytes;
         if (used + requested > options.budgetBytes()) {
             throw new BudgetExceededException("cache[" + options.salt() + "].blocks", requested, used,
                     options.budgetBytes());
         }
     }
+
+    private void checkPosition(int layer, int position) {
+        Checks.index("position", position, length, "length ");
+        Checks.index("layer", layer, cache.layout.layers(), "");
+    }
+
 
     private void checkOpen() {
         checkClosed();
