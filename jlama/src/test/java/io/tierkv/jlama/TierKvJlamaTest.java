@@ -12,6 +12,7 @@ import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.testing.SharedData;
 import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.tiers.KvBlockManager;
+import io.tierkv.tiers.KvBlockManagerBuilder;
 import io.tierkv.tiers.TierStats;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.nio.file.Path;
@@ -50,7 +51,7 @@ class TierKvJlamaTest {
         }
     }
 
-    private static KvBlockManager.Builder manager(int blockTokens, int deviceBlocks) {
+    private static KvBlockManagerBuilder manager(int blockTokens, int deviceBlocks) {
         KvLayout layout = TierKvJlama.layoutFor(model, blockTokens);
         return KvBlockManager.builder(layout).device(gpu, (long) deviceBlocks * layout.bytesPerBlock()).movers(0);
     }

@@ -17,7 +17,7 @@ import java.util.Optional;
 import java.util.function.ToLongFunction;
 
 /**
- * Checks, before {@link KvBlockManager.Builder#build()} allocates anything, that what the manager
+ * Checks, before {@link KvBlockManagerBuilder#build()} allocates anything, that what the manager
  * commits up front ({@link TierSizes}) fits what the machine has now. Every pool is allocated
  * whole and zero-filled at build (README, "Pool memory"), so a pool that does not fit is not
  * refused by the kernel but killed by its OOM killer while it is being filled; these checks turn

@@ -283,7 +283,7 @@ class BlockIdentityTiersTest {
             }
             kv.close();
         }
-        for (var wrong : new KvBlockManager.Builder[] {
+        for (var wrong : new KvBlockManagerBuilder[] {
                 KvBlockManager.builder(Managers.LAYOUT),
                 KvBlockManager.builder(Managers.LAYOUT).hashKey(new byte[32])}) {
             var e = assertThrows(IllegalStateException.class, () -> Managers.build(invariants, wrong, 4, 4, disk()));
@@ -308,7 +308,7 @@ class BlockIdentityTiersTest {
                 disk());
         spillClosed(kv, SequenceOptions.defaults(), prompt, VICTIM);
         kv.close();
-        for (var wrong : new KvBlockManager.Builder[] {
+        for (var wrong : new KvBlockManagerBuilder[] {
                 KvBlockManager.builder(Managers.LAYOUT),
                 KvBlockManager.builder(Managers.LAYOUT).hashKey(Arrays.copyOf(key, 16)),
                 KvBlockManager.builder(Managers.LAYOUT).hashAlgorithm(HashAlgorithm.MURMUR3_128)}) {

@@ -19,7 +19,7 @@ final class Managers {
         return build(invariants, KvBlockManager.builder(LAYOUT), deviceBlocks, hostBlocks, disk);
     }
 
-    static KvBlockManager build(CacheInvariants invariants, KvBlockManager.Builder builder, int deviceBlocks,
+    static KvBlockManager build(CacheInvariants invariants, KvBlockManagerBuilder builder, int deviceBlocks,
             int hostBlocks, DiskOptions disk) {
         long bb = LAYOUT.bytesPerBlock();
         EmulatedDevice device = invariants.track(new EmulatedDevice(deviceBlocks * bb + (1 << 20)), List::of);

@@ -54,7 +54,7 @@ class TierManagerStressTest {
         // Working set: 24 documents x 6 blocks = 144 blocks; device 12, host 14 (about a tenth each).
         DiskOptions disk = DiskOptions.at(dir.resolve("kv")).withSegmentBytes(256 << 10).withBudgetBytes(4 << 20)
                 .withCompression(Compression.LZ4);
-        KvBlockManager.Builder b = KvBlockManager.builder(Managers.LAYOUT);
+        KvBlockManagerBuilder b = KvBlockManager.builder(Managers.LAYOUT);
         KvBlockManager kv = Managers.build(invariants, b, 12, 14, disk);
         // Managers.build sets movers(0); start two movers' worth of work on threads of our own instead.
         long seed = System.nanoTime();

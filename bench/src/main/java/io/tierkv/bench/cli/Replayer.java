@@ -16,6 +16,7 @@ import io.tierkv.core.pool.SlabMemory;
 import io.tierkv.core.prefix.HashAlgorithm;
 import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.tiers.KvBlockManager;
+import io.tierkv.tiers.KvBlockManagerBuilder;
 import io.tierkv.tiers.TierStats;
 import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskFormat;
@@ -437,7 +438,7 @@ public final class Replayer {
             Path temp = null;
             EmulatedDevice dev = new EmulatedDevice(c.deviceBytes() + block);
             try {
-                KvBlockManager.Builder b = KvBlockManager.builder(layout)
+                KvBlockManagerBuilder b = KvBlockManager.builder(layout)
                         .device(dev, c.deviceBytes())
                         .host(host)
                         .policy(c.policy())

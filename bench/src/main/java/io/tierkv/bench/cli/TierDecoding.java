@@ -10,6 +10,7 @@ import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.tiers.KvBlockManager;
+import io.tierkv.tiers.KvBlockManagerBuilder;
 import io.tierkv.tiers.disk.Compression;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -132,7 +133,7 @@ public final class TierDecoding {
         long block = layout.bytesPerBlock();
         Path temp = null;
         try (EmulatedDevice device = new EmulatedDevice((setup.deviceBlocks() + 1L) * block)) {
-            KvBlockManager.Builder b = KvBlockManager.builder(layout)
+            KvBlockManagerBuilder b = KvBlockManager.builder(layout)
                     .device(device, setup.deviceBlocks() * block)
                     .host(setup.hostBlocks() * block)
                     .recentDeviceBlocks(setup.recentBlocks())

@@ -13,6 +13,7 @@ import io.tierkv.jlama.StockJlama;
 import io.tierkv.jlama.TierKvJlama;
 import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.tiers.KvBlockManager;
+import io.tierkv.tiers.KvBlockManagerBuilder;
 import io.tierkv.tiers.TierStats;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.io.IOException;
@@ -255,7 +256,7 @@ public final class JlamaCommand implements Callable<Integer> {
     }
 
     private KvBlockManager manager(KvLayout layout, EmulatedDevice gpu, DiskOptions disk) {
-        KvBlockManager.Builder b = KvBlockManager.builder(layout)
+        KvBlockManagerBuilder b = KvBlockManager.builder(layout)
                 .device(gpu, (long) deviceBlocks * layout.bytesPerBlock())
                 .host((long) hostBlocks * layout.bytesPerBlock());
         if (spillEveryStep) {
