@@ -84,7 +84,7 @@ final class Compactor {
         long oldNonce = seg.nonce;
         long newNonce = segments.newNonce();
         MemorySegment map = seg.map;
-        DiskFormat.writeSegmentNonce(map, crc, newNonce);
+        SegmentHeaders.writeSegmentNonce(map, crc, newNonce);
         seg.nonce = newNonce;
         long cursor = DiskFormat.SEGMENT_HEADER_BYTES;
         long previous = 0;
@@ -94,8 +94,8 @@ final class Compactor {
             long off = order[i] >>> 32;
             long len = index.length[slot];
             int status = rules.check(map, off, off + len, crc, oldNonce);
-            if (status != DiskFormat.VALID || DiskFormat.recordHashHi(map, off) != index.hashHi[slot]
-                    || DiskFormat.recordHashLo(map, off) != index.hashLo[slot]) {
+            if (status != DiskFormat.VALID || RecordHeaders.recordHashHi(map, off) != index.hashHi[slot]
+                    || RecordHeaders.recordHashLo(map, off) != index.hashLo[slot]) {
                 DiskFaultEvent.emit(seg.file.toString(), off, "compaction found a damaged header");
                 log.found(CorruptionLog.Kind.COMPACTION, seg.file + "@" + off, "quarantined");
                 quarantine.accept(slot);
@@ -105,14 +105,14 @@ final class Compactor {
                 MemorySegment.copy(map, off, map, cursor, len);
                 moved += len;
             }
-            DiskFormat.rewriteRecordPlace(map, cursor, crc, newNonce, previous);
+            RecordHeaders.rewriteRecordPlace(map, cursor, crc, newNonce, previous);
             index.offset[slot] = (int) cursor;
             previous = cursor;
             cursor += len;
         }
         seg.highWaterMark = cursor;
         seg.lastRecordOffset = previous;
-        DiskFormat.writeHighWaterMark(map, crc, cursor, previous);
+        SegmentHeaders.writeHighWaterMark(map, crc, cursor, previous);
         seg.sealed = false;
         seg.evictedBytes = 0;
         counters.compactions++;

@@ -911,7 +911,7 @@ public final class DiskTier implements AutoCloseable {
             if (slot == RecordIndex.NONE) {
                 return -1;
             }
-            return DiskFormat.recordStoredLength(segments.at(index.segment[slot]).map, index.offset[slot]);
+            return RecordHeaders.recordStoredLength(segments.at(index.segment[slot]).map, index.offset[slot]);
         } finally {
             lock.unlock();
         }
@@ -1138,8 +1138,8 @@ public final class DiskTier implements AutoCloseable {
             for (int slot = index.first(); slot != RecordIndex.NONE; slot = index.after(slot)) {
                 Segment seg = segments.at(index.segment[slot]);
                 long off = index.offset[slot];
-                long used = DiskFormat.payloadOffset(DiskFormat.recordTokenCount(seg.map, off))
-                        + DiskFormat.recordStoredLength(seg.map, off);
+                long used = DiskFormat.payloadOffset(RecordHeaders.recordTokenCount(seg.map, off))
+                        + RecordHeaders.recordStoredLength(seg.map, off);
                 out.add(new RecordLocation(index.hashHi[slot], index.hashLo[slot], seg.file, off, used));
             }
             return out;

@@ -115,9 +115,9 @@ final class RecordReader {
         if (!headerSound(slot, hi, lo)) {
             return -1;
         }
-        int tokens = DiskFormat.recordTokenCount(map, off);
-        int raw = DiskFormat.recordRawLength(map, off);
-        int storedLength = DiskFormat.recordStoredLength(map, off);
+        int tokens = RecordHeaders.recordTokenCount(map, off);
+        int raw = RecordHeaders.recordRawLength(map, off);
+        int storedLength = RecordHeaders.recordStoredLength(map, off);
         if (blockOut.byteSize() < raw) {
             throw new IllegalArgumentException("blockOut: " + blockOut.byteSize() + " bytes (expected >= " + raw
                     + ", the stored block's length)");
@@ -128,8 +128,8 @@ final class RecordReader {
         counters.gets++;
         long identityOff = off + DiskFormat.RECORD_HEADER_BYTES;
         long payloadOff = off + DiskFormat.payloadOffset(tokens);
-        int expected = DiskFormat.recordPayloadCrc(map, off);
-        int codecByte = DiskFormat.recordCodec(map, off);
+        int expected = RecordHeaders.recordPayloadCrc(map, off);
+        int codecByte = RecordHeaders.recordCodec(map, off);
         crc.reset();
         DiskFormat.update(crc, map, identityOff, BlockIdentity.bytes(tokens));
         if (codecByte == DiskFormat.CODEC_RAW) {
@@ -146,7 +146,7 @@ final class RecordReader {
                     expected & 0xFFFFFFFFL, actual & 0xFFFFFFFFL);
         }
         if (codecByte != DiskFormat.CODEC_RAW && !codec.decode(map.asSlice(payloadOff, storedLength), codecByte,
-                DiskFormat.recordShuffleWidth(map, off), raw, blockOut)) {
+                RecordHeaders.recordShuffleWidth(map, off), raw, blockOut)) {
             return corrupt(slot, seg, off, CorruptionLog.Kind.DECODE, "payload does not decode to " + raw + " bytes",
                     -1, -1);
         }
@@ -180,7 +180,7 @@ final class RecordReader {
         }
         MemorySegment map = segments.at(index.segment[slot]).map;
         long off = index.offset[slot];
-        int tokens = DiskFormat.recordTokenCount(map, off);
+        int tokens = RecordHeaders.recordTokenCount(map, off);
         if (!identityEquals(map, off, tokens, identity)) {
             return otherIdentity(slot, hi, lo, true) == DiskTier.COLLISION ? DiskTier.COLLISION : DiskTier.DAMAGED;
         }
@@ -213,7 +213,7 @@ final class RecordReader {
         }
         MemorySegment map = segments.at(index.segment[slot]).map;
         long off = index.offset[slot];
-        if (!identityEquals(map, off, DiskFormat.recordTokenCount(map, off), identity)) {
+        if (!identityEquals(map, off, RecordHeaders.recordTokenCount(map, off), identity)) {
             return otherIdentity(slot, hi, lo, false) == DiskTier.COLLISION ? DiskTier.COLLISION : DiskTier.ABSENT;
         }
         return !verifyPayload || verify(hi, lo) ? 0 : DiskTier.ABSENT;
@@ -271,11 +271,11 @@ final class RecordReader {
         Segment seg = segments.at(index.segment[slot]);
         long off = index.offset[slot];
         MemorySegment map = seg.map;
-        int tokens = DiskFormat.recordTokenCount(map, off);
-        int expected = DiskFormat.recordPayloadCrc(map, off);
+        int tokens = RecordHeaders.recordTokenCount(map, off);
+        int expected = RecordHeaders.recordPayloadCrc(map, off);
         crc.reset();
         DiskFormat.update(crc, map, off + DiskFormat.RECORD_HEADER_BYTES,
-                BlockIdentity.bytes(tokens) + DiskFormat.recordStoredLength(map, off));
+                BlockIdentity.bytes(tokens) + RecordHeaders.recordStoredLength(map, off));
         int actual = (int) crc.getValue();
         if (actual != expected) {
             counters.gets++;
@@ -298,8 +298,8 @@ final class RecordReader {
         MemorySegment map = seg.map;
         int status = rules.check(map, off, off + len, crc, seg.nonce);
         String reason = status != DiskFormat.VALID ? DiskFormat.reason(status)
-                : DiskFormat.recordHashHi(map, off) != hi || DiskFormat.recordHashLo(map, off) != lo
-                        || DiskFormat.recordBytesAt(map, off) != len ? "header names another block or length" : null;
+                : RecordHeaders.recordHashHi(map, off) != hi || RecordHeaders.recordHashLo(map, off) != lo
+                        || RecordHeaders.recordBytesAt(map, off) != len ? "header names another block or length" : null;
         if (reason == null) {
             return true;
         }
@@ -317,9 +317,9 @@ final class RecordReader {
     private void injectionPoint(int slot, boolean payload) {
         MemorySegment map = segments.at(index.segment[slot]).map;
         long off = index.offset[slot];
-        int tokens = DiskFormat.recordTokenCount(map, off);
+        int tokens = RecordHeaders.recordTokenCount(map, off);
         long covered = tokens < 0 || tokens > rules.maxTokens() ? DiskFormat.RECORD_HEADER_BYTES
-                : DiskFormat.payloadOffset(tokens) + (payload ? DiskFormat.recordStoredLength(map, off) : 0);
+                : DiskFormat.payloadOffset(tokens) + (payload ? RecordHeaders.recordStoredLength(map, off) : 0);
         if (covered < DiskFormat.RECORD_HEADER_BYTES || covered > index.length[slot]) {
             covered = DiskFormat.RECORD_HEADER_BYTES; // a header damaged already: its own check fails
         }

@@ -25,7 +25,7 @@ record RecordRules(long fingerprint, int maxTokens, int maxRaw) {
     }
 
     /**
-     * Validates the record header at {@code off} ({@link DiskFormat#checkRecordHeader}).
+     * Validates the record header at {@code off} ({@link RecordHeaders#checkRecordHeader}).
      *
      * @param map   the mapped segment
      * @param off   the record's offset, a multiple of 64
@@ -35,6 +35,6 @@ record RecordRules(long fingerprint, int maxTokens, int maxRaw) {
      * @return {@link DiskFormat#VALID} or the first problem found
      */
     int check(MemorySegment map, long off, long limit, CRC32C crc, long nonce) {
-        return DiskFormat.checkRecordHeader(map, off, limit, crc, fingerprint, nonce, maxTokens, maxRaw);
+        return RecordHeaders.checkRecordHeader(map, off, limit, crc, fingerprint, nonce, maxTokens, maxRaw);
     }
 }

@@ -118,7 +118,7 @@ final class RecordWriter {
         DiskFormat.update(crc, headerScratch, DiskFormat.RECORD_HEADER_BYTES, identityBytes);
         writePayload(seg, stored, off + headLength, mapped);
         int payloadCrc = (int) crc.getValue();
-        DiskFormat.writeRecordHeader(headerScratch, 0, crc, codec.codec, codec.encodedShuffleWidth,
+        RecordHeaders.writeRecordHeader(headerScratch, 0, crc, codec.codec, codec.encodedShuffleWidth,
                 rules.fingerprint(), hi, lo, seg.nonce, tokenCount, rawLength, storedLength, payloadCrc,
                 seg.lastRecordOffset);
         if (mapped) {
@@ -129,7 +129,7 @@ final class RecordWriter {
         seg.highWaterMark = off + recordLength;
         seg.lastRecordOffset = off;
         seg.writtenBytes = Math.max(seg.writtenBytes, seg.highWaterMark);
-        DiskFormat.writeHighWaterMark(seg.map, crc, seg.highWaterMark, off);
+        SegmentHeaders.writeHighWaterMark(seg.map, crc, seg.highWaterMark, off);
         index.insert(hi, lo, seg.slot, off, recordLength);
         seg.liveBytes += recordLength;
         seg.liveRecords++;

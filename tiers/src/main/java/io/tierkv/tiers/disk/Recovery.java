@@ -208,7 +208,7 @@ final class Recovery {
             arena = Arena.ofShared();
             MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
             SegmentTable.adviseRandom(map);
-            int status = DiskFormat.checkSegmentHeader(map, crc, size, rules.fingerprint());
+            int status = SegmentHeaders.checkSegmentHeader(map, crc, size, rules.fingerprint());
             if (status != DiskFormat.VALID || map.get(DiskFormat.INT, DiskFormat.SEG_ID) != id) {
                 arena.close();
                 ch.close();
@@ -218,7 +218,7 @@ final class Recovery {
             }
             Segment seg = new Segment(id, file, arena, ch, map, map.get(DiskFormat.LONG, DiskFormat.SEG_NONCE));
             long headerBytes = map.get(DiskFormat.LONG, DiskFormat.SEG_BYTES);
-            long hwm = DiskFormat.readHighWaterMark(map, crc);
+            long hwm = SegmentHeaders.readHighWaterMark(map, crc);
             boolean hwmTrusted = hwm >= DiskFormat.SEGMENT_HEADER_BYTES;
             if (!hwmTrusted) {
                 fault(file, DiskFormat.SEG_HWM, "high-water mark damaged: scanning the whole file");
@@ -231,7 +231,7 @@ final class Recovery {
             }
             segments.add(seg);
             segments.usedBytes += size;
-            long markLast = hwmTrusted && limit == hwm ? DiskFormat.lastRecordOffset(map) : -1;
+            long markLast = hwmTrusted && limit == hwm ? SegmentHeaders.lastRecordOffset(map) : -1;
             long end = scanRecords(seg, limit, hwmTrusted, markLast, deleted);
             if (seg.liveRecords == 0) {
                 segments.delete(seg);
@@ -239,7 +239,7 @@ final class Recovery {
             }
             seg.highWaterMark = end;
             seg.writtenBytes = end;
-            DiskFormat.writeHighWaterMark(map, crc, end, seg.lastRecordOffset);
+            SegmentHeaders.writeHighWaterMark(map, crc, end, seg.lastRecordOffset);
         } catch (IOException e) {
             if (arena != null && arena.scope().isAlive()) {
                 arena.close();
@@ -276,7 +276,7 @@ final class Recovery {
                     inFault = false;
                     long start = pos;
                     for (long m = start, next; ; m = next) {
-                        long len = DiskFormat.recordBytesAt(map, m);
+                        long len = RecordHeaders.recordBytesAt(map, m);
                         next = m + len;
                         if (m != start || status == DiskFormat.VALID) { // a stale first member is skipped
                             indexRecord(seg, m, len, deleted);
@@ -287,7 +287,7 @@ final class Recovery {
                             break;
                         }
                     }
-                    pos = accepted + DiskFormat.recordBytesAt(map, accepted);
+                    pos = accepted + RecordHeaders.recordBytesAt(map, accepted);
                 }
                 if (rejected >= 0) { // at pos: the member after the accepted ones
                     if (accepted < 0 && status == DiskFormat.STALE_NONCE) {
@@ -322,8 +322,8 @@ final class Recovery {
 
     /** Indexes a record recovery accepted, unless the journal deleted it or its key is indexed already. */
     private void indexRecord(Segment seg, long pos, long len, Set<Deleted> deleted) {
-        long hi = DiskFormat.recordHashHi(seg.map, pos);
-        long lo = DiskFormat.recordHashLo(seg.map, pos);
+        long hi = RecordHeaders.recordHashHi(seg.map, pos);
+        long lo = RecordHeaders.recordHashLo(seg.map, pos);
         if (!deleted.contains(new Deleted(seg.nonce, pos, hi, lo)) && index.find(hi, lo) == RecordIndex.NONE) {
             index.insert(hi, lo, seg.slot, pos, len);
             seg.liveBytes += len;
@@ -351,10 +351,10 @@ final class Recovery {
         boolean trust = TRUST_CHAIN;
         long last = start;
         while (trust) {
-            long next = last + DiskFormat.recordBytesAt(map, last);
+            long next = last + RecordHeaders.recordBytesAt(map, last);
             if (next + DiskFormat.RECORD_HEADER_BYTES > limit
                     || rules.check(map, next, seg.capacity, crc, seg.nonce) != DiskFormat.VALID
-                    || DiskFormat.recordPreviousOffset(map, next) != last) {
+                    || RecordHeaders.recordPreviousOffset(map, next) != last) {
                 break;
             }
             last = next;
@@ -362,7 +362,7 @@ final class Recovery {
         accepted = -1;
         rejected = -1;
         rejectedInner = -1;
-        long lastEnd = last + DiskFormat.recordBytesAt(map, last);
+        long lastEnd = last + RecordHeaders.recordBytesAt(map, last);
         if (trust && lastEnd == limit && last == markLast) {
             accepted = last;
             return;
@@ -375,7 +375,7 @@ final class Recovery {
         rejected = last;
         rejectedInner = inner;
         for (long member = last; member != start; ) {
-            long before = DiskFormat.recordPreviousOffset(map, member);
+            long before = RecordHeaders.recordPreviousOffset(map, member);
             inner = headerInside(seg, before, member);
             if (inner < 0) {
                 accepted = before;

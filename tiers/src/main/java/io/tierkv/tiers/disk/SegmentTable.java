@@ -163,7 +163,7 @@ final class SegmentTable {
             MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
             adviseRandom(map);
             long nonce = newNonce();
-            DiskFormat.writeSegmentHeader(map, crc, fingerprint, nonce, id, bytes);
+            SegmentHeaders.writeSegmentHeader(map, crc, fingerprint, nonce, id, bytes);
             Segment seg = new Segment(id, file, arena, ch, map, nonce);
             seg.highWaterMark = DiskFormat.SEGMENT_HEADER_BYTES;
             seg.writtenBytes = DiskFormat.SEGMENT_HEADER_BYTES;
@@ -310,11 +310,11 @@ final class SegmentTable {
      */
     void recycle(Segment seg) {
         long nonce = newNonce();
-        DiskFormat.writeSegmentNonce(seg.map, crc, nonce);
+        SegmentHeaders.writeSegmentNonce(seg.map, crc, nonce);
         seg.nonce = nonce;
         seg.highWaterMark = DiskFormat.SEGMENT_HEADER_BYTES;
         seg.lastRecordOffset = 0;
-        DiskFormat.writeHighWaterMark(seg.map, crc, seg.highWaterMark, 0);
+        SegmentHeaders.writeHighWaterMark(seg.map, crc, seg.highWaterMark, 0);
         seg.sealed = false;
         seg.evictedBytes = 0;
     }

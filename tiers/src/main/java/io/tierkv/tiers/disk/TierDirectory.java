@@ -160,15 +160,15 @@ final class TierDirectory {
         if (meta == null) {
             return null;
         }
-        int version = DiskFormat.metaVersion(meta);
+        int version = MetaFile.metaVersion(meta);
         if (version >= 0 && version != DiskFormat.FORMAT_VERSION) {
             throw new IllegalStateException("disk tier directory " + dir + " was written in format version " + version
                     + ", this TierKV reads version " + DiskFormat.FORMAT_VERSION + "; use another directory");
         }
-        if (DiskFormat.checkMeta(meta, crc) != DiskFormat.VALID) {
+        if (MetaFile.checkMeta(meta, crc) != DiskFormat.VALID) {
             return null; // unreadable metadata: judged by the segment headers, as for the layout
         }
-        KeySpace stored = DiskFormat.metaKeySpace(meta);
+        KeySpace stored = MetaFile.metaKeySpace(meta);
         if (!keySpace.admits(stored)) {
             throw new IllegalStateException("disk tier directory " + dir + " was written with block hash "
                     + (stored == null ? "of an unknown function" : stored.describe()) + ", this manager hashes with "
@@ -222,9 +222,9 @@ final class TierDirectory {
     /** Describes the foreign layout a persistent directory was written for, or null if it matches. */
     private static String layoutMismatch(Path metaFile, List<Path> own, long fingerprint, CRC32C crc) {
         MemorySegment meta = readMeta(metaFile);
-        if (meta != null && DiskFormat.checkMeta(meta, crc) == DiskFormat.VALID) {
-            long fp = DiskFormat.metaFingerprint(meta);
-            return fp == fingerprint ? null : DiskFormat.metaLayoutText(meta) + ", fingerprint " + Long.toHexString(fp);
+        if (meta != null && MetaFile.checkMeta(meta, crc) == DiskFormat.VALID) {
+            long fp = MetaFile.metaFingerprint(meta);
+            return fp == fingerprint ? null : MetaFile.metaLayoutText(meta) + ", fingerprint " + Long.toHexString(fp);
         }
         // no readable metadata: judge by the segment headers that verify
         for (Path p : own) {
@@ -237,7 +237,7 @@ final class TierDirectory {
                     continue;
                 }
                 MemorySegment h = MemorySegment.ofArray(head.array());
-                if (DiskFormat.checkSegmentHeader(h, crc, DiskFormat.SEGMENT_HEADER_BYTES, fingerprint)
+                if (SegmentHeaders.checkSegmentHeader(h, crc, DiskFormat.SEGMENT_HEADER_BYTES, fingerprint)
                         == DiskFormat.BAD_FINGERPRINT) {
                     return "segment " + p.getFileName() + " has fingerprint "
                             + Long.toHexString(h.get(DiskFormat.LONG, DiskFormat.SEG_FINGERPRINT));
@@ -253,7 +253,7 @@ final class TierDirectory {
         Path temp = dir.resolve(DiskFormat.META_FILE + DiskFormat.TEMP_SUFFIX);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment meta = arena.allocate(DiskFormat.META_BYTES);
-            DiskFormat.writeMeta(meta, crc, layout, keySpace);
+            MetaFile.writeMeta(meta, crc, layout, keySpace);
             DiskFiles.deleteQuietly(temp);
             DiskFiles.createOwnerOnly(temp);
             Files.write(temp, meta.toArray(ValueLayout.JAVA_BYTE));

@@ -100,29 +100,29 @@ class DiskPartsTest {
         long fp = 0x1234_5678_9ABC_DEF0L;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment seg = arena.allocate(4096, 64);
-            DiskFormat.writeRecordHeader(seg, 64, crc, DiskFormat.CODEC_LZ4, 2, fp, 7, 8, 99, 16, 2048, 900, 0xABCD, 0);
+            RecordHeaders.writeRecordHeader(seg, 64, crc, DiskFormat.CODEC_LZ4, 2, fp, 7, 8, 99, 16, 2048, 900, 0xABCD, 0);
             long limit = 64 + DiskFormat.recordBytes(16, 900);
-            assertEquals(DiskFormat.VALID, DiskFormat.checkRecordHeader(seg, 64, limit, crc, fp, 99, 16, 2048));
-            assertEquals(7, DiskFormat.recordHashHi(seg, 64));
-            assertEquals(8, DiskFormat.recordHashLo(seg, 64));
-            assertEquals(900, DiskFormat.recordStoredLength(seg, 64));
-            assertEquals(DiskFormat.recordBytes(16, 900), DiskFormat.recordBytesAt(seg, 64));
-            assertEquals(DiskFormat.STALE_NONCE, DiskFormat.checkRecordHeader(seg, 64, limit, crc, fp, 98, 16, 2048));
-            assertEquals(DiskFormat.BAD_FINGERPRINT, DiskFormat.checkRecordHeader(seg, 64, limit, crc, fp + 1, 99, 16,
+            assertEquals(DiskFormat.VALID, RecordHeaders.checkRecordHeader(seg, 64, limit, crc, fp, 99, 16, 2048));
+            assertEquals(7, RecordHeaders.recordHashHi(seg, 64));
+            assertEquals(8, RecordHeaders.recordHashLo(seg, 64));
+            assertEquals(900, RecordHeaders.recordStoredLength(seg, 64));
+            assertEquals(DiskFormat.recordBytes(16, 900), RecordHeaders.recordBytesAt(seg, 64));
+            assertEquals(DiskFormat.STALE_NONCE, RecordHeaders.checkRecordHeader(seg, 64, limit, crc, fp, 98, 16, 2048));
+            assertEquals(DiskFormat.BAD_FINGERPRINT, RecordHeaders.checkRecordHeader(seg, 64, limit, crc, fp + 1, 99, 16,
                     2048));
-            assertEquals(DiskFormat.BAD_LENGTH, DiskFormat.checkRecordHeader(seg, 64, limit, crc, fp, 99, 15, 2048));
-            assertEquals(DiskFormat.TRUNCATED, DiskFormat.checkRecordHeader(seg, 64, limit - 64, crc, fp, 99, 16,
+            assertEquals(DiskFormat.BAD_LENGTH, RecordHeaders.checkRecordHeader(seg, 64, limit, crc, fp, 99, 15, 2048));
+            assertEquals(DiskFormat.TRUNCATED, RecordHeaders.checkRecordHeader(seg, 64, limit - 64, crc, fp, 99, 16,
                     2048));
             for (int b = 0; b < DiskFormat.RECORD_HEADER_BYTES; b++) {
                 byte old = seg.get(ValueLayout.JAVA_BYTE, 64 + b);
                 seg.set(ValueLayout.JAVA_BYTE, 64 + b, (byte) (old ^ 0x10));
-                int status = DiskFormat.checkRecordHeader(seg, 64, limit, crc, fp, 99, 16, 2048);
+                int status = RecordHeaders.checkRecordHeader(seg, 64, limit, crc, fp, 99, 16, 2048);
                 assertTrue(status == DiskFormat.NO_MAGIC || status == DiskFormat.BAD_HEADER_CRC,
                         "byte " + b + ": " + DiskFormat.reason(status));
                 seg.set(ValueLayout.JAVA_BYTE, 64 + b, old);
             }
-            DiskFormat.rewriteRecordPlace(seg, 64, crc, 100, 0);
-            assertEquals(DiskFormat.VALID, DiskFormat.checkRecordHeader(seg, 64, limit, crc, fp, 100, 16, 2048));
+            RecordHeaders.rewriteRecordPlace(seg, 64, crc, 100, 0);
+            assertEquals(DiskFormat.VALID, RecordHeaders.checkRecordHeader(seg, 64, limit, crc, fp, 100, 16, 2048));
         }
     }
 
@@ -134,22 +134,22 @@ class DiskPartsTest {
             MemorySegment seg = arena.allocate(8192, 64);
             long off = 1024;
             long limit = off + DiskFormat.recordBytes(4, 100);
-            DiskFormat.writeRecordHeader(seg, off, crc, DiskFormat.CODEC_RAW, 0, fp, 1, 2, 9, 4, 100, 100, 0, 512);
-            assertEquals(DiskFormat.VALID, DiskFormat.checkRecordHeader(seg, off, limit, crc, fp, 9, 16, 2048));
-            assertEquals(512, DiskFormat.recordPreviousOffset(seg, off));
+            RecordHeaders.writeRecordHeader(seg, off, crc, DiskFormat.CODEC_RAW, 0, fp, 1, 2, 9, 4, 100, 100, 0, 512);
+            assertEquals(DiskFormat.VALID, RecordHeaders.checkRecordHeader(seg, off, limit, crc, fp, 9, 16, 2048));
+            assertEquals(512, RecordHeaders.recordPreviousOffset(seg, off));
             for (long bad : new long[] {0, 32, 100, off, off + 64, 1L << 31}) {
-                DiskFormat.rewriteRecordPlace(seg, off, crc, 9, bad);
-                assertEquals(DiskFormat.BAD_VERSION, DiskFormat.checkRecordHeader(seg, off, limit, crc, fp, 9, 16, 2048),
+                RecordHeaders.rewriteRecordPlace(seg, off, crc, 9, bad);
+                assertEquals(DiskFormat.BAD_VERSION, RecordHeaders.checkRecordHeader(seg, off, limit, crc, fp, 9, 16, 2048),
                         "previous record offset " + bad + " at " + off);
-                assertEquals(DiskFormat.STALE_NONCE, DiskFormat.checkRecordHeader(seg, off, limit, crc, fp, 8, 16,
+                assertEquals(DiskFormat.STALE_NONCE, RecordHeaders.checkRecordHeader(seg, off, limit, crc, fp, 8, 16,
                         2048), "a stale header is not judged on its previous record offset");
             }
-            DiskFormat.rewriteRecordPlace(seg, off, crc, 10, off - 64);
-            assertEquals(DiskFormat.VALID, DiskFormat.checkRecordHeader(seg, off, limit, crc, fp, 10, 16, 2048));
-            assertEquals(off - 64, DiskFormat.recordPreviousOffset(seg, off));
+            RecordHeaders.rewriteRecordPlace(seg, off, crc, 10, off - 64);
+            assertEquals(DiskFormat.VALID, RecordHeaders.checkRecordHeader(seg, off, limit, crc, fp, 10, 16, 2048));
+            assertEquals(off - 64, RecordHeaders.recordPreviousOffset(seg, off));
 
-            DiskFormat.writeRecordHeader(seg, 64, crc, DiskFormat.CODEC_RAW, 0, fp, 1, 2, 9, 4, 100, 100, 0, 64);
-            assertEquals(DiskFormat.BAD_VERSION, DiskFormat.checkRecordHeader(seg, 64, 8192, crc, fp, 9, 16, 2048),
+            RecordHeaders.writeRecordHeader(seg, 64, crc, DiskFormat.CODEC_RAW, 0, fp, 1, 2, 9, 4, 100, 100, 0, 64);
+            assertEquals(DiskFormat.BAD_VERSION, RecordHeaders.checkRecordHeader(seg, 64, 8192, crc, fp, 9, 16, 2048),
                     "the first record names none");
         }
     }
@@ -159,22 +159,22 @@ class DiskPartsTest {
         CRC32C crc = new CRC32C();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment seg = arena.allocate(8192, 64);
-            DiskFormat.writeSegmentHeader(seg, crc, 5, 77, 3, 8192);
-            assertEquals(DiskFormat.VALID, DiskFormat.checkSegmentHeader(seg, crc, 8192, 5));
-            assertEquals(DiskFormat.BAD_FINGERPRINT, DiskFormat.checkSegmentHeader(seg, crc, 8192, 6));
-            assertEquals(DiskFormat.TRUNCATED, DiskFormat.checkSegmentHeader(seg, crc, 10, 5));
-            assertEquals(64, DiskFormat.readHighWaterMark(seg, crc));
-            assertEquals(0, DiskFormat.lastRecordOffset(seg), "a fresh segment has no last record");
-            DiskFormat.writeHighWaterMark(seg, crc, 4160, 2112);
-            assertEquals(4160, DiskFormat.readHighWaterMark(seg, crc));
-            assertEquals(2112, DiskFormat.lastRecordOffset(seg));
+            SegmentHeaders.writeSegmentHeader(seg, crc, 5, 77, 3, 8192);
+            assertEquals(DiskFormat.VALID, SegmentHeaders.checkSegmentHeader(seg, crc, 8192, 5));
+            assertEquals(DiskFormat.BAD_FINGERPRINT, SegmentHeaders.checkSegmentHeader(seg, crc, 8192, 6));
+            assertEquals(DiskFormat.TRUNCATED, SegmentHeaders.checkSegmentHeader(seg, crc, 10, 5));
+            assertEquals(64, SegmentHeaders.readHighWaterMark(seg, crc));
+            assertEquals(0, SegmentHeaders.lastRecordOffset(seg), "a fresh segment has no last record");
+            SegmentHeaders.writeHighWaterMark(seg, crc, 4160, 2112);
+            assertEquals(4160, SegmentHeaders.readHighWaterMark(seg, crc));
+            assertEquals(2112, SegmentHeaders.lastRecordOffset(seg));
             seg.set(ValueLayout.JAVA_BYTE, DiskFormat.SEG_LAST_RECORD + 1, (byte) 1);
-            assertEquals(-1, DiskFormat.readHighWaterMark(seg, crc), "the mark's checksum covers the last record");
-            DiskFormat.writeHighWaterMark(seg, crc, 4160, 2112);
+            assertEquals(-1, SegmentHeaders.readHighWaterMark(seg, crc), "the mark's checksum covers the last record");
+            SegmentHeaders.writeHighWaterMark(seg, crc, 4160, 2112);
             seg.set(ValueLayout.JAVA_BYTE, DiskFormat.SEG_HWM + 1, (byte) 1);
-            assertEquals(-1, DiskFormat.readHighWaterMark(seg, crc), "a damaged mark is not trusted");
+            assertEquals(-1, SegmentHeaders.readHighWaterMark(seg, crc), "a damaged mark is not trusted");
             seg.set(ValueLayout.JAVA_BYTE, DiskFormat.SEG_ID, (byte) 4);
-            assertEquals(DiskFormat.BAD_HEADER_CRC, DiskFormat.checkSegmentHeader(seg, crc, 8192, 5));
+            assertEquals(DiskFormat.BAD_HEADER_CRC, SegmentHeaders.checkSegmentHeader(seg, crc, 8192, 5));
         }
     }
 

@@ -124,8 +124,8 @@ final class DiskTestSupport {
     static HeaderFields headerFields(Path file, long offset) {
         try (Arena a = Arena.ofConfined(); FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             MemorySegment map = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), a);
-            return new HeaderFields(DiskFormat.recordCodec(map, offset), DiskFormat.recordTokenCount(map, offset),
-                    DiskFormat.recordRawLength(map, offset), DiskFormat.recordStoredLength(map, offset));
+            return new HeaderFields(RecordHeaders.recordCodec(map, offset), RecordHeaders.recordTokenCount(map, offset),
+                    RecordHeaders.recordRawLength(map, offset), RecordHeaders.recordStoredLength(map, offset));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -144,8 +144,8 @@ final class DiskTestSupport {
             map.set(DiskFormat.INT, offset + DiskFormat.REC_RAW, rawLength);
             map.set(DiskFormat.INT, offset + DiskFormat.REC_STORED, storedLength);
             long n = nonce != null ? nonce : map.get(DiskFormat.LONG, offset + DiskFormat.REC_NONCE);
-            DiskFormat.rewriteRecordPlace(map, offset, new CRC32C(), n, // also re-seals the header checksum
-                    DiskFormat.recordPreviousOffset(map, offset));
+            RecordHeaders.rewriteRecordPlace(map, offset, new CRC32C(), n, // also re-seals the header checksum
+                    RecordHeaders.recordPreviousOffset(map, offset));
             map.force();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -372,9 +372,9 @@ class RecoveryChainTest {
                 try (Arena a = Arena.ofConfined();
                      FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                     MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, DiskFormat.SEGMENT_HEADER_BYTES, a);
-                    assertEquals(mark, DiskFormat.readHighWaterMark(map, new CRC32C()));
-                    assertEquals(offsets.get(CHAIN - 1), DiskFormat.lastRecordOffset(map));
-                    DiskFormat.writeHighWaterMark(map, new CRC32C(), mark, offsets.get(CHAIN - 2));
+                    assertEquals(mark, SegmentHeaders.readHighWaterMark(map, new CRC32C()));
+                    assertEquals(offsets.get(CHAIN - 1), SegmentHeaders.lastRecordOffset(map));
+                    SegmentHeaders.writeHighWaterMark(map, new CRC32C(), mark, offsets.get(CHAIN - 2));
                     map.force();
                 }
                 return Set.of();
