@@ -27,8 +27,9 @@ import picocli.CommandLine.Option;
  * Documented figures that a changed default would move pass the old value explicitly instead:
  * the README's {@code replay} summary is printed by {@code bench/tierkv replay --compression lz4}
  * (its hit rate does not depend on the codec: 0.7828 with either under {@code --movers 0}; the
- * generator's payload does not compress and is stored raw), and the soak's documented and CI runs
- * keep their two movers and LZ4 records with {@code --movers 2 --recent-blocks 1 --compression lz4}.
+ * generator's payload does not compress and is stored raw), and the README's soak commands,
+ * whose figures were measured with two movers, 1 recent block and LZ4 records, pass
+ * {@code --movers 2 --recent-blocks 1 --compression lz4}.
  *
  * <p>{@code tierkv jlama} (module jlama) declares none of the three: this class is out of its
  * reach (jlama runs on the class path only, sharing a package with Jlama, and does not depend on
