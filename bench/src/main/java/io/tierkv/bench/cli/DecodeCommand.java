@@ -6,7 +6,6 @@ import io.tierkv.bench.model.LlamaConfig;
 import io.tierkv.bench.model.LlamaModel;
 import io.tierkv.bench.model.Tokenizer;
 import io.tierkv.tiers.TierStats;
-import io.tierkv.tiers.disk.Compression;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -86,17 +85,8 @@ public final class DecodeCommand implements Callable<Integer> {
     @Option(names = "--disk-dir", paramLabel = "DIR", description = "disk tier directory (default: temporary)")
     private Path diskDir;
 
-    @Option(names = "--compression", paramLabel = "CODEC", defaultValue = "lz4", description = "disk records: lz4 "
-            + "or none (default: ${DEFAULT-VALUE})")
-    private Compression compression;
-
-    @Option(names = "--recent-blocks", paramLabel = "N", defaultValue = "1", description = "recent sealed blocks "
-            + "pinned on the device per sequence (default: ${DEFAULT-VALUE})")
-    private int recentBlocks;
-
-    @Option(names = "--movers", paramLabel = "N", defaultValue = "1", description = "mover threads (default: "
-            + "${DEFAULT-VALUE})")
-    private int movers;
+    @CommandLine.Mixin
+    private ManagerOptions manager;
 
     @Option(names = "--read", paramLabel = "HOW", defaultValue = "stream", description = "attention reads blocks by "
             + "stream (KvBlockManager.stream, read-ahead) or lease (Sequence.lease per block) (default: "
@@ -122,7 +112,8 @@ public final class DecodeCommand implements Callable<Integer> {
         Check.atLeast("--steps", steps, 1);
         Check.atLeast("--parallel", parallel, 1);
         Check.atLeast("--block-tokens", blockTokens, 1);
-        Check.atLeast("--recent-blocks", recentBlocks, 0);
+        manager.check();
+        int recentBlocks = manager.recentBlocks();
         if (deviceBlocks != null) {
             Check.atLeast("--device-blocks", deviceBlocks, recentBlocks + 2L);
         }
@@ -130,7 +121,6 @@ public final class DecodeCommand implements Callable<Integer> {
             Check.atLeast("--host-blocks", hostBlocks, 1);
         }
         long disk = Check.bytes("--disk-bytes", diskBytes);
-        Check.between("--movers", movers, 0, 8, "");
         Check.atLeast("--read-ahead", readAhead, 0);
         Check.atLeast("--warmup", warmup, 0);
         Path dir = modelDir != null ? modelDir : defaultModelDir();
@@ -156,7 +146,7 @@ public final class DecodeCommand implements Callable<Integer> {
         int perSeq = (promptIds.length + steps + blockTokens - 1) / blockTokens;
         int dev = deviceBlocks != null ? deviceBlocks : 2 * perSeq * parallel + recentBlocks + 2; // under 50%: no proactive demotion
         TierDecoding.Setup setup = new TierDecoding.Setup(blockTokens, dev, hostBlocks != null ? hostBlocks : dev,
-                diskDir, disk, compression, recentBlocks, movers, read, readAhead);
+                diskDir, disk, manager.compression(), recentBlocks, manager.movers(), read, readAhead);
 
         for (int w = 0; w < warmup; w++) {
             TierDecoding.arrays(model, promptIds, steps, parallel);
@@ -170,7 +160,7 @@ public final class DecodeCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "layout:   %s, B=%d, %s per block; device %d, host %d blocks%s; read %s%n",
                 Replayer.layoutText(cfg.kvLayout(blockTokens)), blockTokens,
                 Sizes.bytes(cfg.kvLayout(blockTokens).bytesPerBlock()), dev, setup.hostBlocks(),
-                setup.diskBytes() > 0 ? ", disk " + Sizes.bytes(setup.diskBytes()) + " " + compression : "",
+                setup.diskBytes() > 0 ? ", disk " + Sizes.bytes(setup.diskBytes()) + " " + manager.compression() : "",
                 read.name().toLowerCase(Locale.ROOT));
         out.printf(Locale.ROOT, "prompt:   %s (%d tokens)%n", prompt == null ? "(BOS)" : '"' + prompt + '"',
                 promptIds.length);

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
-import io.tierkv.tiers.disk.Compression;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -101,23 +100,12 @@ public final class ReplayCommand implements Callable<Integer> {
             + " the manager's block model with an LRU (or --policy) store, as in the Mooncake paper's Figure 9")
     private boolean singleTier;
 
-    @Option(names = "--compression", paramLabel = "CODEC", defaultValue = "lz4",
-            description = "disk records: lz4 or none (default: ${DEFAULT-VALUE})")
-    private Compression compression;
+    @CommandLine.Mixin
+    private ManagerOptions manager;
 
     @Option(names = "--policy", paramLabel = "NAME", defaultValue = "lru",
             description = "eviction policy: lru, lfu, fifo, s3fifo, sieve, priority-lru (default: ${DEFAULT-VALUE})")
     private String policy;
-
-    @Option(names = "--recent-blocks", paramLabel = "N", defaultValue = "2",
-            description = "sealed blocks at the end of the open sequence pinned on the device (default: "
-                    + "${DEFAULT-VALUE})")
-    private int recentBlocks;
-
-    @Option(names = "--movers", paramLabel = "N", defaultValue = "1",
-            description = "background mover threads; 0 = one mover cycle on the replay thread after each "
-                    + "request, deterministic (default: ${DEFAULT-VALUE})")
-    private int movers;
 
     @Option(names = "--payload", paramLabel = "MODE", defaultValue = "full",
             description = "full: write every block's bytes (derived from its id) and verify every matched block "
@@ -295,14 +283,13 @@ public final class ReplayCommand implements Callable<Integer> {
                 : roundUp(Check.count("--host-tokens", hostTokens, 0) * perToken, block);
         // Defaults in tokens are sized for the tiny layout; a large preset keeps them within memory.
         if (deviceBytes == null && !parsed.hasMatchedOption("--device-tokens")) {
-            dev = Math.min(dev, Math.max(DEFAULT_DEVICE_CAP, (recentBlocks + 2L) * block) / block * block);
+            dev = Math.min(dev, Math.max(DEFAULT_DEVICE_CAP, (manager.recentBlocks() + 2L) * block) / block * block);
         }
         if (hostBytes == null && !parsed.hasMatchedOption("--host-tokens")) {
             host = Math.min(host, Math.max(DEFAULT_HOST_CAP, block) / block * block);
         }
         long disk = Check.bytes("--disk-bytes", diskBytes);
-        Check.atLeast("--recent-blocks", recentBlocks, 0);
-        Check.between("--movers", movers, 0, 8, "");
+        manager.check();
         Check.atLeast("--max-decode-tokens", maxDecodeTokens, -1);
         Check.between("--speed", speed, 0, Double.MAX_VALUE);
         Check.between("--admission-timeout-ms", admissionTimeoutMs, 0, Double.MAX_VALUE);
@@ -311,8 +298,9 @@ public final class ReplayCommand implements Callable<Integer> {
             disk = 0;
         }
         try {
-            return new ReplayConfig(layout, dev, host, diskDir, disk, compression, policy.toLowerCase(Locale.ROOT),
-                    recentBlocks, movers, payload, maxDecodeTokens, speed, Math.round(admissionTimeoutMs * 1e6));
+            return new ReplayConfig(layout, dev, host, diskDir, disk, manager.compression(),
+                    policy.toLowerCase(Locale.ROOT), manager.recentBlocks(), manager.movers(), payload,
+                    maxDecodeTokens, speed, Math.round(admissionTimeoutMs * 1e6));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(asTyped(e.getMessage())); // the option, not the field: no cause
         }

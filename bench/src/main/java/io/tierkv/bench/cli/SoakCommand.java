@@ -2,41 +2,21 @@ package io.tierkv.bench.cli;
 
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
-import io.tierkv.core.cache.BlockLease;
 import io.tierkv.core.cache.CacheStats;
-import io.tierkv.core.cache.Sequence;
-import io.tierkv.core.cache.SequenceOptions;
-import io.tierkv.core.error.CapacityExhaustedException;
-import io.tierkv.core.error.CorruptBlockException;
-import io.tierkv.core.error.TransferTimeoutException;
-import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.tiers.KvBlockManager;
-import io.tierkv.tiers.TierStats;
-import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskFaultInjection;
 import io.tierkv.tiers.disk.DiskOptions;
-import io.tierkv.tiers.disk.DiskStats;
 import io.tierkv.tiers.disk.DiskTier;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Random;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -96,6 +76,14 @@ import picocli.CommandLine.Option;
  *       restart and at the end) must not exceed the disk budget;
  *   <li>any other exception in a worker or a mover.
  * </ul>
+ *
+ * <p>Classes by job: this one holds the options and drives the run (the main thread's invariant
+ * checks, disk samples and restarts); {@link SoakWorker} is the random workload of one thread,
+ * {@link SoakDocument} what a document's tokens and bytes are, written and verified;
+ * {@link SoakManager} the manager's lifecycle across restarts; {@link SoakChecks} the invariant,
+ * leak and file-descriptor checks; {@link SoakTally} the counts; {@link SoakReport} the summary,
+ * the faults and the exit status. The manager options ({@code --compression},
+ * {@code --recent-blocks}, {@code --movers}) come from {@link ManagerOptions}.
  */
 @Command(name = "soak", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Soak a KV block manager: random append, fork, match, lease, close and disk-tier restarts "
@@ -104,11 +92,6 @@ import picocli.CommandLine.Option;
                     + "not detected, a block lost below with no detected corruption to explain it, file descriptor "
                     + "growth, disk use above its budget, or an unexpected exception."})
 public final class SoakCommand implements Callable<Integer> {
-
-    private static final ValueLayout.OfLong WORD = ValueLayout.JAVA_LONG_UNALIGNED;
-    private static final long GOLDEN = 0x9E3779B97F4A7C15L;
-    private static final int LEASE_CHUNK_BLOCKS = 4;
-    private static final int MAX_KEPT = 2;
 
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
@@ -120,10 +103,6 @@ public final class SoakCommand implements Callable<Integer> {
     @Option(names = "--threads", paramLabel = "T", defaultValue = "4",
             description = "worker threads (default: ${DEFAULT-VALUE})")
     private int threads;
-
-    @Option(names = "--movers", paramLabel = "N", defaultValue = "2",
-            description = "background mover threads of the manager, 0..8 (default: ${DEFAULT-VALUE})")
-    private int movers;
 
     @Option(names = "--seed", paramLabel = "SEED", defaultValue = "42",
             description = "seed of the workers' choices (default: ${DEFAULT-VALUE}); thread scheduling still varies")
@@ -160,19 +139,13 @@ public final class SoakCommand implements Callable<Integer> {
                     + "afterwards)")
     private Path diskDir;
 
-    @Option(names = "--compression", paramLabel = "CODEC", defaultValue = "lz4",
-            description = "disk records: lz4 or none (default: ${DEFAULT-VALUE})")
-    private Compression compression;
+    @CommandLine.Mixin
+    private ManagerOptions manager;
 
     @Option(names = "--restart-every", paramLabel = "TIME", defaultValue = "10s",
             description = "close the manager and reopen it over the same (persistent) disk directory this often; "
                     + "0 = never (default: ${DEFAULT-VALUE})")
     private String restartEvery;
-
-    @Option(names = "--recent-blocks", paramLabel = "N", defaultValue = "1",
-            description = "sealed blocks at the end of each open sequence kept on the device "
-                    + "(default: ${DEFAULT-VALUE})")
-    private int recentBlocks;
 
     @Option(names = "--admission-timeout-ms", paramLabel = "MS", defaultValue = "50",
             description = "how long an allocation or lease waits for device space before back-pressure "
@@ -190,41 +163,6 @@ public final class SoakCommand implements Callable<Integer> {
                     + "(default: ${DEFAULT-VALUE})")
     private int fdTolerance;
 
-    private KvLayout layout;
-    private DiskOptions diskOptions;
-    private final ReentrantReadWriteLock gate = new ReentrantReadWriteLock(true);
-    private volatile KvBlockManager kv;
-    private EmulatedDevice device;
-    private volatile boolean stop;
-    private long startNanos;
-    private int generation;
-
-    private final LongAdder requests = new LongAdder();
-    private final LongAdder appends = new LongAdder();
-    private final LongAdder leases = new LongAdder();
-    private final LongAdder forks = new LongAdder();
-    private final LongAdder closes = new LongAdder();
-    private final LongAdder matchedTokens = new LongAdder();
-    private final LongAdder backPressure = new LongAdder();
-    private final LongAdder lostBelow = new LongAdder();
-    private final LongAdder verifiedBytes = new LongAdder();
-    private final LongAdder mismatches = new LongAdder();
-    private final LongAdder moverBackPressure = new LongAdder();
-    private final ConcurrentLinkedQueue<String> mismatchSamples = new ConcurrentLinkedQueue<>();
-    private final ConcurrentLinkedQueue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
-    private final AtomicLong peakDiskBytes = new AtomicLong();
-
-    /** Totals of the stats of closed managers (one per restart). */
-    private final long[] moved = new long[8];
-    private long prefixHits;
-    private long prefixHitsBelow;
-    private long diskAdoptions;
-    private long recoveredBlocks;
-    private long diskMisses;
-    private long corruptMisses;
-    private long recoveryFaults;
-    private long lostBlocks;
-
     /** Creates the command (picocli instantiates it). */
     public SoakCommand() {
     }
@@ -238,13 +176,13 @@ public final class SoakCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--duration " + duration + " (expected > 0, such as 500ms or 60s)");
         }
         validate();
-        int fdStart = openFds();
-        layout = KvLayout.of(2, 2, 4, DType.F32, blockTokens);
+        int fdStart = SoakChecks.openFds();
+        KvLayout layout = KvLayout.of(2, 2, 4, DType.F32, blockTokens);
         long block = layout.bytesPerBlock();
         long diskBudget = Sizes.parseBytes(diskBytes);
         try { // the budget, before any temporary directory exists
-            DiskTier.check(Replayer.diskOptions(Path.of("disk"), layout, diskBudget, compression).withPersistent(true),
-                    layout);
+            DiskTier.check(Replayer.diskOptions(Path.of("disk"), layout, diskBudget, manager.compression())
+                    .withPersistent(true), layout);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(e.getMessage().startsWith("--") ? e.getMessage()
                     : "--disk-bytes " + Sizes.bytes(diskBudget) + ": " + e.getMessage());
@@ -256,10 +194,11 @@ public final class SoakCommand implements Callable<Integer> {
             temp = Interrupts.createTempDirectory("tierkv-soak-");
             dir = temp.resolve("disk");
         }
-        diskOptions = Replayer.diskOptions(dir, layout, diskBudget, compression).withPersistent(true);
+        DiskOptions diskOptions = Replayer.diskOptions(dir, layout, diskBudget, manager.compression())
+                .withPersistent(true);
         long workingBlocks = (long) documents * maxBlocks;
         out.printf(Locale.ROOT, "tierkv soak: %s, %d threads, %d movers, seed %d, restart every %s%n", duration,
-                threads, movers, seed, restartNanos == 0 ? "never" : restartEvery);
+                threads, manager.movers(), seed, restartNanos == 0 ? "never" : restartEvery);
         out.printf(Locale.ROOT, "layout: %d layers x %d KV heads x dim %d %s, %d tokens/block (%s/block)%n",
                 layout.layers(), layout.kvHeads(), layout.headDim(), layout.dtype(), blockTokens, Sizes.bytes(block));
         out.printf(Locale.ROOT, "budgets: device %d blocks (%s), host %d blocks (%s), disk %s (%s segments) in %s%n",
@@ -269,178 +208,96 @@ public final class SoakCommand implements Callable<Integer> {
                 workingBlocks, Sizes.bytes(workingBlocks * block));
         out.flush();
 
-        List<Worker> workers = new ArrayList<>();
+        SoakTally tally = new SoakTally();
+        SoakManager kv = new SoakManager(layout, diskOptions, deviceBlocks, hostBlocks, manager,
+                admissionTimeoutMs * 1_000_000L, tally);
+        AtomicBoolean stop = new AtomicBoolean();
+        List<SoakWorker> workers = new ArrayList<>();
         List<Thread> workerThreads = new ArrayList<>();
-        long invariantChecks = 0;
-        long invariantViolations = 0;
-        long transientViolations = 0;
-        List<String> violationSamples = new ArrayList<>();
-        int restarts = 0;
         long leaked;
         CacheStats endCache;
         DiskFaultInjection injection = corruptRate > 0 ? DiskFaultInjection.install(corruptRate, seed) : null;
         long t0 = System.nanoTime();
-        startNanos = t0;
         try {
-            open();
+            kv.open();
             for (int w = 0; w < threads; w++) {
-                Worker worker = new Worker(seed * 1_000_003L + w);
+                SoakWorker worker = new SoakWorker(kv, layout, documents, maxBlocks, tally, stop,
+                        seed * 1_000_003L + w);
                 workers.add(worker);
                 workerThreads.add(Thread.ofPlatform().name("soak-worker-" + w).start(worker));
             }
-            long end = t0 + durationNanos;
-            long nextCheck = t0 + 1_000_000_000L;
-            long nextRestart = restartNanos == 0 ? Long.MAX_VALUE : t0 + restartNanos;
-            while (!stop && !Interrupts.requested()) {
-                long now = System.nanoTime();
-                if (now >= end) {
-                    break;
-                }
-                if (!unexpected.isEmpty()) {
-                    break;
-                }
-                Thread.sleep(Math.max(1, Math.min(100, (end - now) / 1_000_000)));
-                sampleDisk();
-                now = System.nanoTime();
-                if (now >= nextCheck) {
-                    nextCheck = now + 1_000_000_000L;
-                    invariantChecks++;
-                    int verdict = checkInvariants(violationSamples);
-                    if (verdict == 2) {
-                        invariantViolations++;
-                    } else if (verdict == 1) {
-                        transientViolations++;
-                    }
-                }
-                if (now >= nextRestart && now + 500_000_000L < end) {
-                    restart(workers);
-                    restarts++;
-                    nextRestart = System.nanoTime() + restartNanos;
-                }
-            }
-            stop = true;
+            drive(kv, tally, stop, workers, t0, durationNanos, restartNanos);
+            stop.set(true);
             for (Thread t : workerThreads) {
                 t.join(60_000);
                 if (t.isAlive()) {
-                    unexpected.add(new IllegalStateException(t.getName() + " did not stop within 60 s"));
+                    tally.unexpected.add(new IllegalStateException(t.getName() + " did not stop within 60 s"));
                 }
             }
-            for (Worker w : workers) {
+            for (SoakWorker w : workers) {
                 w.closeKept();
             }
-            leaked = leakedBlocks();
-            endCache = kv.stats().cache();
-            invariantChecks++;
-            int verdict = checkInvariants(violationSamples);
-            if (verdict == 2) {
-                invariantViolations++;
-            } else if (verdict == 1) {
-                transientViolations++;
-            }
-            sampleDisk();
+            KvBlockManager last = kv.current();
+            leaked = SoakChecks.leakedBlocks(last);
+            endCache = last.stats().cache();
+            SoakChecks.invariants(kv, tally, t0);
+            kv.sampleDisk();
         } finally {
-            stop = true;
-            closeManager();
+            stop.set(true);
+            kv.close();
             if (injection != null) {
                 injection.uninstall();
             }
             Interrupts.deleteTempDirectory(temp);
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
-        int fdEnd = openFds();
+        int fdEnd = SoakChecks.openFds();
+        return new SoakReport(tally, seconds, duration, Interrupts.requested(), corruptRate,
+                injection == null ? 0 : injection.injected(), leaked, endCache, fdStart, fdEnd, fdTolerance,
+                diskBudget).print(out);
+    }
 
-        long ops = requests.sum() + appends.sum() + leases.sum() + forks.sum() + closes.sum();
-        if (Interrupts.requested()) {
-            out.printf(Locale.ROOT, "interrupted after %.1f s of %s: partial summary%n", seconds, duration);
-        }
-        out.printf(Locale.ROOT, "ran %.1f s%n", seconds);
-        out.printf(Locale.ROOT, "operations: %d (%.0f/s): requests %d, appends %d, leases %d, forks %d, closes %d, "
-                + "restarts %d%n", ops, ops / seconds, requests.sum(), appends.sum(), leases.sum(), forks.sum(),
-                closes.sum(), restarts);
-        out.printf(Locale.ROOT, "back-pressure (not faults): %d operations without device room in time, %d mover "
-                + "back-pressure errors%n", backPressure.sum(), moverBackPressure.sum());
-        long injected = injection == null ? 0 : injection.injected();
-        out.printf(Locale.ROOT, "corruption: %d records damaged by injection (rate %s), %d detected (disk corrupt "
-                + "misses), %d damaged regions skipped by recovery at restarts%n", injected,
-                injection == null ? "0: off" : Double.toString(corruptRate), corruptMisses, recoveryFaults);
-        out.printf(Locale.ROOT, "blocks lost below: %d (referenced blocks whose only copy was found damaged; %d "
-                + "leases or reads failed with CorruptBlockException and the runtime recomputed them)%n", lostBlocks,
-                lostBelow.sum());
-        out.printf(Locale.ROOT, "prefix hits: %d blocks (%d below the device), %d tokens matched; disk: %d adoptions, "
-                + "%d blocks recovered at restarts, %d misses%n", prefixHits, prefixHitsBelow, matchedTokens.sum(),
-                diskAdoptions, recoveredBlocks, diskMisses);
-        out.printf(Locale.ROOT, "bytes moved: demotions %s (%d blocks), promotions %s (%d), disk spills %s (%d), "
-                + "disk loads %s (%d)%n", Sizes.bytes(moved[0]), moved[1], Sizes.bytes(moved[2]), moved[3],
-                Sizes.bytes(moved[4]), moved[5], Sizes.bytes(moved[6]), moved[7]);
-        out.printf(Locale.ROOT, "bytes verified: %s%n", Sizes.bytes(verifiedBytes.sum()));
-        out.printf(Locale.ROOT, "mismatches: %d%n", mismatches.sum());
-        for (String s : mismatchSamples) {
-            out.println("  " + s);
-        }
-        out.printf(Locale.ROOT, "invariant checks: %d, violations %d (a failed check counts only if it still fails "
-                + "when re-checked twice 50 ms apart; %d transient, passed on re-check)%n", invariantChecks,
-                invariantViolations, transientViolations);
-        for (String s : violationSamples) {
-            out.println("  " + s);
-        }
-        out.printf(Locale.ROOT, "leaked blocks: %d (live block ids minus cached blocks after every sequence closed; "
-                + "live %d, cached %d)%n", leaked, endCache.liveBlocks(), endCache.cachedBlocks());
-        out.printf(Locale.ROOT, "open file descriptors: start %d, end %d (tolerance +%d)%n", fdStart, fdEnd,
-                fdTolerance);
-        out.printf(Locale.ROOT, "disk peak: %s of budget %s (%.1f%%)%n", Sizes.bytes(peakDiskBytes.get()),
-                Sizes.bytes(diskBudget), 100.0 * peakDiskBytes.get() / diskBudget);
-        out.printf(Locale.ROOT, "unexpected exceptions: %d%n", unexpected.size());
-        int shown = 0;
-        for (Throwable t : unexpected) {
-            if (shown++ == 3) {
+    /**
+     * The main thread's part while the workers run: until the duration is over, a worker failed
+     * or an interrupt came, samples the disk every 100 ms, checks the invariants every second and
+     * restarts the manager every {@code restartNanos} (not in the last half second).
+     */
+    private static void drive(SoakManager kv, SoakTally tally, AtomicBoolean stop, List<SoakWorker> workers, long t0,
+            long durationNanos, long restartNanos) throws InterruptedException {
+        long end = t0 + durationNanos;
+        long nextCheck = t0 + 1_000_000_000L;
+        long nextRestart = restartNanos == 0 ? Long.MAX_VALUE : t0 + restartNanos;
+        while (!stop.get() && !Interrupts.requested()) {
+            long now = System.nanoTime();
+            if (now >= end) {
                 break;
             }
-            out.println("  " + stackTop(t));
+            if (!tally.unexpected.isEmpty()) {
+                break;
+            }
+            Thread.sleep(Math.max(1, Math.min(100, (end - now) / 1_000_000)));
+            kv.sampleDisk();
+            now = System.nanoTime();
+            if (now >= nextCheck) {
+                nextCheck = now + 1_000_000_000L;
+                SoakChecks.invariants(kv, tally, t0);
+            }
+            if (now >= nextRestart && now + 500_000_000L < end) {
+                kv.restart(workers);
+                tally.restarts++;
+                nextRestart = System.nanoTime() + restartNanos;
+            }
         }
-
-        List<String> faults = new ArrayList<>();
-        if (mismatches.sum() > 0) {
-            faults.add(mismatches.sum() + " mismatches");
-        }
-        if (invariantViolations > 0) {
-            faults.add(invariantViolations + " invariant violations");
-        }
-        if (leaked != 0) {
-            faults.add(leaked + " leaked blocks");
-        }
-        if (corruptMisses != injected) {
-            faults.add(injected + " corruptions injected but " + corruptMisses + " detected");
-        }
-        if ((lostBlocks > 0 || lostBelow.sum() > 0) && corruptMisses == 0) {
-            faults.add(Math.max(lostBlocks, lostBelow.sum()) + " blocks lost below with no detected corruption to "
-                    + "explain them");
-        }
-        if (fdEnd - fdStart > fdTolerance) {
-            faults.add("file descriptors grew by " + (fdEnd - fdStart));
-        }
-        if (peakDiskBytes.get() > diskBudget) {
-            faults.add("disk peak above budget");
-        }
-        if (!unexpected.isEmpty()) {
-            faults.add(unexpected.size() + " unexpected exceptions");
-        }
-        if (ops == 0) {
-            faults.add("no operation completed");
-        }
-        out.println(faults.isEmpty() ? "result: PASS" : "result: FAIL (" + String.join(", ", faults) + ")");
-        out.flush();
-        return faults.isEmpty() ? 0 : 1;
     }
 
     private void validate() {
         Check.atLeast("--threads", threads, 1);
-        Check.between("--movers", movers, 0, 8, "");
+        manager.check();
         Check.atLeast("--block-tokens", blockTokens, 1);
         Check.atLeast("--documents", documents, 1);
         Check.atLeast("--max-blocks", maxBlocks, 1);
         Check.atLeast("--device-blocks", deviceBlocks, 2);
         Check.atLeast("--host-blocks", hostBlocks, 1);
-        Check.atLeast("--recent-blocks", recentBlocks, 0);
         Check.atLeast("--admission-timeout-ms", admissionTimeoutMs, 0);
         Check.atLeast("--fd-tolerance", fdTolerance, 0);
         Check.between("--corrupt-rate", corruptRate, 0, 1);
@@ -475,390 +332,5 @@ public final class SoakCommand implements Callable<Integer> {
             default -> 1e9;
         };
         return Math.round(v * scale);
-    }
-
-    private void open() {
-        long block = layout.bytesPerBlock();
-        EmulatedDevice dev = new EmulatedDevice((deviceBlocks + 1L) * block);
-        try {
-            kv = KvBlockManager.builder(layout)
-                    .device(dev, deviceBlocks * block)
-                    .host(hostBlocks * block)
-                    .disk(diskOptions)
-                    .recentDeviceBlocks(recentBlocks)
-                    .movers(movers)
-                    .admissionTimeoutNanos(admissionTimeoutMs * 1_000_000L)
-                    .errorHandler(this::moverError)
-                    .build();
-        } catch (RuntimeException e) {
-            dev.close();
-            throw e;
-        }
-        device = dev;
-        generation++;
-        DiskStats ds = kv.stats().disk();
-        if (ds != null) {
-            recoveredBlocks += ds.recoveredBlocks();
-            recoveryFaults += ds.recoveryFaults();
-        }
-        sampleDisk();
-    }
-
-    private void moverError(Throwable t) {
-        if (t instanceof CapacityExhaustedException || t instanceof TransferTimeoutException) {
-            moverBackPressure.increment();
-        } else {
-            unexpected.add(new IllegalStateException("mover error", t));
-        }
-    }
-
-    private void closeManager() {
-        KvBlockManager k = kv;
-        if (k != null) {
-            try {
-                sampleDisk();
-                TierStats st = k.stats();
-                TierStats.MoveStats[] m = {st.demotions(), st.promotions(), st.diskSpills(), st.diskLoads()};
-                for (int i = 0; i < m.length; i++) {
-                    moved[2 * i] += m[i].bytes();
-                    moved[2 * i + 1] += m[i].blocks();
-                }
-                prefixHits += st.cache().prefixHitBlocks();
-                prefixHitsBelow += st.cache().prefixHitBlocksBelow();
-                diskAdoptions += st.diskAdoptions();
-                diskMisses += st.diskMisses();
-                lostBlocks += st.cache().lostBlocks();
-                if (st.disk() != null) {
-                    corruptMisses += st.disk().corruptMisses();
-                }
-            } finally {
-                k.close();
-                kv = null;
-            }
-        }
-        if (device != null) {
-            device.close();
-            device = null;
-        }
-    }
-
-    /** Stops the workers at an operation boundary, closes their sequences and the manager, reopens. */
-    private void restart(List<Worker> workers) {
-        gate.writeLock().lock();
-        try {
-            for (Worker w : workers) {
-                w.closeKept();
-            }
-            closeManager();
-            open();
-        } finally {
-            gate.writeLock().unlock();
-        }
-    }
-
-    private void sampleDisk() {
-        KvBlockManager k = kv;
-        if (k == null) {
-            return;
-        }
-        try {
-            DiskStats ds = k.stats().disk();
-            if (ds != null) {
-                peakDiskBytes.accumulateAndGet(ds.usedBytes(), Math::max);
-            }
-        } catch (IllegalStateException e) {
-            // closed by a restart in between
-        }
-    }
-
-    /**
-     * @return 0 consistent, 1 a transient violation (passed on re-check), 2 a violation
-     */
-    private int checkInvariants(List<String> samples) throws InterruptedException {
-        gate.readLock().lock();
-        try {
-            List<String> bad = kv.checkInvariants();
-            if (bad.isEmpty()) {
-                return 0;
-            }
-            for (int i = 0; i < 2; i++) {
-                Thread.sleep(50);
-                List<String> again = kv.checkInvariants();
-                if (again.isEmpty()) {
-                    return 1;
-                }
-                bad = again;
-            }
-            if (samples.size() < 5) {
-                samples.add(String.format(Locale.ROOT, "at %.1f s, manager %d: %s", (System.nanoTime() - startNanos)
-                        / 1e9, generation, bad.size() > 3 ? bad.subList(0, 3) + " ..." : bad.toString()));
-            }
-            return 2;
-        } finally {
-            gate.readLock().unlock();
-        }
-    }
-
-    /** Live block ids minus cached blocks, re-read twice 50 ms apart while a mover may be mid-move. */
-    private long leakedBlocks() throws InterruptedException {
-        long leaked = 0;
-        for (int i = 0; i < 3; i++) {
-            CacheStats cs = kv.stats().cache();
-            leaked = (long) cs.liveBlocks() - cs.cachedBlocks();
-            if (leaked == 0) {
-                return 0;
-            }
-            Thread.sleep(50);
-        }
-        return leaked;
-    }
-
-    /**
-     * Open file descriptors of this process.
-     *
-     * @return entries of {@code /proc/self/fd}, or -1 where there is no such directory
-     */
-    static int openFds() {
-        Path fd = Path.of("/proc/self/fd");
-        if (!Files.isDirectory(fd)) {
-            return -1;
-        }
-        try (Stream<Path> s = Files.list(fd)) {
-            return (int) s.count();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot list " + fd, e);
-        }
-    }
-
-    private static String stackTop(Throwable t) {
-        StringBuilder sb = new StringBuilder();
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            sb.append(c).append(c.getStackTrace().length > 0 ? " at " + c.getStackTrace()[0] : "");
-            if (c.getCause() != null) {
-                sb.append(" <- ");
-            }
-        }
-        return sb.toString();
-    }
-
-    private static long mix(long z) {
-        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 31);
-    }
-
-    /** Token {@code pos} of document {@code doc}. */
-    private static int token(int doc, int pos) {
-        return (int) (mix(doc * GOLDEN + pos + 0x50A4_0000_0001L) >>> 33);
-    }
-
-    /** Word {@code w} of the K ({@code kv} 0) or V (1) vector of layer {@code layer} at {@code pos} of {@code doc}. */
-    private static long word(int doc, int pos, int layer, int kv, int w) {
-        return mix(mix(doc + 0x50A4_0000_0002L) + (((long) pos * 64 + layer) * 2 + kv) * 0x100000001B3L + w);
-    }
-
-    /** One worker: its random source, scratch vectors and the sequences it keeps open between operations. */
-    private final class Worker implements Runnable {
-        private final Random rnd;
-        private final List<Kept> kept = new ArrayList<>();
-        private MemorySegment k;
-        private MemorySegment v;
-
-        Worker(long seed) {
-            this.rnd = new Random(seed);
-        }
-
-        @Override
-        public void run() {
-            try (Arena arena = Arena.ofConfined()) {
-                k = arena.allocate(layout.tokenVectorBytes(), 8);
-                v = arena.allocate(layout.tokenVectorBytes(), 8);
-                while (!stop) {
-                    gate.readLock().lock();
-                    try {
-                        if (kv == null) {
-                            continue;
-                        }
-                        oneOperation();
-                    } catch (CapacityExhaustedException | TransferTimeoutException e) {
-                        backPressure.increment();
-                    } catch (CorruptBlockException e) {
-                        lostBelow.increment();
-                    } catch (Throwable t) {
-                        unexpected.add(t);
-                        stop = true;
-                    } finally {
-                        gate.readLock().unlock();
-                    }
-                }
-            } catch (Throwable t) {
-                unexpected.add(t);
-                stop = true;
-            }
-        }
-
-        /** Closes every kept sequence (the worker is between operations, or stopped). */
-        void closeKept() {
-            for (Kept s : kept) {
-                s.seq.close();
-            }
-            kept.clear();
-        }
-
-        private int document() {
-            double u = rnd.nextDouble();
-            return (int) (u * u * documents); // skewed towards low numbers, so prefixes repeat
-        }
-
-        private void oneOperation() {
-            int r = rnd.nextInt(100);
-            if (kept.isEmpty() || r < 45) {
-                request();
-            } else if (r < 62) {
-                Kept s = kept.get(rnd.nextInt(kept.size()));
-                guarded(s, () -> {
-                    extend(s.seq, s.doc, 1 + rnd.nextInt(32));
-                    appends.increment();
-                });
-            } else if (r < 80) {
-                Kept s = kept.get(rnd.nextInt(kept.size()));
-                guarded(s, () -> {
-                    int len = s.seq.length();
-                    if (len > 0) {
-                        int from = rnd.nextInt(len);
-                        int to = from + 1 + rnd.nextInt(Math.min(len - from, LEASE_CHUNK_BLOCKS * blockTokens));
-                        verify(s.seq, s.doc, from, to);
-                    }
-                    leases.increment();
-                });
-            } else if (r < 90) {
-                Kept s = kept.get(rnd.nextInt(kept.size()));
-                guarded(s, () -> {
-                    try (Sequence f = s.seq.fork()) {
-                        extend(f, s.doc, rnd.nextInt(2 * blockTokens));
-                        verify(f, s.doc, 0, f.length());
-                        verify(s.seq, s.doc, Math.max(0, s.seq.length() - blockTokens), s.seq.length());
-                    }
-                    forks.increment();
-                });
-            } else {
-                Kept s = kept.remove(rnd.nextInt(kept.size()));
-                s.seq.close();
-                closes.increment();
-            }
-        }
-
-        /** Runs an operation on a kept sequence; on back-pressure the sequence is closed and dropped. */
-        private void guarded(Kept s, Runnable op) {
-            boolean ok = false;
-            try {
-                op.run();
-                ok = true;
-            } finally {
-                if (!ok) {
-                    kept.remove(s);
-                    s.seq.close();
-                }
-            }
-        }
-
-        private void request() {
-            int doc = document();
-            int length = blockTokens * rnd.nextInt(maxBlocks) + 1 + rnd.nextInt(blockTokens);
-            int[] prompt = new int[length];
-            for (int i = 0; i < length; i++) {
-                prompt[i] = token(doc, i);
-            }
-            Sequence s = kv.openSequence(SequenceOptions.defaults());
-            boolean keep = false;
-            try {
-                int matched = s.matchPrefix(prompt);
-                matchedTokens.add(matched);
-                if (matched > 0) {
-                    verify(s, doc, 0, matched); // matched blocks first: possibly recovered disk records
-                }
-                extend(s, doc, length - matched);
-                verify(s, doc, 0, length);
-                if (rnd.nextInt(4) == 0) {
-                    try (Sequence f = s.fork()) {
-                        extend(f, doc, 1 + rnd.nextInt(blockTokens));
-                        verify(f, doc, Math.max(0, length - blockTokens), f.length());
-                    }
-                    forks.increment();
-                }
-                requests.increment();
-                if (kept.size() < MAX_KEPT && rnd.nextBoolean()) {
-                    kept.add(new Kept(s, doc));
-                    keep = true;
-                }
-            } finally {
-                if (!keep) {
-                    s.close();
-                }
-            }
-        }
-
-        /** Appends the document's next {@code n} tokens and writes every layer's K and V for each. */
-        private void extend(Sequence s, int doc, int n) {
-            int words = layout.tokenVectorBytes() / 8;
-            for (int i = 0; i < n; i++) {
-                int pos = s.appendToken(token(doc, s.length()));
-                for (int layer = 0; layer < layout.layers(); layer++) {
-                    for (int w = 0; w < words; w++) {
-                        k.setAtIndex(WORD, w, word(doc, pos, layer, 0, w));
-                        v.setAtIndex(WORD, w, word(doc, pos, layer, 1, w));
-                    }
-                    s.write(layer, pos, k, v);
-                }
-            }
-        }
-
-        /** Verifies token ids and every byte of positions {@code [from, to)} through leases of a few blocks. */
-        private void verify(Sequence s, int doc, int from, int to) {
-            int b = blockTokens;
-            int words = layout.tokenVectorBytes() / 8;
-            int pos = from;
-            while (pos < to) {
-                int chunkEnd = Math.min(to, (pos / b + LEASE_CHUNK_BLOCKS) * b);
-                try (BlockLease lease = s.lease(pos, chunkEnd)) {
-                    for (; pos < chunkEnd; pos++) {
-                        if (s.tokenAt(pos) != token(doc, pos)) {
-                            mismatch("doc " + doc + " position " + pos + ": token id " + s.tokenAt(pos)
-                                    + ", expected " + token(doc, pos));
-                        }
-                        MemorySegment blk = lease.block(pos / b - lease.firstBlockIndex());
-                        int offset = pos % b;
-                        for (int layer = 0; layer < layout.layers(); layer++) {
-                            for (int kvIndex = 0; kvIndex < 2; kvIndex++) {
-                                long base = layout.offsetOf(layer, kvIndex == 0 ? KvLayout.K : KvLayout.V, offset);
-                                for (int w = 0; w < words; w++) {
-                                    long got = blk.get(WORD, base + 8L * w);
-                                    long want = word(doc, pos, layer, kvIndex, w);
-                                    if (got != want) {
-                                        mismatch(String.format(Locale.ROOT, "doc %d position %d layer %d %s word %d:"
-                                                + " %016x, expected %016x (block id %d)", doc, pos, layer,
-                                                kvIndex == 0 ? "K" : "V", w, got, want,
-                                                lease.blockId(pos / b - lease.firstBlockIndex())));
-                                        break;
-                                    }
-                                }
-                            }
-                        }
-                        verifiedBytes.add(2L * layout.layers() * layout.tokenVectorBytes());
-                    }
-                }
-            }
-        }
-
-        private void mismatch(String what) {
-            mismatches.increment();
-            if (mismatchSamples.size() < 5) {
-                mismatchSamples.add(what);
-            }
-        }
-    }
-
-    /** A sequence a worker keeps open between operations, with its document. */
-    private record Kept(Sequence seq, int doc) {
     }
 }

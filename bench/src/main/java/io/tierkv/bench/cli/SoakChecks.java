@@ -1,0 +1,109 @@
+package io.tierkv.bench.cli;
+
+import io.tierkv.core.cache.CacheStats;
+import io.tierkv.tiers.KvBlockManager;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Stream;
+
+/**
+ * The soak's checks of a running manager: its invariants (re-checked before a failure counts, as
+ * a check can race a mover in the middle of a move), the blocks leaked once every sequence is
+ * closed, and the process's open file descriptors.
+ *
+ * <p>Thread-safety: called from the soak's main thread; {@link #invariants} holds the manager's
+ * read lock, so no restart closes the manager under it.
+ */
+final class SoakChecks {
+
+    /** How long to wait before each re-check, milliseconds. */
+    private static final long RECHECK_MILLIS = 50;
+
+    private SoakChecks() {
+    }
+
+    /**
+     * Runs {@code kv.checkInvariants()}; a non-empty answer is re-checked twice
+     * {@value #RECHECK_MILLIS} ms apart and counts only if both re-checks fail too.
+     *
+     * @param manager     the manager under soak
+     * @param tally       receives the verdict ({@link SoakTally#countCheck}) and the first violations
+     * @param startNanos  {@code System.nanoTime()} at the start of the run, for the sample's time
+     * @throws InterruptedException if interrupted while waiting to re-check
+     */
+    static void invariants(SoakManager manager, SoakTally tally, long startNanos) throws InterruptedException {
+        tally.countCheck(verdict(manager, tally.violationSamples, startNanos));
+    }
+
+    /** @return 0 consistent, 1 a transient violation (passed on re-check), 2 a violation */
+    private static int verdict(SoakManager manager, List<String> samples, long startNanos)
+            throws InterruptedException {
+        manager.gate().readLock().lock();
+        try {
+            KvBlockManager kv = manager.current();
+            List<String> bad = kv.checkInvariants();
+            if (bad.isEmpty()) {
+                return 0;
+            }
+            for (int i = 0; i < 2; i++) {
+                Thread.sleep(RECHECK_MILLIS);
+                List<String> again = kv.checkInvariants();
+                if (again.isEmpty()) {
+                    return 1;
+                }
+                bad = again;
+            }
+            if (samples.size() < SoakTally.SAMPLES) {
+                samples.add(String.format(Locale.ROOT, "at %.1f s, manager %d: %s", (System.nanoTime() - startNanos)
+                        / 1e9, manager.generation(), bad.size() > 3 ? bad.subList(0, 3) + " ..." : bad.toString()));
+            }
+            return 2;
+        } finally {
+            manager.gate().readLock().unlock();
+        }
+    }
+
+    /**
+     * Live block ids minus cached blocks ({@code liveBlocks - cachedBlocks} of
+     * {@code kv.stats().cache()}), re-read twice {@value #RECHECK_MILLIS} ms apart while a mover
+     * may be mid-move; call once every sequence is closed.
+     *
+     * @param kv the manager
+     * @return the blocks still in use that are not cached: 0 when nothing leaked
+     * @throws InterruptedException if interrupted while waiting to re-read
+     */
+    static long leakedBlocks(KvBlockManager kv) throws InterruptedException {
+        long leaked = 0;
+        for (int i = 0; i < 3; i++) {
+            CacheStats cs = kv.stats().cache();
+            leaked = (long) cs.liveBlocks() - cs.cachedBlocks();
+            if (leaked == 0) {
+                return 0;
+            }
+            Thread.sleep(RECHECK_MILLIS);
+        }
+        return leaked;
+    }
+
+    /**
+     * Open file descriptors of this process.
+     *
+     * @return entries of {@code /proc/self/fd}, or -1 where there is no such directory
+     * @throws UncheckedIOException if the directory cannot be listed
+     */
+    static int openFds() {
+        Path fd = Path.of("/proc/self/fd");
+        if (!Files.isDirectory(fd)) {
+            return -1;
+        }
+        try (Stream<Path> s = Files.list(fd)) {
+            return (int) s.count();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + fd, e);
+        }
+    }
+}
