@@ -288,6 +288,16 @@ public final class KvBlockManager implements AutoCloseable {
         return disk;
     }
 
+    /**
+     * The validated options of the block model under the device tier: device and maximum blocks,
+     * policy, hash algorithm, recent blocks, timeouts.
+     *
+     * @return the options; immutable
+     */
+    public CacheOptions options() {
+        return cache.options();
+    }
+
     /** {@return the layout} */
     public KvLayout layout() {
         return layout;

@@ -48,13 +48,13 @@ final class ManagerOptions {
 
     @Option(names = "--recent-blocks", paramLabel = "N", defaultValue = "2",
             description = "sealed blocks at the end of each open sequence kept on the device, >= 0 (default: "
-                    + "${DEFAULT-VALUE}, as KvBlockManager.Builder)")
+                    + "${DEFAULT-VALUE}, as KvBlockManagerBuilder)")
     private int recentBlocks;
 
     @Option(names = "--movers", paramLabel = "N", defaultValue = "1",
             description = "background mover threads, 0..8; 0 = no thread, moves run on demand (replay: one mover "
                     + "cycle on its thread after each request, deterministic) (default: ${DEFAULT-VALUE}, as "
-                    + "KvBlockManager.Builder)")
+                    + "KvBlockManagerBuilder)")
     private int movers;
 
     /** Creates the options (picocli instantiates them for each command). */

@@ -78,7 +78,7 @@ class ManagerOptionsTest {
         Set<Thread> before = moverThreads();
         try (EmulatedDevice gpu = new EmulatedDevice(64 * block);
              KvBlockManager kv = KvBlockManager.builder(layout).device(gpu, 32 * block).host(32 * block).build()) {
-            assertEquals(Integer.parseInt(mixinDefault("--recent-blocks")), kv.cache().options().recentDeviceBlocks());
+            assertEquals(Integer.parseInt(mixinDefault("--recent-blocks")), kv.options().recentDeviceBlocks());
             Set<Thread> started = moverThreads();
             started.removeAll(before); // threads of managers closed earlier may still be ending
             assertEquals(Integer.parseInt(mixinDefault("--movers")), started.size());
