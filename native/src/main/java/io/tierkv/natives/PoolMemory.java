@@ -19,18 +19,21 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Why lazily rather than committed at build (issue 19 part 3; figures in BENCHMARKS.md,
  * "Building a manager against one zero-filled allocation"): committing means writing every page,
- * and on these VMs the pages worth having, huge pages, are the ones the hypervisor took back while
- * they were free: faulting them in ran at 0.08-0.18 GB/s, 4-7x slower than base pages of the
- * same cold memory, so even a single write per page, into huge pages, took 4-7x one zero-filled
- * allocation (which the JDK does on base pages). Committing on base pages instead would meet the
- * time but lose the huge pages that block copies are measured against (base pages cost a copy
- * 20-45%, BENCHMARKS.md, issue 18). Lazily, {@code build()} writes nothing, RSS grows with the
- * blocks actually stored, a page is still written once (by the kernel, into its huge page) and
- * pages never used are never paid for. The cost moves to the first write of each 2 MiB, the first
- * block copy into it (measured beside the build). What is given up: a pool that fitted at build
- * ({@code MachineFit} still checks every budget against the machine before anything is mapped)
- * can meet an OOM kill later if other processes took the memory meanwhile. A GPU's pinned host
- * memory and device memory are committed by its driver; that path is not this class.
+ * and on these VMs the pages worth having, huge pages, come from memory the hypervisor took back
+ * while it was free, slow on first touch: one write per page of both pools, into huge pages, took
+ * 1.04-5.05x one zero-filled allocation of the same bytes on base pages (medians of 3 runs, 256
+ * MiB to 4 GiB per tier, same JVM), so a build that committed its pools, even writing each page
+ * once, would miss the target of 1.2x. Committing on base pages instead would meet it but lose the
+ * huge pages that block copies are measured against (base pages cost a copy 20-45%, BENCHMARKS.md,
+ * issue 18). Lazily, {@code build()} writes nothing (0.002-0.036x the allocation, RSS +0-4 MiB),
+ * RSS grows with the blocks actually stored, a page is still written once (by the kernel, into its
+ * huge page) and pages never used are never paid for. The cost moves to the first block copy into
+ * each 2 MiB of a pool: one huge-page fault, 4-8 ms on cold memory of these VMs (the first touch
+ * above, per 2 MiB), under a millisecond on memory freed recently. What is given up: a pool that
+ * fitted at build ({@code MachineFit} still checks every budget against the machine before
+ * anything is mapped) can meet an OOM kill later, if other processes took the memory meanwhile. A
+ * GPU's pinned host memory and device memory are committed by its driver; that path is not this
+ * class.
  *
  * <p>Without native access (no {@code mmap}) the pool is a plain {@link Arena#allocate}, which the
  * JDK zero-fills: committed at once, one write per page, on base pages.

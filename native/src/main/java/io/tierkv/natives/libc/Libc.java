@@ -205,9 +205,11 @@ public final class Libc {
     }
 
     /**
-     * Asks the kernel to back a pool with transparent huge pages: {@code MADV_HUGEPAGE}, then
-     * {@code MADV_COLLAPSE} so that pages already touched (an arena zero-fills what it allocates)
-     * are collapsed now rather than by {@code khugepaged} later. Best effort: a kernel without
+     * Asks the kernel to back memory already touched with transparent huge pages: {@code
+     * MADV_HUGEPAGE}, then {@code MADV_COLLAPSE} so that pages already touched (an arena zero-fills
+     * what it allocates) are collapsed now rather than by {@code khugepaged} later. The collapse
+     * copies every page: the tiers' pools instead take {@link #MADV_HUGEPAGE} alone before their
+     * first touch ({@code PoolMemory}), which needs no copy. Best effort: a kernel without
      * THP, or older than 6.1 ({@code MADV_COLLAPSE}), or without free huge pages answers with an
      * error and the pool keeps its base pages. Only whole huge pages inside the segment can be
      * collapsed, so allocate pools {@link #HUGE_PAGE_BYTES}-aligned. Why: a 64 KiB block copy
