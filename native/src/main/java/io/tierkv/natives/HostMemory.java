@@ -96,7 +96,8 @@ public final class HostMemory {
                 refused = null;
             } else {
                 long limit = Libc.memlockLimitBytes();
-                refused = "mlock2(" + rounded + " bytes, MLOCK_ONFAULT) failed: " + Libc.errnoName(rc) + "; RLIMIT_MEMLOCK soft limit "
+                refused = "mlock2(" + rounded + " bytes, MLOCK_ONFAULT) failed: " + Libc.errnoName(rc)
+                        + "; RLIMIT_MEMLOCK soft limit "
                         + (limit == Long.MAX_VALUE ? "unlimited" : limit + " bytes")
                         + ": raise it (ulimit -l, LimitMEMLOCK= in a systemd unit, memlock in"
                         + " /etc/security/limits.conf) or grant CAP_IPC_LOCK";

@@ -65,9 +65,11 @@ final class PoolMemory {
         boolean huge = bytes >= Libc.HUGE_PAGE_BYTES;
         long address = Libc.mapAnonymous(bytes, huge ? Math.max(align, Libc.HUGE_PAGE_BYTES) : align);
         if (address < 0) {
-            throw new OutOfMemoryError("mmap of a pool of " + bytes + " bytes failed: " + Libc.errnoName((int) -address));
+            throw new OutOfMemoryError("mmap of a pool of " + bytes + " bytes failed: "
+                    + Libc.errnoName((int) -address));
         }
-        MemorySegment pool = MemorySegment.ofAddress(address).reinterpret(bytes, arena, s -> Libc.unmap(address, bytes));
+        MemorySegment pool = MemorySegment.ofAddress(address)
+                .reinterpret(bytes, arena, unmapped -> Libc.unmap(address, bytes));
         if (huge) {
             int rc = Libc.madvise(pool, Libc.MADV_HUGEPAGE);
             if (rc != 0) {

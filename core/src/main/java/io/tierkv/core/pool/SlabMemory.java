@@ -16,8 +16,7 @@ import java.lang.foreign.MemorySegment;
  * The slice of every slot is created once, so {@link #slot(int)} allocates nothing. Chunks are
  * written once at creation, by the arena's zero-fill (not again: issue 19 part 3): memory these
  * virtual machines reclaimed while idle is slow on its first write, so a pool is touched when made
- * and then kept. Thread-safe for reads of distinct
- * slots; {@link #close()} must not race with use.
+ * and then kept. Thread-safe for reads of distinct slots; {@link #close()} must not race with use.
  */
 public final class SlabMemory implements SlotMemory, AutoCloseable {
 
@@ -55,7 +54,8 @@ public final class SlabMemory implements SlotMemory, AutoCloseable {
             int first = c * slotsPerChunk;
             int count = Math.min(slotsPerChunk, capacity - first);
             arenas[c] = Arena.ofShared();
-            MemorySegment chunk = arenas[c].allocate((long) count * slotBytes, 4096); // zero-filled: each page written once
+            // zero-filled by the arena: each page written once
+            MemorySegment chunk = arenas[c].allocate((long) count * slotBytes, 4096);
             for (int i = 0; i < count; i++) {
                 slots[first + i] = chunk.asSlice((long) i * slotBytes, slotBytes);
             }
