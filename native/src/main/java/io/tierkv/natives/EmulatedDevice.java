@@ -20,9 +20,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * a machine without a GPU: a fixed capacity, asynchronous copies on per-stream worker threads,
  * stream order and events with completion times.
  *
- * <p>Memory: each device buffer is a page-aligned segment of its own shared arena, zero-filled at
- * allocation, which writes every page once (memory left idle on these VMs is returned to the host,
- * and a first write then runs at 0.4-0.5 GB/s; allocate pools once and keep them). Allocations
+ * <p>Memory: each device buffer is a page-aligned segment of its own shared arena, zero, reserved
+ * at allocation and committed page by page on first touch ({@link PoolMemory}, which says why; a
+ * first touch of memory left idle on these VMs is slow, so allocate pools once and keep them). Allocations
  * beyond the capacity throw {@link GpuException} with {@code emulatedErrorOutOfMemory} (code 2,
  * {@link GpuException#isOutOfMemory()}). {@link DeviceBuffer#hostView()} exposes the segment.
  * Pinned host memory comes from {@link HostMemory} and does not count against the capacity.
@@ -162,7 +162,7 @@ public final class EmulatedDevice implements GpuRuntime {
         try {
             Arena arena = Arena.ofShared();
             try {
-                buffer = new Buffer(arena, PoolMemory.allocate(arena, bytes, 4096)); // zero-filled: touches every page
+                buffer = new Buffer(arena, PoolMemory.allocate(arena, bytes, 4096)); // reserved; committed on first touch
             } catch (OutOfMemoryError | RuntimeException e) {
                 arena.close();
                 throw e;

@@ -61,8 +61,8 @@ public interface GpuRuntime extends AutoCloseable {
     }
 
     /**
-     * Allocates device memory ({@code hipMalloc}, {@code cudaMalloc}; on the emulated device a host
-     * segment touched once so that later writes run at full speed).
+     * Allocates device memory ({@code hipMalloc}, {@code cudaMalloc}; on the emulated device a zero
+     * host segment whose pages are committed on first touch).
      *
      * @param bytes size in bytes, {@code > 0}
      * @return a buffer owned by this runtime

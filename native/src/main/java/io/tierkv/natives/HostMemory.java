@@ -10,10 +10,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Pinned host memory without a GPU runtime: page-aligned off-heap memory, zero-filled (so every
- * page is written once at allocation), backed by transparent huge pages where the buffer spans
- * one and the kernel agrees ({@link PoolMemory}), and locked into RAM with {@code mlock} where the
- * process may lock that much.
+ * Pinned host memory without a GPU runtime: page-aligned off-heap memory, zero, reserved at
+ * allocation and committed page by page on first touch, backed by transparent huge pages where the
+ * buffer spans one and the kernel agrees ({@link PoolMemory}: why lazily), and locked into RAM as
+ * its pages are touched ({@code mlock2(MLOCK_ONFAULT)}, which commits nothing) where the process
+ * may lock that much.
  *
  * <p>When locking is refused (over {@code RLIMIT_MEMLOCK} without {@code CAP_IPC_LOCK}, or native
  * access not enabled) the memory is still returned, unlocked: {@link PinnedHostBuffer#pinnedBytes()}
@@ -79,7 +80,7 @@ public final class HostMemory {
         Arena arena = Arena.ofShared();
         MemorySegment all;
         try {
-            all = PoolMemory.allocate(arena, rounded, page); // zero-filled: every page written once
+            all = PoolMemory.allocate(arena, rounded, page); // reserved; committed on first touch
         } catch (RuntimeException | OutOfMemoryError e) {
             arena.close();
             throw e;
@@ -89,13 +90,14 @@ public final class HostMemory {
         if (!nativeAccess) {
             refused = NativeAccess.disabledReason();
         } else {
-            int rc = Libc.mlock(all);
+            int rc = Libc.mlockOnFault(all); // plain mlock would commit every page now
             if (rc == 0) {
                 pinned = rounded;
                 refused = null;
             } else {
                 long limit = Libc.memlockLimitBytes();
-                refused = "mlock(" + rounded + " bytes) failed: " + Libc.errnoName(rc) + "; RLIMIT_MEMLOCK soft limit "
+                refused = "mlock2(" + rounded + " bytes, MLOCK_ONFAULT) failed: " + Libc.errnoName(rc)
+                        + "; RLIMIT_MEMLOCK soft limit "
                         + (limit == Long.MAX_VALUE ? "unlimited" : limit + " bytes")
                         + ": raise it (ulimit -l, LimitMEMLOCK= in a systemd unit, memlock in"
                         + " /etc/security/limits.conf) or grant CAP_IPC_LOCK";

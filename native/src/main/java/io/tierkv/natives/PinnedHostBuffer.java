@@ -17,7 +17,10 @@ import java.lang.foreign.MemorySegment;
 public interface PinnedHostBuffer extends AutoCloseable {
 
     /**
-     * The memory, exactly {@link #requestedBytes()} long, aligned to a page.
+     * The memory, exactly {@link #requestedBytes()} long, aligned to a page, zero when allocated.
+     * A GPU driver's pinned allocation is committed (every page resident) by the driver; without a
+     * GPU runtime ({@link HostMemory}) it is reserved and each page committed, and locked, on its
+     * first touch.
      *
      * @return a shared native segment, valid until close
      */
@@ -31,8 +34,8 @@ public interface PinnedHostBuffer extends AutoCloseable {
     long requestedBytes();
 
     /**
-     * Bytes actually page-locked: the requested size rounded up to whole pages when pinned, 0 when
-     * pinning was refused.
+     * Bytes page-locked: the requested size rounded up to whole pages when pinned (without a GPU
+     * runtime: locked as each page is first touched), 0 when pinning was refused.
      *
      * @return pinned bytes, 0 or {@code >= requestedBytes()}
      */

@@ -175,10 +175,12 @@ class BindingSignaturesTest {
 
     @Test
     void theLibcSignaturesConstantsAndRlimitLayoutMatchTheCLibrary() throws Exception {
-        StringBuilder c = new StringBuilder("#define _DEFAULT_SOURCE 1\n#include <fcntl.h>\n#include <unistd.h>\n"
+        StringBuilder c = new StringBuilder("#define _GNU_SOURCE 1\n#include <fcntl.h>\n#include <unistd.h>\n"
                 + "#include <sys/mman.h>\n#include <linux/mman.h>\n#include <sys/resource.h>\n#include <string.h>\n#include <errno.h>\n"
-                + "#include <stddef.h>\n");
-        appendSignatures(c, sections().get("libc"), Map.of());
+                + "#include <stddef.h>\n"
+                // _GNU_SOURCE for mlock2; under it glibc declares getrlimit's resource as an enum
+                + "#ifdef __GLIBC__\ntypedef __rlimit_resource_t resource_type;\n#else\ntypedef int resource_type;\n#endif\n");
+        appendSignatures(c, sections().get("libc"), Map.of("int resource", "resource_type resource"));
         appendIntConstants(c, libc_h.class, "");
         appendIntConstants(c, Libc.class, "");
         c.append(check("sizeof(struct rlimit) == " + libc_h.RLIMIT_LAYOUT.byteSize()

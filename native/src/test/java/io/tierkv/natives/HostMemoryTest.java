@@ -76,7 +76,7 @@ class HostMemoryTest {
         assertEquals(0, r.exitCode(), r.output());
         assertTrue(r.output().contains("small requested=16384 pinned=16384"), r.output());
         assertTrue(r.output().contains("large requested=1048576 pinned=0"), r.output());
-        assertTrue(r.output().contains("mlock(1048576 bytes) failed: ENOMEM"), r.output());
+        assertTrue(r.output().contains("mlock2(1048576 bytes, MLOCK_ONFAULT) failed: ENOMEM"), r.output());
         assertTrue(r.output().contains("RLIMIT_MEMLOCK soft limit 65536 bytes"), r.output());
     }
 

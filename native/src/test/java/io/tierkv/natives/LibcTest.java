@@ -92,6 +92,29 @@ class LibcTest {
     }
 
     @Test
+    @SuppressWarnings("restricted")
+    void mapAnonymousReturnsAlignedZeroMemoryThatNoPageBacksBeforeItsFirstWrite() {
+        long bytes = 3 * 4096 + 100;
+        long address = Libc.mapAnonymous(bytes, Libc.HUGE_PAGE_BYTES);
+        assertTrue(address > 0, "mapAnonymous: " + address);
+        assertEquals(0, address % Libc.HUGE_PAGE_BYTES, "aligned to 2 MiB");
+        MemorySegment map = MemorySegment.ofAddress(address).reinterpret(bytes);
+        assertEquals(0, Libc.residentPages(map), "nothing touched yet");
+        assertEquals(0, map.get(java.lang.foreign.ValueLayout.JAVA_BYTE, bytes - 1));
+        map.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 0, (byte) 7);
+        assertTrue(Libc.residentPages(map) >= 1, "a written page is resident");
+        assertEquals(0, Libc.unmap(address, bytes));
+    }
+
+    @Test
+    void mapAnonymousRejectsBadSizesNamingTheField() {
+        var size = assertThrows(IllegalArgumentException.class, () -> Libc.mapAnonymous(0, 4096));
+        assertTrue(size.getMessage().startsWith("bytes: 0"), size.getMessage());
+        var align = assertThrows(IllegalArgumentException.class, () -> Libc.mapAnonymous(4096, 3000));
+        assertTrue(align.getMessage().startsWith("alignBytes: 3000"), align.getMessage());
+    }
+
+    @Test
     void madviseRejectsHeapSegmentsAndClosedArenas() {
         var heap = assertThrows(IllegalArgumentException.class,
                 () -> Libc.madvise(MemorySegment.ofArray(new byte[16]), Libc.MADV_NORMAL));

@@ -36,7 +36,9 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
     private final GpuStream stream;
 
     /**
-     * Allocates {@code capacity x slotBytes} bytes of device memory and touches it once.
+     * Allocates {@code capacity x slotBytes} bytes of device memory and writes none of it: a GPU's
+     * driver commits its memory; the emulated device's buffers read as zero and are committed page
+     * by page on first touch (issue 19 part 3: a fill here committed every page at build).
      *
      * @param runtime   the GPU runtime (or emulated device)
      * @param capacity  slots, >= 1
@@ -55,8 +57,7 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
                 DeviceBuffer b = runtime.allocateDevice((long) n * slotBytes);
                 buffers.add(b);
                 if (b.hostView().isPresent()) {
-                    MemorySegment view = b.hostView().get();
-                    view.fill((byte) 0);
+                    MemorySegment view = b.hostView().get(); // zero already; not touched, so not committed
                     for (int i = 0; i < n; i++) {
                         views[first + i] = view.asSlice((long) i * slotBytes, slotBytes);
                     }

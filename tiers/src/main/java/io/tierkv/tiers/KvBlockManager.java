@@ -77,8 +77,7 @@ public final class KvBlockManager implements AutoCloseable {
                 charge(BudgetKind.DISK, b.disk.budgetBytes());
             }
             dev = new DeviceTier(b.runtime, deviceBlocks, blockBytes);
-            pin = b.runtime.allocatePinnedHost((long) hostBlocks * blockBytes);
-            pin.segment().fill((byte) 0);
+            pin = b.runtime.allocatePinnedHost((long) hostBlocks * blockBytes); // zero; not touched here
             KeySpace keySpace = b.generatedHashKey ? KeySpace.generated(b.hashAlgorithm)
                     : KeySpace.of(b.hashAlgorithm, b.hashKey);
             dsk = b.disk == null ? null : DiskTier.open(b.disk, layout, keySpace);

@@ -18,10 +18,12 @@ import java.util.function.ToLongFunction;
 
 /**
  * Checks, before {@link KvBlockManagerBuilder#build()} allocates anything, that what the manager
- * commits up front ({@link TierSizes}) fits what the machine has now. Every pool is allocated
- * whole and zero-filled at build (README, "Pool memory"), so a pool that does not fit is not
- * refused by the kernel but killed by its OOM killer while it is being filled; these checks turn
- * that into a {@link MachineLimitException} naming the option, its value and the bound.
+ * reserves up front ({@link TierSizes}) fits what the machine has now. Every pool is mapped whole
+ * at build and its pages committed as blocks first land in them (README, "Pool memory"; why:
+ * {@code PoolMemory} in the native module), so a pool that does not fit is not refused by the
+ * kernel but killed by its OOM killer once it fills; these checks turn that into a
+ * {@link MachineLimitException} at build, naming the option, its value and the bound. They cannot
+ * keep other processes from taking the memory later.
  *
  * <ol>
  *   <li>Device memory: a GPU's free memory ({@code hipMemGetInfo} / {@code cudaMemGetInfo}) minus

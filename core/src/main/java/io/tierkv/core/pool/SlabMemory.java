@@ -14,9 +14,9 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>One arena per chunk, never one per slot (closing a shared arena costs tens of microseconds).
  * The slice of every slot is created once, so {@link #slot(int)} allocates nothing. Chunks are
- * written once at creation: memory these virtual machines reclaimed while idle is slow on its
- * first write, so a pool is touched when made and then kept. Thread-safe for reads of distinct
- * slots; {@link #close()} must not race with use.
+ * written once at creation, by the arena's zero-fill (not again: issue 19 part 3): memory these
+ * virtual machines reclaimed while idle is slow on its first write, so a pool is touched when made
+ * and then kept. Thread-safe for reads of distinct slots; {@link #close()} must not race with use.
  */
 public final class SlabMemory implements SlotMemory, AutoCloseable {
 
@@ -30,7 +30,7 @@ public final class SlabMemory implements SlotMemory, AutoCloseable {
     private volatile boolean closed;
 
     /**
-     * Allocates and touches {@code capacity x slotBytes} bytes.
+     * Allocates {@code capacity x slotBytes} bytes, zero-filled (every page written once).
      *
      * @param capacity  number of slots, at least 1
      * @param slotBytes bytes per slot, at least 1
@@ -54,8 +54,8 @@ public final class SlabMemory implements SlotMemory, AutoCloseable {
             int first = c * slotsPerChunk;
             int count = Math.min(slotsPerChunk, capacity - first);
             arenas[c] = Arena.ofShared();
+            // zero-filled by the arena: each page written once
             MemorySegment chunk = arenas[c].allocate((long) count * slotBytes, 4096);
-            chunk.fill((byte) 0);
             for (int i = 0; i < count; i++) {
                 slots[first + i] = chunk.asSlice((long) i * slotBytes, slotBytes);
             }

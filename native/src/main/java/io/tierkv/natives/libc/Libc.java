@@ -13,8 +13,8 @@ import java.util.Objects;
 /**
  * Checked, segment-based calls into the C library for the disk and host tiers: reserving file
  * space ({@code posix_fallocate}), page-cache advice ({@code madvise}, {@code posix_fadvise}),
- * page residency ({@code mincore}), locking memory ({@code mlock}) and the {@code RLIMIT_MEMLOCK}
- * limit.
+ * page residency ({@code mincore}), anonymous memory for block pools ({@code mmap},
+ * {@code munmap}), locking memory ({@code mlock}, {@code mlock2}) and the {@code RLIMIT_MEMLOCK} limit.
  *
  * <p>Every method returns the C error number (negated where a count is returned) rather than
  * throwing, so the caller decides what a failure means (a full disk is a
@@ -205,9 +205,11 @@ public final class Libc {
     }
 
     /**
-     * Asks the kernel to back a pool with transparent huge pages: {@code MADV_HUGEPAGE}, then
-     * {@code MADV_COLLAPSE} so that pages already touched (an arena zero-fills what it allocates)
-     * are collapsed now rather than by {@code khugepaged} later. Best effort: a kernel without
+     * Asks the kernel to back memory already touched with transparent huge pages: {@code
+     * MADV_HUGEPAGE}, then {@code MADV_COLLAPSE} so that pages already touched (an arena zero-fills
+     * what it allocates) are collapsed now rather than by {@code khugepaged} later. The collapse
+     * copies every page: the tiers' pools instead take {@link #MADV_HUGEPAGE} alone before their
+     * first touch ({@code PoolMemory}), which needs no copy. Best effort: a kernel without
      * THP, or older than 6.1 ({@code MADV_COLLAPSE}), or without free huge pages answers with an
      * error and the pool keeps its base pages. Only whole huge pages inside the segment can be
      * collapsed, so allocate pools {@link #HUGE_PAGE_BYTES}-aligned. Why: a 64 KiB block copy
@@ -293,6 +295,67 @@ public final class Libc {
     }
 
     /**
+     * Maps {@code bytes} of private anonymous memory, read-write, starting at a multiple of
+     * {@code alignBytes}: {@code mmap(NULL, ..., PROT_READ | PROT_WRITE, MAP_PRIVATE |
+     * MAP_ANONYMOUS, -1, 0)} of {@code alignBytes} more than asked, then {@code munmap} of the
+     * unaligned head and the tail. Nothing is written: every page reads as zero and is committed
+     * (given a zeroed physical page by the kernel) on its first touch, so advice such as
+     * {@link #MADV_HUGEPAGE} given before that touch decides how the page is backed. Free it with
+     * {@link #unmap}.
+     *
+     * @param bytes size in bytes, {@code > 0}; the mapping covers it rounded up to a page
+     * @param alignBytes alignment of the start, a power of two; at least the page size is used
+     * @return the start address, or {@code -errno} ({@code -ENOMEM} when the kernel refuses the
+     *     address space, for instance under {@code vm.overcommit_memory=2})
+     * @throws IllegalArgumentException if {@code bytes <= 0} or {@code alignBytes} is not a power
+     *     of two
+     */
+    public static long mapAnonymous(long bytes, long alignBytes) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("bytes: " + bytes + " (expected > 0)");
+        }
+        if (alignBytes <= 0 || Long.bitCount(alignBytes) != 1) {
+            throw new IllegalArgumentException("alignBytes: " + alignBytes + " (expected a power of two)");
+        }
+        long page = pageSizeBytes();
+        long align = Math.max(alignBytes, page);
+        long length = alignUp(bytes, page);
+        long slack = align - page; // mmap returns page-aligned addresses
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(libc_h.CAPTURE_STATE_LAYOUT);
+            long start = libc_h.mmap(state, MemorySegment.NULL, length + slack,
+                    libc_h.PROT_READ | libc_h.PROT_WRITE, libc_h.MAP_PRIVATE | libc_h.MAP_ANONYMOUS, -1, 0).address();
+            if (start == libc_h.MAP_FAILED) {
+                return -libc_h.errno(state);
+            }
+            long aligned = alignUp(start, align);
+            if (aligned > start) {
+                libc_h.munmap(state, MemorySegment.ofAddress(start), aligned - start);
+            }
+            long tail = start + length + slack - (aligned + length);
+            if (tail > 0) {
+                libc_h.munmap(state, MemorySegment.ofAddress(aligned + length), tail);
+            }
+            return aligned;
+        }
+    }
+
+    /**
+     * Unmaps memory from {@link #mapAnonymous}: {@code munmap} of {@code bytes} rounded up to a page.
+     *
+     * @param address the start {@link #mapAnonymous} returned
+     * @param bytes the size it was given
+     * @return 0, or the errno ({@link #EINVAL} for an unaligned address)
+     */
+    public static int unmap(long address, long bytes) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(libc_h.CAPTURE_STATE_LAYOUT);
+            int rc = libc_h.munmap(state, MemorySegment.ofAddress(address), alignUp(bytes, pageSizeBytes()));
+            return rc == 0 ? 0 : libc_h.errno(state);
+        }
+    }
+
+    /**
      * Locks the pages of {@code segment} into RAM ({@code mlock}).
      *
      * @param segment a native segment
@@ -307,6 +370,28 @@ public final class Libc {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(libc_h.CAPTURE_STATE_LAYOUT);
             int rc = libc_h.mlock(state, segment, segment.byteSize());
+            return rc == 0 ? 0 : libc_h.errno(state);
+        }
+    }
+
+    /**
+     * Locks the pages of {@code segment} into RAM as they are first touched
+     * ({@code mlock2(MLOCK_ONFAULT)}): pages resident now are locked at once, the others when a
+     * fault brings them in, so locking commits nothing. The limit is checked against the whole
+     * range now, as for {@link #mlock}.
+     *
+     * @param segment a native segment
+     * @return 0, or the errno: {@link #ENOMEM} when over {@code RLIMIT_MEMLOCK}, {@link #EPERM},
+     *     {@link #EINVAL} or {@link #ENOSYS} on a kernel older than 4.4
+     * @throws IllegalArgumentException if the segment is not native
+     * @throws IllegalStateException if the segment's arena is closed
+     */
+    public static int mlockOnFault(MemorySegment segment) {
+        requireNative(segment);
+        checkAlive(segment);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(libc_h.CAPTURE_STATE_LAYOUT);
+            int rc = libc_h.mlock2(state, segment, segment.byteSize(), libc_h.MLOCK_ONFAULT);
             return rc == 0 ? 0 : libc_h.errno(state);
         }
     }

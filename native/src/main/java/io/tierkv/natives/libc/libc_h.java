@@ -17,7 +17,7 @@ import java.lang.invoke.VarHandle;
  * {@link MethodHandle}, behind a static method named after the C function.
  *
  * <p>Sources: {@code <fcntl.h>} (open, posix_fallocate, posix_fadvise), {@code <unistd.h>}
- * (close, sysconf), {@code <sys/mman.h>} (mlock, munlock, madvise, mincore), {@code <sys/resource.h>}
+ * (close, sysconf), {@code <sys/mman.h>} (mmap, munmap, mlock, mlock2, munlock, madvise, mincore), {@code <sys/resource.h>}
  * (getrlimit), {@code <string.h>} (strerror), as listed in {@code native/jextract/includes.txt}.
  * The constants are the Linux values shared by x86_64 and aarch64 (glibc and musl); the type
  * mapping assumes an LP64 ABI ({@code long}, {@code off_t}, {@code size_t} and {@code rlim_t}
@@ -72,6 +72,18 @@ public final class libc_h {
     public static final int RLIMIT_MEMLOCK = 8;
     /** {@code RLIM_INFINITY}: no limit ({@code ~0UL}, read as -1 through a Java long). */
     public static final long RLIM_INFINITY = -1L;
+    /** {@code PROT_READ}: pages may be read. */
+    public static final int PROT_READ = 1;
+    /** {@code PROT_WRITE}: pages may be written. */
+    public static final int PROT_WRITE = 2;
+    /** {@code MAP_PRIVATE}: a private copy-on-write mapping. */
+    public static final int MAP_PRIVATE = 2;
+    /** {@code MAP_ANONYMOUS}: not backed by a file; pages read as zero until written (Linux value 0x20). */
+    public static final int MAP_ANONYMOUS = 0x20;
+    /** {@code MLOCK_ONFAULT}: mlock2 flag: lock pages as they are faulted in, not now. */
+    public static final int MLOCK_ONFAULT = 1;
+    /** {@code MAP_FAILED}: what mmap returns on failure, {@code (void *) -1}, as an address. */
+    public static final long MAP_FAILED = -1L;
 
     /**
      * Reads errno out of a call-state segment.
@@ -179,6 +191,57 @@ public final class libc_h {
         }
     }
 
+    private static class mmap {
+        public static final FunctionDescriptor DESC =
+                FunctionDescriptor.of(C_POINTER, C_POINTER, C_LONG, C_INT, C_INT, C_INT, C_LONG);
+        public static final MemorySegment ADDR = findOrThrow("mmap");
+        public static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)}.
+     *
+     * @param callState receives errno; see {@link #CAPTURE_STATE_LAYOUT}
+     * @param addr a hint, or {@link MemorySegment#NULL} for the kernel's choice
+     * @param length bytes to map (rounded up to a page by the kernel)
+     * @param prot {@code PROT_*} bits
+     * @param flags {@code MAP_*} bits
+     * @param fd a file descriptor, -1 for {@link #MAP_ANONYMOUS}
+     * @param offset offset in the file, a multiple of the page size
+     * @return the start of the mapping, or an address of {@link #MAP_FAILED} with errno set
+     *     ({@code ENOMEM}, {@code EINVAL})
+     */
+    public static MemorySegment mmap(MemorySegment callState, MemorySegment addr, long length, int prot, int flags,
+            int fd, long offset) {
+        try {
+            return (MemorySegment) mmap.HANDLE.invokeExact(callState, addr, length, prot, flags, fd, offset);
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class munmap {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_POINTER, C_LONG);
+        public static final MemorySegment ADDR = findOrThrow("munmap");
+        public static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int munmap(void *addr, size_t length)}.
+     *
+     * @param callState receives errno; see {@link #CAPTURE_STATE_LAYOUT}
+     * @param addr page-aligned start of the range
+     * @param length bytes to unmap
+     * @return 0, or -1 with errno set ({@code EINVAL})
+     */
+    public static int munmap(MemorySegment callState, MemorySegment addr, long length) {
+        try {
+            return (int) munmap.HANDLE.invokeExact(callState, addr, length);
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class mlock {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_POINTER, C_LONG);
         public static final MemorySegment ADDR = findOrThrow("mlock");
@@ -196,6 +259,30 @@ public final class libc_h {
     public static int mlock(MemorySegment callState, MemorySegment addr, long len) {
         try {
             return (int) mlock.HANDLE.invokeExact(callState, addr, len);
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class mlock2 {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(C_INT, C_POINTER, C_LONG, C_INT);
+        public static final MemorySegment ADDR = findOrThrow("mlock2");
+        public static final MethodHandle HANDLE = LINKER.downcallHandle(ADDR, DESC, CAPTURE_ERRNO);
+    }
+
+    /**
+     * {@code int mlock2(const void *addr, size_t len, unsigned int flags)} (Linux 4.4, glibc 2.27).
+     *
+     * @param callState receives errno; see {@link #CAPTURE_STATE_LAYOUT}
+     * @param addr start of the range (rounded down to a page by the kernel)
+     * @param len bytes to lock
+     * @param flags 0 (as mlock) or {@link #MLOCK_ONFAULT}
+     * @return 0, or -1 with errno set ({@code ENOMEM} over RLIMIT_MEMLOCK, {@code EPERM},
+     *     {@code EINVAL} for unknown flags)
+     */
+    public static int mlock2(MemorySegment callState, MemorySegment addr, long len, int flags) {
+        try {
+            return (int) mlock2.HANDLE.invokeExact(callState, addr, len, flags);
         } catch (Throwable ex$) {
             throw new AssertionError("should not reach here", ex$);
         }

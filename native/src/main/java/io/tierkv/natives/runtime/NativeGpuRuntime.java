@@ -167,6 +167,7 @@ public final class NativeGpuRuntime implements GpuRuntime {
         }
         Arena lifetime = Arena.ofShared();
         MemorySegment segment = MemorySegment.ofAddress(address).reinterpret(bytes, lifetime, null);
+        segment.fill((byte) 0); // the driver commits and pins the pages but may hand back reused memory
         Pinned pinned = new Pinned(lifetime, segment, address, bytes);
         register(pinned, OwnedResources.Phase.BUFFER);
         return pinned;
