@@ -109,6 +109,8 @@ final class Recovery {
     private final DiskCounters counters;
     private final CorruptionLog log;
 
+    /** Read-ahead of the segment being scanned. */
+    private RecoveryReadAhead readAhead;
     /** Result of {@link #judgeChain}: the last member accepted, -1 if none. */
     private long accepted;
     /** Result of {@link #judgeChain}: the member after the accepted ones, -1 if every member was. */
@@ -264,6 +266,7 @@ final class Recovery {
      */
     private long scanRecords(Segment seg, long limit, boolean hwmTrusted, long markLast, Set<Deleted> deleted) {
         MemorySegment map = seg.map;
+        readAhead = new RecoveryReadAhead(map, limit);
         long pos = DiskFormat.SEGMENT_HEADER_BYTES;
         long end = pos;
         long lastRecord = 0;
@@ -351,7 +354,9 @@ final class Recovery {
         boolean trust = TRUST_CHAIN;
         long last = start;
         while (trust) {
-            long next = last + DiskFormat.recordBytesAt(map, last);
+            long length = DiskFormat.recordBytesAt(map, last);
+            long next = last + length;
+            readAhead.before(next, length);
             if (next + DiskFormat.RECORD_HEADER_BYTES > limit
                     || rules.check(map, next, seg.capacity, crc, seg.nonce) != DiskFormat.VALID
                     || DiskFormat.recordPreviousOffset(map, next) != last) {
