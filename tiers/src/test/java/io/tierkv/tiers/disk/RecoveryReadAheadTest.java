@@ -100,7 +100,7 @@ class RecoveryReadAheadTest {
             MemorySegment map = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
             SegmentTable.adviseRandom(map);
             long pos = DiskFormat.SEGMENT_HEADER_BYTES + stride;
-            new RecoveryReadAhead(map, limit).before(pos, stride);
+            new RecoveryReadAhead(map, limit, RecoveryReadAhead.adviceBytesFor(dir)).before(pos, stride);
             long expected = ahead - 1; // headers at pos + stride .. the last one below the limit
             long deadline = System.nanoTime() + WAIT_NANOS;
             while (Libc.residentPages(map) < expected && System.nanoTime() < deadline) {
@@ -112,6 +112,16 @@ class RecoveryReadAheadTest {
             }
             assertEquals(expected, Libc.residentPages(map), "pages read: the header pages ahead and nothing else");
         }
+    }
+
+    /** The bytes per advice call come from the device's limits, within their bounds, whole pages. */
+    @Test
+    void adviceCallsAreSizedWithinBounds() {
+        long b = RecoveryReadAhead.adviceBytesFor(dir);
+        assertTrue(b >= RecoveryReadAhead.MIN_ADVICE_BYTES && b <= RecoveryReadAhead.WINDOW_BYTES, b + " B");
+        assertEquals(0, b % 4096, b + " B");
+        assertEquals(RecoveryReadAhead.MIN_ADVICE_BYTES, RecoveryReadAhead.adviceBytesFor(dir.resolve("absent")),
+                "a path whose device cannot be found gets the kernel's default read-ahead size");
     }
 
     private long awaitResident(List<Path> files, long pages) throws IOException {
