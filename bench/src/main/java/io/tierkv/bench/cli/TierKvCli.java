@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
 @Command(name = "tierkv", mixinStandardHelpOptions = true, versionProvider = TierKvCli.Version.class,
         description = "TierKV: an off-heap, paged, tiered KV-cache block manager for JVM LLM runtimes.",
         subcommands = {ReplayCommand.class, DecodeCommand.class, SimulateCommand.class, SoakCommand.class,
+            RestartBenchCommand.class,
             CommandLine.HelpCommand.class},
         synopsisSubcommandLabel = "COMMAND")
 public final class TierKvCli implements java.util.concurrent.Callable<Integer> {

@@ -63,9 +63,11 @@ import java.util.zip.CRC32C;
  * a recovery that lowers the mark below it after damage; a record written later at the offset
  * that header names, if its length were then re-sealed to end exactly at that header, would be
  * taken whole, hiding the records its length covers, at every recovery alike.) On an intact
- * segment recovery thus reads one header per record, one page each
- * where records span pages (the mapping is advised {@code MADV_RANDOM} from the start, so the
- * kernel reads no more), and no byte inside a record. Damage costs inside scans of the records
+ * segment recovery thus checks one header per record and no byte inside
+ * a record. What the device reads is {@link RecoveryReadAhead}'s choice, made ahead of the walk
+ * (the mapping is advised {@code MADV_RANDOM} from the start, so a fault reads no more than its
+ * page): records up to 64 KiB are read whole, sequentially, in windows ahead of the walk; longer
+ * ones at their header pages only, many requests in flight. Damage costs inside scans of the records
  * next to it only, the damaged one and the one before it, plus the 64-byte steps through the
  * damaged bytes, at this and every later recovery until compaction or recycling rewrites the
  * segment; a lost mark costs a scan of the whole file.
@@ -109,6 +111,10 @@ final class Recovery {
     private final DiskCounters counters;
     private final CorruptionLog log;
 
+    /** Bytes per read-ahead call on the tier's device ({@link RecoveryReadAhead#adviceBytesFor}). */
+    private long adviceBytes;
+    /** Read-ahead of the segment being scanned. */
+    private RecoveryReadAhead readAhead;
     /** Result of {@link #judgeChain}: the last member accepted, -1 if none. */
     private long accepted;
     /** Result of {@link #judgeChain}: the member after the accepted ones, -1 if every member was. */
@@ -151,6 +157,7 @@ final class Recovery {
      */
     void run(long journalCapacity) {
         Path dir = directory.path();
+        adviceBytes = RecoveryReadAhead.adviceBytesFor(dir);
         long[] entries = DeletionJournal.readEntries(dir.resolve(DiskFormat.JOURNAL_FILE), rules.fingerprint());
         Set<Deleted> deleted = new HashSet<>();
         for (int i = 0; i + 3 < entries.length; i += 4) {
@@ -264,6 +271,7 @@ final class Recovery {
      */
     private long scanRecords(Segment seg, long limit, boolean hwmTrusted, long markLast, Set<Deleted> deleted) {
         MemorySegment map = seg.map;
+        readAhead = new RecoveryReadAhead(map, limit, adviceBytes);
         long pos = DiskFormat.SEGMENT_HEADER_BYTES;
         long end = pos;
         long lastRecord = 0;
@@ -351,7 +359,9 @@ final class Recovery {
         boolean trust = TRUST_CHAIN;
         long last = start;
         while (trust) {
-            long next = last + RecordHeaders.recordBytesAt(map, last);
+            long length = RecordHeaders.recordBytesAt(map, last);
+            long next = last + length;
+            readAhead.before(next, length);
             if (next + DiskFormat.RECORD_HEADER_BYTES > limit
                     || rules.check(map, next, seg.capacity, crc, seg.nonce) != DiskFormat.VALID
                     || RecordHeaders.recordPreviousOffset(map, next) != last) {

@@ -218,9 +218,10 @@ final class SegmentTable {
     }
 
     /**
-     * Switches off read-ahead on a segment mapping: recovery touches one header page per record
-     * and a load asks for exactly its record's pages ({@code MADV_WILLNEED}), so the kernel's
-     * default window (128 KiB per fault) would only read bytes nobody asked for. Advice is a hint:
+     * Switches off read-ahead on a segment mapping: recovery asks for the pages its walk will read
+     * ({@link RecoveryReadAhead}) and a load for exactly its record's pages (both
+     * {@code MADV_WILLNEED}), so the kernel's default window (128 KiB per fault) would only read
+     * bytes nobody asked for. Advice is a hint:
      * a refusal changes speed, not correctness, and is ignored.
      *
      * @param map a segment mapping

@@ -55,6 +55,12 @@
  *       254. The shuffle width is the layout's element size (2 or 4 bytes); both run at about
  *       2-3 GB/s. A block whose first 64 KiB do not compress is stored raw without compressing
  *       the rest.</li>
+ *   <li>Recovery ({@code tierkv restart-bench}, cold files): the header walk is read ahead
+ *       ({@link io.tierkv.tiers.disk.RecoveryReadAhead}, {@code MADV_WILLNEED}): segments of records
+ *       up to 64 KiB whole, in windows ahead of the walk; longer records at their next 64 header
+ *       pages. Before, one synchronous 4 KiB fault per header (5-12 k records/s at any size); now
+ *       0.76 of the faster of a sequential read and a header-only pread at 1e6 records of 4 KiB
+ *       blocks, 0.17-0.35 of the header reads with 256 KiB blocks (BENCHMARKS.md).</li>
  * </ul>
  */
 package io.tierkv.tiers.disk;

@@ -1,0 +1,72 @@
+package io.tierkv.bench.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * {@code tierkv restart-bench}: a small run prints a row of figures for the count asked for and
+ * leaves nothing behind; bad options are refused with one line naming them. (The figures
+ * themselves are the benchmark's, not asserted here.)
+ */
+class RestartBenchCommandTest {
+
+    /** Creates the test. */
+    RestartBenchCommandTest() {
+    }
+
+    /** What one command printed and returned. */
+    private record Result(int status, String out, String err) {
+    }
+
+    private static Result run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cl = TierKvCli.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        int status = cl.execute(args);
+        return new Result(status, out.toString(), err.toString());
+    }
+
+    /**
+     * Two counts, one run each, in a given directory: a row per count, whose tier is deleted after.
+     *
+     * @param dir a temporary directory
+     * @throws Exception on failure
+     */
+    @Test
+    void aSmallRunPrintsARowPerCountAndCleansUp(@TempDir Path dir) throws Exception {
+        Result r = run("restart-bench", "--block-bytes", "4KiB", "--records", "300,1e3", "--runs", "1",
+                "--warmup-records", "0", "--segment-bytes", "1MiB", "--dir", dir.toString());
+        assertEquals(0, r.status(), r.err());
+        assertTrue(r.out().lines().anyMatch(l -> l.trim().startsWith("300 ")), r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.trim().startsWith("1000 ")), r.out());
+        assertTrue(r.out().contains("ratio"), r.out());
+        try (Stream<Path> left = Files.list(dir)) {
+            assertEquals(0, left.count(), "the tiers are deleted after their rows");
+        }
+    }
+
+    /** Bad options: exit status 2 and a line naming the option, its value and the bound. */
+    @Test
+    void badOptionsAreRefusedByName() {
+        Result r = run("restart-bench", "--block-bytes", "100");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--block-bytes 100 (expected a multiple of 64)"), r.err());
+        r = run("restart-bench", "--records", "0");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--records 0 (expected >= 1)"), r.err());
+        r = run("restart-bench", "--runs", "0");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--runs 0 (expected 1 <= N <= 99)"), r.err());
+    }
+}
