@@ -14,6 +14,7 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.output.CommandOutput;
 import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.Command;
@@ -36,7 +37,8 @@ import java.util.concurrent.TimeUnit;
  * timeout (Lettuce's timer, about 100 ms granularity, frees what the store's own precise timeout
  * gave up on); reconnects back off exponentially from 1 ms up to the configured delay; commands
  * issued while disconnected are rejected at once instead of queued; RESP2; a cluster connection
- * refreshes its topology on every adaptive trigger (MOVED, ASK, reconnect).
+ * refreshes its topology on every adaptive trigger (MOVED, ASK, reconnect) and opens its
+ * connections to every master when it opens.
  *
  * <p>Thread-safe (Lettuce's connections are).
  */
@@ -75,7 +77,8 @@ final class RemoteConnection implements AutoCloseable {
         List<RedisURI> uris = new ArrayList<>();
         for (RemoteEndpoints.Node node : endpoints.nodes()) {
             RedisURI uri = RedisURI.create(node.host(), node.port());
-            uri.setTimeout(Duration.ofNanos(options.timeoutNanos()));
+            // the handshake's timeout (HELLO/PING on every connect); commands time out by TimeoutOptions
+            uri.setTimeout(Duration.ofNanos(options.connectTimeoutNanos()));
             uris.add(uri);
         }
         SocketOptions socket = SocketOptions.builder().connectTimeout(Duration.ofNanos(options.connectTimeoutNanos()))
@@ -93,6 +96,13 @@ final class RemoteConnection implements AutoCloseable {
                                 .enableAllAdaptiveRefreshTriggers().build())
                         .build());
                 StatefulRedisClusterConnection<RemoteKey, RemoteValue> conn = c.connect(codec);
+                // Node connections open lazily, and a command sent while its node's connection is
+                // still opening would be refused (REJECT_COMMANDS): open every master's now.
+                for (RedisClusterNode node : c.getPartitions()) {
+                    if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+                        conn.getConnection(node.getUri().getHost(), node.getUri().getPort());
+                    }
+                }
                 return new RemoteConnection(resources, c, conn, conn.async(), true);
             }
             RedisClient c = RedisClient.create(resources, uris.getFirst());
