@@ -8,8 +8,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * One block value on its way to the server: the caller's identity and payload segments, read
  * once, by the Netty event loop, when Lettuce encodes the {@code SET} command.
  *
- * <p>The caller's memory is read only between {@link #encode} starting and finishing, and never
- * after {@link #abandon()} returned: a caller whose put timed out calls {@code abandon()}, which
+ * <p>The caller's memory is read only while {@link #encode} runs, and never after
+ * {@link #abandon()} returned: a caller whose put timed out calls {@code abandon()}, which
  * either wins (the encoder, if it ever runs, writes a value of the same length that readers reject
  * as damaged) or waits for an encode in progress to finish (a memory copy, microseconds). So a
  * timed-out put never reads memory its caller has already reused.
@@ -52,12 +52,14 @@ final class BlockWrite implements RemoteValue {
 
     /**
      * Writes the value (or, after {@link #abandon()}, a damaged value of the same length).
-     * Called by Lettuce on the event loop, once.
+     * Called by Lettuce on the event loop: once, or again when it re-sends the command (a cluster
+     * redirection, a replay after reconnecting), which writes the same bytes again.
      *
      * @param target the command buffer
      */
     void encode(ByteBuf target) {
-        if (!state.compareAndSet(PENDING, ENCODING)) {
+        int s = state.get();
+        if (s == ABANDONED || !state.compareAndSet(s, ENCODING)) {
             ValueFormat.writePoison(target, valueBytes);
             return;
         }
@@ -73,10 +75,11 @@ final class BlockWrite implements RemoteValue {
      * Waits (spinning) while an encode is copying them.
      */
     void abandon() {
-        if (state.compareAndSet(PENDING, ABANDONED)) {
-            return;
-        }
-        while (state.get() == ENCODING) {
+        while (true) {
+            int s = state.get();
+            if (s == ABANDONED || (s != ENCODING && state.compareAndSet(s, ABANDONED))) {
+                return;
+            }
             Thread.onSpinWait();
         }
     }

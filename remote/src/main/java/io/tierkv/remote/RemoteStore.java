@@ -205,6 +205,7 @@ public final class RemoteStore implements AutoCloseable {
             counters.putsDropped.increment();
             return false;
         }
+        value.abandon();
         boolean stored = "OK".equals(set.resultNow());
         if (stored) {
             counters.puts.increment();
