@@ -56,8 +56,9 @@ public record RemoteOptions(String url, String namespace, long timeoutNanos, lon
     /** Default namespace. */
     public static final String DEFAULT_NAMESPACE = "default";
     /**
-     * Default call timeout: 100 ms, about 50 times a 2 MiB {@code GET} on loopback
-     * (BENCHMARKS.md, issue 14), short enough that a stalled server costs a decode step little.
+     * Default call timeout: 100 ms, about 30 times a 2 MiB remote get on loopback (a median of
+     * 2.8-3.8 ms on a loaded 2-core machine, BENCHMARKS.md, issue 14): room for a slow network
+     * and a busy server, short enough that a stalled one costs a caller little.
      */
     public static final long DEFAULT_TIMEOUT_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** Default connect timeout: 2 s. */
