@@ -3,6 +3,8 @@
 module io.tierkv.bench {
     requires transitive io.tierkv.core;
     requires io.tierkv.tiers;
+    requires io.tierkv.remote;
+    requires lettuce.core;
     requires info.picocli;
     requires com.fasterxml.jackson.databind;
     requires HdrHistogram;

@@ -1,0 +1,109 @@
+package io.tierkv.remote;
+
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisFuture;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One public call's wait for its commands: a single deadline for all of them (so a batch waits at
+ * most one timeout, not one per command), and, at {@link #finish()}, one report to the breaker and
+ * the counters: a timeout, an error, or a success.
+ *
+ * <p>Confined to the calling thread.
+ */
+final class RemoteCall {
+
+    private final CircuitBreaker breaker;
+    private final RemoteCounters counters;
+    private final long deadlineNanos;
+    private boolean timedOut;
+    private boolean failed;
+
+    /**
+     * Starts the clock of a call that the breaker admitted.
+     *
+     * @param breaker      the store's breaker, told the outcome at {@link #finish()}
+     * @param counters     the store's counters
+     * @param timeoutNanos the call's timeout
+     */
+    RemoteCall(CircuitBreaker breaker, RemoteCounters counters, long timeoutNanos) {
+        this.breaker = breaker;
+        this.counters = counters;
+        this.deadlineNanos = System.nanoTime() + timeoutNanos;
+    }
+
+    /**
+     * Waits for a command until the deadline, without recording its outcome.
+     *
+     * @param future the command's future
+     * @return whether it completed (normally or not) in time
+     */
+    boolean awaitQuietly(RedisFuture<?> future) {
+        long left = deadlineNanos - System.nanoTime();
+        try {
+            return future.isDone() || (left > 0 && future.await(left, TimeUnit.NANOSECONDS));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /**
+     * Waits for a command until the deadline and records a timeout or failure.
+     *
+     * @param future the command's future
+     * @return whether it completed normally in time (then {@code future.resultNow()} is its result)
+     */
+    boolean await(RedisFuture<?> future) {
+        long left = Math.max(0, deadlineNanos - System.nanoTime());
+        try {
+            future.get(left, TimeUnit.NANOSECONDS);
+            return true;
+        } catch (TimeoutException e) {
+            timedOut = true;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RedisCommandTimeoutException) {
+                timedOut = true;
+            } else {
+                failed = true;
+            }
+        } catch (CancellationException e) {
+            failed = true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            failed = true;
+        }
+        return false;
+    }
+
+    /** Reports the call to the breaker and counts one timeout or one error, if any. */
+    void finish() {
+        if (timedOut) {
+            counters.timeouts.increment();
+            breaker.onFailure();
+        } else if (failed) {
+            counters.errors.increment();
+            breaker.onFailure();
+        } else {
+            breaker.onSuccess();
+        }
+    }
+
+    /**
+     * Counts the outcome of a command nobody waits for (a delete, an LRU touch): a timeout or an
+     * error; the breaker is not told.
+     *
+     * @param counters the store's counters
+     * @param error    the command's failure, or null
+     */
+    static void countUnwaited(RemoteCounters counters, Throwable error) {
+        if (error instanceof RedisCommandTimeoutException) {
+            counters.timeouts.increment();
+        } else if (error != null) {
+            counters.errors.increment();
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.tierkv.remote;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Options and URLs: every rejection names the field, the value and the bound. */
+class RemoteOptionsTest {
+
+    private static String rejection(Runnable r) {
+        return assertThrows(IllegalArgumentException.class, r::run).getMessage();
+    }
+
+    @Test
+    void urlsOfBothKindsParse() {
+        RemoteEndpoints one = RemoteEndpoints.parse("redis://127.0.0.1:6379");
+        assertFalse(one.cluster());
+        assertEquals(List.of(new RemoteEndpoints.Node("127.0.0.1", 6379)), one.nodes());
+        RemoteEndpoints three = RemoteEndpoints.parse("redis-cluster://a:1,b:2,[::1]:3");
+        assertTrue(three.cluster());
+        assertEquals(List.of(new RemoteEndpoints.Node("a", 1), new RemoteEndpoints.Node("b", 2),
+                new RemoteEndpoints.Node("::1", 3)), three.nodes());
+        assertTrue(RemoteOptions.of("redis-cluster://h:7000").cluster());
+    }
+
+    @Test
+    void badUrlsAreRefusedWithTheirText() {
+        assertEquals("url: http://x:1 (expected redis://HOST:PORT or redis-cluster://HOST:PORT[,HOST:PORT...])",
+                rejection(() -> RemoteOptions.of("http://x:1")));
+        assertEquals("url: redis://a:1,b:2 (expected one HOST:PORT after redis://; use redis-cluster:// for several nodes)",
+                rejection(() -> RemoteOptions.of("redis://a:1,b:2")));
+        assertEquals("url: redis://a:0 (expected a port in [1, 65535], got 0)",
+                rejection(() -> RemoteOptions.of("redis://a:0")));
+        assertEquals("url: redis://a (expected HOST:PORT, got 'a')", rejection(() -> RemoteOptions.of("redis://a")));
+        assertEquals("url: redis://u:p@h:1 (expected a host name or address, got 'u:p@h')",
+                rejection(() -> RemoteOptions.of("redis://u:p@h:1")));
+        assertEquals("url: null (expected a URL)", rejection(() -> RemoteOptions.of(null)));
+    }
+
+    @Test
+    void everyFieldIsCheckedAgainstItsBound() {
+        RemoteOptions o = RemoteOptions.of("redis://h:1");
+        assertEquals("namespace: 'a:b' (expected 1 to 64 characters of [A-Za-z0-9._-])",
+                rejection(() -> o.withNamespace("a:b")));
+        assertEquals("timeoutNanos: 0 (expected 1000000 <= timeoutNanos <= 60000000000)",
+                rejection(() -> o.withTimeoutNanos(0)));
+        assertEquals("connectTimeoutNanos: 999999 (expected 1000000 <= connectTimeoutNanos <= 60000000000)",
+                rejection(() -> o.withConnectTimeoutNanos(999_999)));
+        assertEquals("ttlSeconds: -1 (expected 0 <= ttlSeconds <= 315360000)", rejection(() -> o.withTtlSeconds(-1)));
+        assertEquals("eviction: null (expected SERVER or LRU)", rejection(() -> o.withEviction(null)));
+        assertEquals("lruCapacityBlocks: 0 (expected 1 <= lruCapacityBlocks <= 1099511627776)",
+                rejection(() -> o.withLruCapacityBlocks(0)));
+        assertEquals("breakerFailures: 0 (expected 1 <= breakerFailures <= 1000000)",
+                rejection(() -> o.withBreakerFailures(0)));
+        assertEquals("breakerOpenNanos: 1 (expected 1000000 <= breakerOpenNanos <= 600000000000)",
+                rejection(() -> o.withBreakerOpenNanos(1)));
+        assertEquals("maxInFlightBytes: 0 (expected 1 <= maxInFlightBytes <= 1099511627776)",
+                rejection(() -> o.withMaxInFlightBytes(0)));
+        assertEquals("reconnectMaxDelayNanos: 0 (expected 1000000 <= reconnectMaxDelayNanos <= 600000000000)",
+                rejection(() -> o.withReconnectMaxDelayNanos(0)));
+        RemoteOptions lru = o.withLruCapacityBlocks(10).withEviction(RemoteEviction.LRU).withNamespace("a.b-c_9");
+        assertEquals(10, lru.lruCapacityBlocks());
+        assertEquals(RemoteEviction.LRU, lru.eviction());
+    }
+}
