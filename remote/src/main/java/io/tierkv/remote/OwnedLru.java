@@ -117,13 +117,22 @@ final class OwnedLru {
      * @param lo   the block hash's low word
      */
     void add(RemoteCall call, long hi, long lo) {
-        CommandArgs<RemoteKey, RemoteValue> args = args(CommandType.EVALSHA, "add");
-        args.addValue(new RemoteValue.Member(hi, lo));
-        RedisFuture<List<RemoteKey.Block>> f = run(CommandType.EVALSHA, args);
+        addAll(call, new long[] {hi}, new long[] {lo}, 1);
+    }
+
+    /**
+     * Indexes blocks just stored, in order ({@code hi[0]} oldest), trims the index to capacity
+     * and deletes what it evicted, in one script call within the caller's call.
+     *
+     * @param call  the puts' call
+     * @param hi    the block hashes' high words
+     * @param lo    the block hashes' low words
+     * @param count how many, from index 0, {@code >= 1}
+     */
+    void addAll(RemoteCall call, long[] hi, long[] lo, int count) {
+        RedisFuture<List<RemoteKey.Block>> f = run(CommandType.EVALSHA, members(CommandType.EVALSHA, hi, lo, count));
         if (call.awaitQuietly(f) && noScript(f)) {
-            CommandArgs<RemoteKey, RemoteValue> eval = args(CommandType.EVAL, "add");
-            eval.addValue(new RemoteValue.Member(hi, lo));
-            f = run(CommandType.EVAL, eval);
+            f = run(CommandType.EVAL, members(CommandType.EVAL, hi, lo, count));
         }
         if (!call.await(f)) {
             return;
@@ -141,6 +150,14 @@ final class OwnedLru {
                 call.await(d);
             }
         }
+    }
+
+    private CommandArgs<RemoteKey, RemoteValue> members(CommandType type, long[] hi, long[] lo, int count) {
+        CommandArgs<RemoteKey, RemoteValue> args = args(type, "add");
+        for (int i = 0; i < count; i++) {
+            args.addValue(new RemoteValue.Member(hi[i], lo[i]));
+        }
+        return args;
     }
 
     /**

@@ -221,6 +221,83 @@ public final class RemoteStore implements AutoCloseable {
     }
 
     /**
+     * Stores blocks once each, pipelined: one {@code SET NX} per block sent before any reply is
+     * awaited, then, with the owned LRU, the blocks stored indexed in one script call (in order:
+     * {@code [0]} oldest). Each block is as for {@link #put}; a block the in-flight bound refuses
+     * is dropped (counted) and the rest still sent. The caller's segments are read only during
+     * this call.
+     *
+     * @param hashHi     hash high words
+     * @param hashLo     hash low words
+     * @param identities the blocks' identities
+     * @param srcs       the payloads
+     * @param count      how many blocks, from index 0, at most every array's length
+     * @return blocks this call stored (keys already holding a value and dropped writes excluded)
+     * @throws IllegalArgumentException if {@code count} is out of range or a segment too large
+     * @throws IllegalStateException    after {@link #close()}
+     */
+    public int putAll(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] srcs, int count) {
+        checkOpen();
+        checkCount(count, hashHi.length, hashLo.length, identities.length, srcs.length);
+        if (count == 0) {
+            return 0;
+        }
+        if (!breaker.tryAcquire()) {
+            counters.putsDropped.add(count);
+            return 0;
+        }
+        RemoteCall call = new RemoteCall(breaker, counters, options.timeoutNanos());
+        BlockWrite[] values = new BlockWrite[count];
+        @SuppressWarnings("unchecked")
+        RedisFuture<String>[] sets = new RedisFuture[count];
+        for (int i = 0; i < count; i++) {
+            checkValue(identities[i], srcs[i]);
+            BlockWrite value = new BlockWrite(fingerprint, identities[i], srcs[i]);
+            long bytes = value.valueBytes();
+            if (inFlightBytes.addAndGet(bytes) > options.maxInFlightBytes()) {
+                inFlightBytes.addAndGet(-bytes);
+                continue;
+            }
+            CommandArgs<RemoteKey, RemoteValue> args = new CommandArgs<>(codec)
+                    .addKey(new RemoteKey.Block(hashHi[i], hashLo[i])).addValue(value).add("NX");
+            if (options.ttlSeconds() > 0) {
+                args.add("EX").add(options.ttlSeconds());
+            }
+            values[i] = value;
+            sets[i] = connection.dispatch(CommandType.SET, new StatusOutput<>(codec), args);
+            sets[i].whenComplete((r, e) -> inFlightBytes.addAndGet(-bytes));
+        }
+        long[] storedHi = new long[count];
+        long[] storedLo = new long[count];
+        int stored = 0;
+        boolean timedOut = false;
+        for (int i = 0; i < count; i++) {
+            if (sets[i] == null) {
+                counters.putsDropped.increment();
+                continue;
+            }
+            boolean done = !timedOut && call.await(sets[i]);
+            timedOut |= !done;
+            values[i].abandon();
+            if (!done) {
+                counters.putsDropped.increment();
+            } else if ("OK".equals(sets[i].resultNow())) {
+                counters.puts.increment();
+                counters.bytesWritten.add(srcs[i].byteSize());
+                storedHi[stored] = hashHi[i];
+                storedLo[stored++] = hashLo[i];
+            } else {
+                counters.putsPresent.increment();
+            }
+        }
+        if (lru != null && stored > 0 && !timedOut) {
+            lru.addAll(call, storedHi, storedLo, stored);
+        }
+        call.finish();
+        return stored;
+    }
+
+    /**
      * Reads one block into {@code dst}, verified (see the class comment); with the owned LRU, a
      * hit is touched (without waiting). On a miss {@code dst} is not written.
      *

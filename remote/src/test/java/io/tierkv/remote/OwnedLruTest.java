@@ -8,6 +8,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
+import io.tierkv.remote.testing.RedisTargets;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.URI;
@@ -120,6 +121,45 @@ class OwnedLruTest {
             MemorySegment dst = b.dst();
             assertTrue(store.get(b.hi(2), b.lo(2), b.identity(2), dst));
             assertTrue(b.holds(dst, 2));
+        }
+    }
+
+    @Test
+    void standalonePutAllStoresOnceIndexesInOrderAndTrimsInOneCall() {
+        putAllStoresOnceIndexesInOrderAndTrims(standalone.url(), standaloneNodes);
+    }
+
+    @Test
+    void clusterPutAllStoresOnceIndexesInOrderAndTrimsInOneCall() {
+        putAllStoresOnceIndexesInOrderAndTrims(cluster.url(), clusterNodes);
+    }
+
+    /** Pipelined write-through: six blocks into an LRU of four; the two oldest of the batch go. */
+    private void putAllStoresOnceIndexesInOrderAndTrims(String url, List<PlainClient> nodes) {
+        try (Arena arena = Arena.ofShared(); RemoteStore store = RemoteStore.open(lru(url, 4), FINGERPRINT)) {
+            TestBlocks b = new TestBlocks(arena, 17, 4096, 16);
+            int n = 6;
+            long[] hi = new long[n];
+            long[] lo = new long[n];
+            MemorySegment[] ids = new MemorySegment[n];
+            MemorySegment[] srcs = new MemorySegment[n];
+            for (int i = 0; i < n; i++) {
+                hi[i] = b.hi(i);
+                lo[i] = b.lo(i);
+                ids[i] = b.identity(i);
+                srcs[i] = b.payload(i);
+            }
+            assertEquals(n, store.putAll(hi, lo, ids, srcs, n));
+            assertEquals(List.of(false, false, true, true, true, true), present(store, b, n),
+                    "indexed in batch order, [0] oldest: 0 and 1 evicted");
+            assertEquals(4, count(nodes, store), "their values deleted");
+            assertEquals(2, store.stats().lruEvicted());
+            assertEquals(0, store.putAll(new long[] {hi[5]}, new long[] {lo[5]}, new MemorySegment[] {ids[5]},
+                    new MemorySegment[] {srcs[5]}, 1), "write-once: a present key is not stored again");
+            assertEquals(1, store.stats().putsPresent());
+            MemorySegment dst = b.dst();
+            assertTrue(store.get(hi[3], lo[3], ids[3], dst));
+            assertTrue(b.holds(dst, 3), "every byte as written");
         }
     }
 

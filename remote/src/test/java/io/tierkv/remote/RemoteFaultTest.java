@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
+import io.tierkv.remote.testing.RedisTargets;
+import io.tierkv.remote.testing.RedisProcess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;

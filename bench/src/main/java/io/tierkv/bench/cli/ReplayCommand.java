@@ -139,6 +139,9 @@ public final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--plot", paramLabel = "FILE", description = "write a PNG plot of the sweep (default: none)")
     private Path plot;
 
+    @CommandLine.Mixin
+    private MultiNodeOptions multiNode = new MultiNodeOptions();
+
     @Option(names = "--progress", negatable = true, description = "progress bar on stderr (default: when stderr is "
             + "a terminal)")
     private Boolean progress;
@@ -169,6 +172,9 @@ public final class ReplayCommand implements Callable<Integer> {
                 1) : -1, seed);
         Interrupts.cooperate();
         boolean bar = progress != null ? progress : System.console() != null && System.console().isTerminal();
+        if (multiNode.enabled()) {
+            return multiNode.run(layout, deviceTokens, input, maxDecodeTokens, report, bar, out);
+        }
         List<ReplayReport> reports = new ArrayList<>();
         if (sweep == null || sweep.isEmpty()) {
             ReplayReport r = replay(config, input, bar, "");

@@ -1,4 +1,4 @@
-package io.tierkv.remote;
+package io.tierkv.remote.testing;
 
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.abort;
@@ -12,9 +12,10 @@ import java.util.concurrent.TimeUnit;
  * The servers a test class runs against: the URLs {@code .ci/run} exports
  * ({@code TIERKV_REDIS_URL}, {@code TIERKV_REDIS_CLUSTER_URL}) if set, else servers this JVM
  * starts itself if {@code redis-server} is on the PATH, else the test is skipped; under
- * {@code CI=true} a missing server fails instead.
+ * {@code CI=true} a missing server fails instead. Public for the other modules' tests (the
+ * test-jar).
  */
-final class RedisTargets implements AutoCloseable {
+public final class RedisTargets implements AutoCloseable {
 
     private final String url;
     private final List<RedisProcess> owned;
@@ -24,13 +25,13 @@ final class RedisTargets implements AutoCloseable {
         this.owned = owned;
     }
 
-    /** {@return the URL to give {@link RemoteOptions}} */
-    String url() {
+    /** {@return the URL to give {@link io.tierkv.remote.RemoteOptions}} */
+    public String url() {
         return url;
     }
 
     /** {@return the servers this JVM started (empty when an exported URL is used)} */
-    List<RedisProcess> owned() {
+    public List<RedisProcess> owned() {
         return owned;
     }
 
@@ -40,7 +41,7 @@ final class RedisTargets implements AutoCloseable {
      * @return the target
      * @throws IOException if a server cannot be started
      */
-    static RedisTargets standalone() throws IOException {
+    public static RedisTargets standalone() throws IOException {
         String env = System.getenv("TIERKV_REDIS_URL");
         if (env != null && !env.isBlank()) {
             return new RedisTargets(env, List.of());
@@ -55,7 +56,7 @@ final class RedisTargets implements AutoCloseable {
      * @return the running server
      * @throws IOException if it cannot be started
      */
-    static RedisProcess ownStandalone() throws IOException {
+    public static RedisProcess ownStandalone() throws IOException {
         requireInstalled();
         return RedisProcess.start(false);
     }
@@ -67,7 +68,7 @@ final class RedisTargets implements AutoCloseable {
      * @throws IOException if the cluster cannot be created
      * @throws InterruptedException if interrupted while waiting for it
      */
-    static RedisTargets cluster() throws IOException, InterruptedException {
+    public static RedisTargets cluster() throws IOException, InterruptedException {
         String env = System.getenv("TIERKV_REDIS_CLUSTER_URL");
         if (env != null && !env.isBlank()) {
             return new RedisTargets(env, List.of());

@@ -1,4 +1,4 @@
-package io.tierkv.remote;
+package io.tierkv.remote.testing;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -21,7 +21,7 @@ import java.util.stream.Stream;
  * {@link #close()}. Fault tests pause it ({@code kill -STOP}), resume it and kill and restart it on
  * the same port.
  */
-final class RedisProcess implements AutoCloseable {
+public final class RedisProcess implements AutoCloseable {
 
     private final int port;
     private final Path dir;
@@ -42,12 +42,12 @@ final class RedisProcess implements AutoCloseable {
      * @return the running server, answering PING
      * @throws IOException if it does not start within 10 s
      */
-    static RedisProcess start(boolean cluster) throws IOException {
+    public static RedisProcess start(boolean cluster) throws IOException {
         return new RedisProcess(freePort(), Files.createTempDirectory("tierkv-redis-"), cluster);
     }
 
     /** {@return whether {@code redis-server} is on the PATH} */
-    static boolean installed() {
+    public static boolean installed() {
         String path = System.getenv("PATH");
         if (path == null) {
             return false;
@@ -80,38 +80,38 @@ final class RedisProcess implements AutoCloseable {
     }
 
     /** {@return the TCP port} */
-    int port() {
+    public int port() {
         return port;
     }
 
     /** {@return {@code redis://127.0.0.1:port}} */
-    String url() {
+    public String url() {
         return "redis://127.0.0.1:" + port;
     }
 
     /** {@return the server process's pid} */
-    long pid() {
+    public long pid() {
         return process.pid();
     }
 
     /** Stops the process with SIGSTOP: connections stay open, nothing is answered. */
-    void pause() throws IOException, InterruptedException {
+    public void pause() throws IOException, InterruptedException {
         signal("-STOP");
     }
 
     /** Resumes a paused process with SIGCONT. */
-    void resume() throws IOException, InterruptedException {
+    public void resume() throws IOException, InterruptedException {
         signal("-CONT");
     }
 
     /** Kills the process (SIGKILL) and waits for it to exit; its data is gone. */
-    void kill() throws InterruptedException {
+    public void kill() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor(10, TimeUnit.SECONDS);
     }
 
     /** Starts the server again on the same port (after {@link #kill()}). */
-    void restart() throws IOException {
+    public void restart() throws IOException {
         start();
     }
 
@@ -123,7 +123,7 @@ final class RedisProcess implements AutoCloseable {
     }
 
     /** {@return whether the server answers PING within 200 ms} */
-    boolean ping() {
+    public boolean ping() {
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress("127.0.0.1", port), 200);
             s.setSoTimeout(200);
@@ -174,7 +174,7 @@ final class RedisProcess implements AutoCloseable {
         throw new IOException("no free loopback port pair (p, p + 10000) found");
     }
 
-    static void sleep(long millis) {
+    public static void sleep(long millis) {
         try {
             Thread.sleep(millis);
         } catch (InterruptedException e) {
