@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import io.tierkv.core.KvLayout;
 import io.tierkv.remote.RemoteEviction;
 import io.tierkv.remote.RemoteOptions;
+import io.tierkv.remote.RemoteUnavailableException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -80,8 +81,13 @@ final class MultiNodeOptions {
             case "prefix" -> MultiNodeReplay.Route.PREFIX;
             default -> throw new IllegalArgumentException("--route '" + route + "' (expected round-robin or prefix)");
         };
-        RemoteOptions options = RemoteOptions.of(remote)
-                .withNamespace("replay-" + Long.toHexString(System.nanoTime() ^ ProcessHandle.current().pid()));
+        RemoteOptions options;
+        try {
+            options = RemoteOptions.of(remote)
+                    .withNamespace("replay-" + Long.toHexString(System.nanoTime() ^ ProcessHandle.current().pid()));
+        } catch (IllegalArgumentException e) { // names the record's field: name the option as typed
+            throw new IllegalArgumentException(e.getMessage().replaceFirst("^url: ", "--remote "));
+        }
         switch (eviction.toLowerCase(Locale.ROOT)) {
             case "server" -> {
                 if (capacityTokens != null) {
@@ -107,6 +113,10 @@ final class MultiNodeOptions {
         try (Progress p = new Progress(System.err, input.requests().size(), bar, n + " nodes ")) {
             res = new MultiNodeReplay(layout, tokens, r, options, maxDecodeTokens).run(input.requests(),
                     input.traceBlockTokens(), n, p);
+        } catch (RemoteUnavailableException e) { // cannot connect at open: one line naming the option, status 2
+            String why = "--remote " + remote + ": the store is unavailable ("
+                    + (e.getCause() == null ? e.getMessage() : e.getCause().getMessage()) + ")";
+            throw new java.io.UncheckedIOException(why, new IOException(why, e));
         }
         print(res, tokens, out);
         if (report != null) {

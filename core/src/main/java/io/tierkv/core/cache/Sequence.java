@@ -29,6 +29,10 @@ import java.util.Objects;
 public final class Sequence implements AutoCloseable {
 
     private final PagedKvCache cache;
+    /** The cache's parts this sequence touches on every token, one load away rather than two. */
+    private final BlockStates blocks;
+    private final WrittenPositions written;
+    private final IdentityTable identities;
     final SequenceOptions options;
     final long saltHi;
     final long saltLo;
@@ -44,6 +48,9 @@ public final class Sequence implements AutoCloseable {
 
     Sequence(PagedKvCache cache, SequenceOptions options, long saltHi, long saltLo, long contextHi, long contextLo) {
         this.cache = cache;
+        this.blocks = cache.blocks;
+        this.written = cache.written;
+        this.identities = cache.identities;
         this.options = options;
         this.saltHi = saltHi;
         this.saltLo = saltLo;
@@ -142,12 +149,12 @@ public final class Sequence implements AutoCloseable {
                 checkBudget(1);
                 cache.budget.admitNewBlock(this);
                 id = cache.admission.allocateOpenBlock(cache.admissionDeadline());
-                cache.blocks.priority[id] = PagedKvCache.priorityByte(options.priority());
+                blocks.priority[id] = PagedKvCache.priorityByte(options.priority());
                 table.push(id);
             } else {
                 id = privateTail(table.count() - 1);
             }
-            cache.identities.setToken(id, offset, tokenId);
+            identities.setToken(id, offset, tokenId);
             return length++;
         } finally {
             cache.lock.unlock();
@@ -205,16 +212,16 @@ public final class Sequence implements AutoCloseable {
             checkBudget(1);
             cache.budget.admitNewBlock(this);
             id = cache.admission.allocateOpenBlock(cache.admissionDeadline());
-            cache.blocks.priority[id] = PagedKvCache.priorityByte(options.priority());
+            blocks.priority[id] = PagedKvCache.priorityByte(options.priority());
             table.push(id);
-            cache.identities.setTokens(id, tokenIds, from);
+            identities.setTokens(id, tokenIds, from);
             position = length;
             length += b;
         } finally {
             cache.lock.unlock();
         }
         try {
-            MemorySegment.copy(block, 0, cache.slotMemory(cache.blocks.slot[id]), 0, cache.blockBytes); // unshared OPEN block: no lock
+            MemorySegment.copy(block, 0, cache.slotMemory(blocks.slot[id]), 0, cache.blockBytes); // unshared OPEN block: no lock
         } catch (RuntimeException e) {
             cache.lock.lock();
             try {
@@ -226,7 +233,7 @@ public final class Sequence implements AutoCloseable {
             }
             throw e;
         }
-        cache.written.markAll(id);
+        written.markAll(id);
         cache.lock.lock();
         try {
             sealReady();
@@ -257,7 +264,7 @@ public final class Sequence implements AutoCloseable {
         Checks.atLeast("v.byteSize", Objects.requireNonNull(v, "v").byteSize(), n, "tokenVectorBytes");
         int id = writableBlock(layer, position);
         int offset = position % cache.blockTokens;
-        MemorySegment dst = cache.slotMemory(cache.blocks.slot[id]);
+        MemorySegment dst = cache.slotMemory(blocks.slot[id]);
         MemorySegment.copy(k, 0, dst, l.offsetOf(layer, KvLayout.K, offset), n);
         MemorySegment.copy(v, 0, dst, l.offsetOf(layer, KvLayout.V, offset), n);
         afterWrite(id, layer, offset);
@@ -287,7 +294,7 @@ public final class Sequence implements AutoCloseable {
         Checks.atLeast("v.length", Objects.requireNonNull(v, "v").length, n, "kvHeads x headDim");
         int id = writableBlock(layer, position);
         int offset = position % cache.blockTokens;
-        MemorySegment dst = cache.slotMemory(cache.blocks.slot[id]);
+        MemorySegment dst = cache.slotMemory(blocks.slot[id]);
         MemorySegment.copy(k, 0, dst, ValueLayout.JAVA_FLOAT, l.offsetOf(layer, KvLayout.K, offset), n);
         MemorySegment.copy(v, 0, dst, ValueLayout.JAVA_FLOAT, l.offsetOf(layer, KvLayout.V, offset), n);
         afterWrite(id, layer, offset);
@@ -299,11 +306,11 @@ public final class Sequence implements AutoCloseable {
         checkPosition(layer, position);
         int bi = position / cache.blockTokens;
         int id = table.id(bi);
-        if (cache.blocks.state[id] != BlockStates.OPEN) {
+        if (blocks.state[id] != BlockStates.OPEN) {
             throw new IllegalStateException("position " + position + " is in sealed block " + bi
                     + " (sealed blocks are immutable)");
         }
-        if (cache.blocks.refs[id] - cache.blocks.leases[id] > 1) { // shared with a fork: copy before writing
+        if (blocks.refs[id] - blocks.leases[id] > 1) { // shared with a fork: copy before writing
             cache.lock.lock();
             try {
                 id = privateTail(bi);
@@ -315,7 +322,7 @@ public final class Sequence implements AutoCloseable {
     }
 
     private void afterWrite(int id, int layer, int offset) {
-        if (cache.written.mark(id, layer, offset)) {
+        if (written.mark(id, layer, offset)) {
             cache.lock.lock();
             try {
                 sealReady();
@@ -328,7 +335,7 @@ public final class Sequence implements AutoCloseable {
     /** Returns the block at a table index, replaced by a private copy first if it is shared. */
     private int privateTail(int bi) {
         int id = table.id(bi);
-        if (cache.blocks.refs[id] - cache.blocks.leases[id] > 1) {
+        if (blocks.refs[id] - blocks.leases[id] > 1) {
             id = cache.copyOnWrite(id, cache.admissionDeadline());
             table.set(bi, id);
         }
@@ -340,14 +347,14 @@ public final class Sequence implements AutoCloseable {
         int b = cache.blockTokens;
         while (table.sealed() < table.count() && (long) (table.sealed() + 1) * b <= length) {
             int id = table.id(table.sealed());
-            if (cache.blocks.state[id] == BlockStates.OPEN) {
-                if (!cache.written.isComplete(id)) {
+            if (blocks.state[id] == BlockStates.OPEN) {
+                if (!written.isComplete(id)) {
                     return;
                 }
                 cache.seal(id, this);
             }
-            parentHi = cache.blocks.hashHi[id];
-            parentLo = cache.blocks.hashLo[id];
+            parentHi = blocks.hashHi[id];
+            parentLo = blocks.hashLo[id];
             table.onSealed(cache);
         }
     }
@@ -531,7 +538,7 @@ public final class Sequence implements AutoCloseable {
         checkClosed();
         Checks.index("position", position, length, "");
         int b = cache.blockTokens;
-        return cache.identities.token(table.id(position / b), position % b);
+        return identities.token(table.id(position / b), position % b);
     }
 
     /** {@return whether {@link #close()} ran} */
