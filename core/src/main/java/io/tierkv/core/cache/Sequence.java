@@ -144,16 +144,7 @@ public final class Sequence implements AutoCloseable {
             checkOpen();
             int b = cache.blockTokens;
             int offset = length % b;
-            int id;
-            if (offset == 0) {
-                checkBudget(1);
-                cache.budget.admitNewBlock(this);
-                id = cache.admission.allocateOpenBlock(cache.admissionDeadline());
-                blocks.priority[id] = PagedKvCache.priorityByte(options.priority());
-                table.push(id);
-            } else {
-                id = privateTail(table.count() - 1);
-            }
+            int id = offset == 0 ? takeNewBlock() : privateTail(table.count() - 1);
             identities.setToken(id, offset, tokenId);
             return length++;
         } finally {
@@ -209,11 +200,7 @@ public final class Sequence implements AutoCloseable {
                 throw new IllegalStateException("appendBlock at length " + length + " (expected a multiple of blockSizeTokens "
                         + b + "; the tail block is partly filled)");
             }
-            checkBudget(1);
-            cache.budget.admitNewBlock(this);
-            id = cache.admission.allocateOpenBlock(cache.admissionDeadline());
-            blocks.priority[id] = PagedKvCache.priorityByte(options.priority());
-            table.push(id);
+            id = takeNewBlock();
             identities.setTokens(id, tokenIds, from);
             position = length;
             length += b;
@@ -574,13 +561,18 @@ public final class Sequence implements AutoCloseable {
         table.countReferences(tableRefs, protects);
     }
 
-    private void checkBudget(int newBlocks) {
+    /** Takes a new OPEN block at the end of the table, within this sequence's budgets. Lock held. */
+    private int takeNewBlock() {
         long used = (long) table.count() * cache.blockBytes;
-        long requested = (long) newBlocks * cache.blockBytes;
-        if (used + requested > options.budgetBytes()) {
-            throw new BudgetExceededException("cache[" + options.salt() + "].blocks", requested, used,
+        if (used + cache.blockBytes > options.budgetBytes()) {
+            throw new BudgetExceededException("cache[" + options.salt() + "].blocks", cache.blockBytes, used,
                     options.budgetBytes());
         }
+        cache.budget.admitNewBlock(this);
+        int id = cache.admission.allocateOpenBlock(cache.admissionDeadline());
+        blocks.priority[id] = PagedKvCache.priorityByte(options.priority());
+        table.push(id);
+        return id;
     }
 
     private void checkPosition(int layer, int position) {
