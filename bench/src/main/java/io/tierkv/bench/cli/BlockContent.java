@@ -138,4 +138,32 @@ public final class BlockContent {
         }
         return -1;
     }
+
+    /**
+     * Synthesizes a trace request's prompt: each of its trace blocks becomes {@code
+     * traceBlockTokens} token ids ({@link #tokens}) in {@code buf}, in order. Returns the run of
+     * leading blocks {@code seen} held before this request (what an infinite cache would serve),
+     * then adds all of the request's blocks to {@code seen}.
+     *
+     * @param r                the request
+     * @param buf              receives {@code blockCount * traceBlockTokens} token ids
+     * @param traceBlockTokens tokens per trace block
+     * @param seen             trace block ids of earlier requests; updated
+     * @return leading blocks seen before
+     */
+    static int prompt(io.tierkv.bench.trace.TraceRequest r, int[] buf, int traceBlockTokens, java.util.Set<Long> seen) {
+        int k = r.blockCount();
+        int run = 0;
+        boolean leading = true;
+        for (int i = 0; i < k; i++) {
+            long id = r.blockHash(i);
+            tokens(id, buf, i * traceBlockTokens, traceBlockTokens);
+            leading = leading && seen.contains(id);
+            run += leading ? 1 : 0;
+        }
+        for (int i = 0; i < k; i++) {
+            seen.add(r.blockHash(i));
+        }
+        return run;
+    }
 }

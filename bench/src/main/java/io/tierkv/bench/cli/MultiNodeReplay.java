@@ -136,17 +136,7 @@ final class MultiNodeReplay {
                 if (buf.length < tokens) {
                     buf = new int[Math.max(tokens, buf.length * 2)];
                 }
-                int run = 0;
-                boolean leading = true;
-                for (int i = 0; i < k; i++) {
-                    long id = r.blockHash(i);
-                    BlockContent.tokens(id, buf, i * traceBlockTokens, traceBlockTokens);
-                    leading = leading && seen.contains(id);
-                    run += leading ? 1 : 0;
-                }
-                for (int i = 0; i < k; i++) {
-                    seen.add(r.blockHash(i));
-                }
+                int run = BlockContent.prompt(r, buf, traceBlockTokens, seen);
                 int input = Math.min(r.inputLength(), tokens);
                 prompt += input;
                 ceiling += Math.min((long) run * traceBlockTokens, input);

@@ -174,21 +174,8 @@ public final class Replayer {
             if (buf.length < tokens) {
                 buf = new int[Math.max(tokens, buf.length * 2)];
             }
-            int run = 0;
-            boolean leading = true;
-            for (int i = 0; i < k; i++) {
-                long id = r.blockHash(i);
-                BlockContent.tokens(id, buf, i * bt, bt);
-                if (leading && seen.contains(id)) {
-                    run++;
-                } else {
-                    leading = false;
-                }
-            }
+            int run = BlockContent.prompt(r, buf, bt, seen);
             ceilingTokens += Math.min((long) run * bt, input);
-            for (int i = 0; i < k; i++) {
-                seen.add(r.blockHash(i));
-            }
             Sequence seq = backend.open();
             try {
                 long t0 = System.nanoTime();
