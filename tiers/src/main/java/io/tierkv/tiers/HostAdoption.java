@@ -4,14 +4,7 @@ import io.tierkv.core.cache.LowerTier;
 import io.tierkv.tiers.disk.DiskTier;
 import java.lang.foreign.MemorySegment;
 
-import static io.tierkv.tiers.HostBlocks.CLEAN;
-import static io.tierkv.tiers.HostBlocks.MOVING;
-import static io.tierkv.tiers.HostBlocks.NEEDED;
-import static io.tierkv.tiers.HostBlocks.NOT_STORED;
 import static io.tierkv.tiers.HostBlocks.ON_DISK;
-import static io.tierkv.tiers.HostBlocks.PINNED;
-import static io.tierkv.tiers.HostBlocks.QUEUED;
-import static io.tierkv.tiers.HostBlocks.STORED;
 
 /**
  * Adoption: binds a disk record found by hash on a prefix match to a fresh block id, after its

@@ -9,7 +9,6 @@ import static io.tierkv.tiers.HostBlocks.MOVING;
 import static io.tierkv.tiers.HostBlocks.NEEDED;
 import static io.tierkv.tiers.HostBlocks.NOT_STORED;
 import static io.tierkv.tiers.HostBlocks.ON_DISK;
-import static io.tierkv.tiers.HostBlocks.PINNED;
 import static io.tierkv.tiers.HostBlocks.QUEUED;
 import static io.tierkv.tiers.HostBlocks.STORED;
 
@@ -113,7 +112,7 @@ final class HostRoom {
             h.orphanedSlots--;
             h.slots.free(hs);
             if (heldPin != DiskTier.NO_PIN) {
-                t.disk.unpin(hi, lo, heldPin); // the id is gone (perhaps reused): its pin goes too
+                t.disk.pinning().unpin(hi, lo, heldPin); // the id is gone (perhaps reused): its pin goes too
             }
             return true;
         }

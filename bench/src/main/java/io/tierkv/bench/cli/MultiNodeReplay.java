@@ -238,6 +238,8 @@ final class MultiNodeReplay {
         private final PagedKvCache cache;
         private final Arena arena = Arena.ofShared(); // the store encodes and decodes on its I/O threads
         private final MemorySegment zero;
+        /** One position's K (or V) of zeros, for the tokens appended one at a time. */
+        private final MemorySegment zeroToken;
         private MemorySegment[] fetched = new MemorySegment[0];
         long promptTokens;
         long localHitTokens;
@@ -248,6 +250,7 @@ final class MultiNodeReplay {
             this.cache = new PagedKvCache(CacheOptions.of(layout, deviceBlocks).withPolicy("lru")
                     .withRecentDeviceBlocks(0).withAdmissionTimeoutNanos(0), memory, null);
             this.zero = arena.allocate(layout.bytesPerBlock(), 64);
+            this.zeroToken = zero.asSlice(0, layout.tokenVectorBytes());
         }
 
         /** Leading blocks of the chain this node's index holds (no LRU touch). */
@@ -321,9 +324,8 @@ final class MultiNodeReplay {
 
         private void appendZero(Sequence seq, int token) {
             int pos = seq.appendToken(token);
-            MemorySegment kv = zero.asSlice(0, layout.tokenVectorBytes());
             for (int l = 0; l < layout.layers(); l++) {
-                seq.write(l, pos, kv, kv);
+                seq.write(l, pos, zeroToken, zeroToken);
             }
         }
 

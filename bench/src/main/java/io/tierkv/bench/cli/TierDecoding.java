@@ -14,7 +14,6 @@ import io.tierkv.tiers.KvBlockManagerBuilder;
 import io.tierkv.tiers.disk.Compression;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -5,7 +5,6 @@ import io.tierkv.core.KvLayout;
 import io.tierkv.core.error.BudgetExceededException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.Arrays;
 import java.util.Objects;
 
 /**

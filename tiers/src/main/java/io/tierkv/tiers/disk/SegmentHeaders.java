@@ -1,10 +1,6 @@
 package io.tierkv.tiers.disk;
 
-import io.tierkv.core.KvLayout;
-import io.tierkv.core.prefix.HashAlgorithm;
-import io.tierkv.core.prefix.BlockHasher;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.zip.CRC32C;
 
 import static io.tierkv.tiers.disk.DiskFormat.*;

@@ -7,7 +7,6 @@ import static io.tierkv.tiers.disk.DiskTestSupport.hi;
 import static io.tierkv.tiers.disk.DiskTestSupport.lo;
 import static io.tierkv.tiers.disk.DiskTestSupport.put;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -188,7 +187,7 @@ class RecoveryChainTest {
                 assertTrue(tier.remove(hi(k), lo(k)));
                 live.remove(k);
             }
-            assertEquals(2, tier.compact(), "both half-empty segments compacted");
+            assertEquals(2, tier.maintenance().compact(), "both half-empty segments compacted");
             for (long k = 100; k < 104; k++) { // appended after the moved records
                 assertTrue(put(tier, arena, k));
                 live.add(k);
