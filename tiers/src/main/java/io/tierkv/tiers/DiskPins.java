@@ -2,14 +2,9 @@ package io.tierkv.tiers;
 
 import io.tierkv.tiers.disk.DiskTier;
 
-import static io.tierkv.tiers.HostBlocks.CLEAN;
-import static io.tierkv.tiers.HostBlocks.MOVING;
 import static io.tierkv.tiers.HostBlocks.NEEDED;
-import static io.tierkv.tiers.HostBlocks.NOT_STORED;
 import static io.tierkv.tiers.HostBlocks.ON_DISK;
 import static io.tierkv.tiers.HostBlocks.PINNED;
-import static io.tierkv.tiers.HostBlocks.QUEUED;
-import static io.tierkv.tiers.HostBlocks.STORED;
 
 /**
  * Keeps the disk records of referenced blocks pinned, one pin per id, and settles pins whose
@@ -34,16 +29,16 @@ import static io.tierkv.tiers.HostBlocks.STORED;
  * calls in with its own lock held (cache before host).
  *
  * <h2>Pin ownership, and a pinned record found damaged</h2>
- * A pin names one record (the serial {@link DiskTier#pin} returns, kept per id), never a key:
+ * A pin names one record (the serial {@link io.tierkv.tiers.disk.RecordPins#pin} returns, kept per id), never a key:
  * several ids may hold the same hash (a block sealed while another indexed its hash keeps its own
  * id and shares the record), and a key may hold a new record after the old one went. A pinned
  * record still leaves the disk when it fails verification (found by any reader: a promotion, a
  * read, read-ahead, a match, a spill that verifies it) or is removed; its pins become broken pins
- * ({@link DiskTier#pinBroken}, asked without the disk lock). Every id holding one finds out the
+ * ({@link io.tierkv.tiers.disk.RecordPins#pinBroken}, asked without the disk lock). Every id holding one finds out the
  * next time anything asks about its disk copy ({@link HostTier#hasCopy}, {@link HostTier#takeOverCopy},
  * {@link HostTier#residence}, {@link HostTier#pinBelow}, a promotion, read or read-ahead), and at once for the
  * indexed id through the eviction notice ({@link #drainDiskEvictions}): the copy is gone (ON_DISK
- * and PINNED cleared) and the broken pin released through {@link DiskTier#unpin}, which touches no
+ * and PINNED cleared) and the broken pin released through {@link io.tierkv.tiers.disk.RecordPins#unpin}, which touches no
  * other record. A block left without a copy anywhere is then lost as a counted event (the cache
  * marks it LOST: its next lease or read fails with {@code CorruptBlockException}); a block with
  * another copy (device, host) loses nothing.
@@ -68,7 +63,7 @@ final class DiskPins {
         if ((h.state[blockId] & ON_DISK) == 0) {
             return false;
         }
-        if ((h.state[blockId] & PINNED) != 0 && !t.closed && t.disk.pinBroken(h.diskPin[blockId])) {
+        if ((h.state[blockId] & PINNED) != 0 && !t.closed && t.disk.pinning().pinBroken(h.diskPin[blockId])) {
             diskCopyGone(blockId);
             return false;
         }
@@ -92,7 +87,7 @@ final class DiskPins {
             long pin = h.diskPin[blockId];
             h.diskPin[blockId] = DiskTier.NO_PIN;
             if (!t.closed) {
-                t.disk.unpin(h.hashHi[blockId], h.hashLo[blockId], pin);
+                t.disk.pinning().unpin(h.hashHi[blockId], h.hashLo[blockId], pin);
             }
         }
     }
@@ -111,14 +106,14 @@ final class DiskPins {
     boolean settlePin(int victim, long hi, long lo, long heldPin) {
         boolean needed = (h.state[victim] & NEEDED) != 0;
         long pin = heldPin;
-        if (pin != DiskTier.NO_PIN && (!needed || t.disk.pinBroken(pin))) {
-            boolean broken = !t.disk.unpin(hi, lo, pin);
+        if (pin != DiskTier.NO_PIN && (!needed || t.disk.pinning().pinBroken(pin))) {
+            boolean broken = !t.disk.pinning().unpin(hi, lo, pin);
             pin = DiskTier.NO_PIN;
             if (broken) {
                 return false;
             }
         } else if (needed && pin == DiskTier.NO_PIN) {
-            pin = t.disk.pin(hi, lo);
+            pin = t.disk.pinning().pin(hi, lo);
             if (pin == DiskTier.NO_PIN) {
                 return false;
             }
@@ -146,7 +141,7 @@ final class DiskPins {
         if ((st & PINNED) != 0) {
             return diskCopyHeld(blockId); // false if the pinned record failed verification since
         }
-        long pin = t.disk.pin(h.hashHi[blockId], h.hashLo[blockId]);
+        long pin = t.disk.pinning().pin(h.hashHi[blockId], h.hashLo[blockId]);
         if (pin != DiskTier.NO_PIN) {
             h.state[blockId] |= PINNED;
             h.diskPin[blockId] = pin;
@@ -160,7 +155,7 @@ final class DiskPins {
      * Tells the cache about disk records evicted, removed or quarantined since the last call, so
      * ids held only on disk are freed or marked lost. A notice reaches the id the cache indexes
      * under the key. For an id that holds a pin, its pin says exactly whether its record went
-     * ({@link DiskTier#pinBroken}; the broken pin is released here); for one that does not, a key
+     * ({@link io.tierkv.tiers.disk.RecordPins#pinBroken}; the broken pin is released here); for one that does not, a key
      * that is on disk again (written anew since) makes the notice stale and it is skipped. Called
      * by the mover, outside every lock.
      *
@@ -180,7 +175,7 @@ final class DiskPins {
                 // disk now: for an unpinned id the notice is stale and must not drop the new record's
                 // block. A pinned id knows which record its pin holds.
                 boolean gone = h.hashHi[id] == key[0] && h.hashLo[id] == key[1] && (h.state[id] & ON_DISK) != 0
-                        && ((h.state[id] & PINNED) != 0 ? t.disk.pinBroken(h.diskPin[id]) : !t.disk.contains(key[0], key[1]));
+                        && ((h.state[id] & PINNED) != 0 ? t.disk.pinning().pinBroken(h.diskPin[id]) : !t.disk.contains(key[0], key[1]));
                 if (gone) {
                     diskCopyGone(id); // whatever other copies exist
                 }
@@ -218,7 +213,7 @@ final class DiskPins {
             pins[i] = e.getKey();
             counts[i++] = e.getValue()[0];
         }
-        String problem = t.disk.checkPins(his, los, pins, counts, n);
+        String problem = t.disk.pinning().checkPins(his, los, pins, counts, n);
         if (problem != null) {
             bad.add("disk pins: " + problem);
         }

@@ -55,7 +55,7 @@ final class HostBlocks {
     final byte[] state;
     final long[] hashHi;
     final long[] hashLo;
-    /** Per id: the pin it holds on its disk record ({@link DiskTier#pin}) while PINNED, else {@link DiskTier#NO_PIN}. */
+    /** Per id: the pin it holds on its disk record ({@link io.tierkv.tiers.disk.RecordPins#pin}) while PINNED, else {@link DiskTier#NO_PIN}. */
     final long[] diskPin;
     /** Host slots taken for a copy in flight (a demotion, a load, an adoption's read). */
     int reservedHostSlots;

@@ -93,7 +93,7 @@ class CorruptReferencedBlocksTest {
 
     private static int pins(KvBlockManager kv, Sequence s) {
         long[] h = kv.cache().diagnostics().blockHash(s.blockId(0));
-        return kv.diskTier().pins(h[0], h[1]);
+        return kv.diskTier().pinning().pins(h[0], h[1]);
     }
 
     /** Two referenced blocks of the same identity, both on disk only, sharing one record with two pins. */
@@ -166,7 +166,7 @@ class CorruptReferencedBlocksTest {
         TierStats st = kv.stats();
         DiskStats ds = st.disk();
         assertEquals(0, ds.pinnedBlocks(), "no record pinned once nothing references it");
-        assertEquals(0, kv.diskTier().brokenPins(), "every broken pin released");
+        assertEquals(0, kv.diskTier().pinning().brokenPins(), "every broken pin released");
         assertEquals(corruptMisses, ds.corruptMisses(), "records found damaged");
         assertEquals(corruptMisses, ds.quarantined());
         assertEquals(ds.gets(), ds.hits() + ds.misses(), "gets = hits + misses: " + ds);

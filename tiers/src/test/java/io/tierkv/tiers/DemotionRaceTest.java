@@ -145,7 +145,7 @@ class DemotionRaceTest {
                 Sequence[] matched = new Sequence[1];
                 lower.afterDemote = () -> { // the cache lock is released: this is what a mover and a worker may do now
                     assertTrue(host.spill(id), "the host copy spills at once");
-                    assertEquals(1, disk.evict(1), "and its unpinned record is evicted");
+                    assertEquals(1, disk.maintenance().evict(1), "and its unpinned record is evicted");
                     matched[0] = cache.openSequence(SequenceOptions.defaults());
                     assertEquals(16, matched[0].matchPrefix(tokens(0, 32)), "the block is found on the device");
                 };

@@ -69,7 +69,7 @@ import org.openjdk.jmh.annotations.Threads;
  * {@code lz4shuffle} compresses the same bytes the tier's codec does, without the shuffle
  * pass.</li>
  * <li>Cold page cache ({@code *Cold} methods; root is not needed): before each call, untimed in a
- * {@code Level.Invocation} setup, every page of the tier ({@link DiskTier#dropCachedPages()}) or
+ * {@code Level.Invocation} setup, every page of the tier ({@link io.tierkv.tiers.disk.DiskMaintenance#dropCachedPages()}) or
  * of the plain file ({@code msync}, {@code MADV_DONTNEED} on the mapping, then
  * {@code POSIX_FADV_DONTNEED}) is written back and dropped from the page cache, and keys or
  * positions are visited in a seeded random order (random reads, so neither side profits from the

@@ -198,7 +198,7 @@ public final class SpillLoadStates {
                 if (!tier.put(1, k, tokens, src[k % SOURCES])) {
                     throw new IllegalStateException("put " + k + " not stored");
                 }
-                stored += tier.storedPayloadBytes(1, k);
+                stored += tier.maintenance().storedPayloadBytes(1, k);
             }
             for (int k = 0; k < readKeys; k++) {
                 if (!tier.get(1, k, tokens, out)) {
@@ -237,7 +237,7 @@ public final class SpillLoadStates {
     /**
      * {@link Tier} with a cold page cache for {@link SpillLoadBenchmark#loadCold}: before each load, untimed, every
      * page of the tier is written back, released from its mappings and dropped from the page cache
-     * ({@link DiskTier#dropCachedPages()}); keys are read in a seeded random order.
+     * ({@link io.tierkv.tiers.disk.DiskMaintenance#dropCachedPages()}); keys are read in a seeded random order.
      */
     @State(Scope.Thread)
     public static class ColdLoad extends Tier {
@@ -263,14 +263,14 @@ public final class SpillLoadStates {
             if (!tier.contains(1, key)) {
                 throw new IllegalStateException("key " + key + " is not on disk");
             }
-            tier.dropCachedPages();
+            tier.maintenance().dropCachedPages();
             reads.start();
         }
 
         /** Counts what the load read from storage. */
         @TearDown(Level.Invocation)
         public void countReads() {
-            reads.stop(tier.recordBytes(1, key));
+            reads.stop(tier.maintenance().recordBytes(1, key));
         }
 
         /** Prints the storage bytes per byte asked. */
@@ -284,7 +284,7 @@ public final class SpillLoadStates {
 
     /**
      * Prints the tier's resident page-cache bytes ({@code fincore}) before and after
-     * {@link DiskTier#dropCachedPages()}: the check that dropping works.
+     * {@link io.tierkv.tiers.disk.DiskMaintenance#dropCachedPages()}: the check that dropping works.
      *
      * @param t the tier state
      */
@@ -296,7 +296,7 @@ public final class SpillLoadStates {
             throw new UncheckedIOException(e);
         }
         long before = PageCacheProbe.residentBytes(files);
-        t.tier.dropCachedPages();
+        t.tier.maintenance().dropCachedPages();
         System.out.printf("%nfincore: %d segment files, %d bytes resident before dropCachedPages(), %d after%n",
                 files.size(), before, PageCacheProbe.residentBytes(files));
     }
@@ -305,7 +305,7 @@ public final class SpillLoadStates {
      * {@link Tier} with a cold page cache for {@link SpillLoadBenchmark#spillCold}: the setup first spills a whole
      * budget (so every later spill goes to a recycled segment, the steady state); before each
      * spill, untimed, every segment is written back, unmapped and dropped from the page cache
-     * ({@link DiskTier#dropCachedPages()}), so the spill writes to pages that are not cached.
+     * ({@link io.tierkv.tiers.disk.DiskMaintenance#dropCachedPages()}), so the spill writes to pages that are not cached.
      */
     @State(Scope.Thread)
     public static class ColdSpill extends Tier {
@@ -326,7 +326,7 @@ public final class SpillLoadStates {
                 }
                 checkDropped(this);
             }
-            tier.dropCachedPages();
+            tier.maintenance().dropCachedPages();
             reads.start();
         }
 

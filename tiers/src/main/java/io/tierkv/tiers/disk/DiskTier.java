@@ -80,13 +80,13 @@ import java.util.zip.CRC32C;
  * away (that would copy each record once more before evicting it); holes made by removal or
  * quarantine are. Any other segment whose last live record goes is deleted at once.
  *
- * <p>Pins ({@link #pin}, {@link #putPinned}): the manager pins the record of a block that an open
+ * <p>Pins ({@link RecordPins#pin}, {@link #putPinned}): the manager pins the record of a block that an open
  * sequence references, since the record may be that block's only copy. A pin names one record:
- * its serial, unique over the tier's life, is the handle that {@link #unpin} takes back, so a pin
+ * its serial, unique over the tier's life, is the handle that {@link RecordPins#unpin} takes back, so a pin
  * never releases another record that came to hold the same key later. A pinned record sits on a
  * list of its own, off the LRU list, so it is never a victim (for room, by budget or by
- * {@link #evict}). Removal and quarantine still drop it; its pins become <em>broken pins</em>
- * ({@link #pinBroken}, answered without the lock), each released by its holder's {@code unpin}
+ * {@link DiskMaintenance#evict}). Removal and quarantine still drop it; its pins become <em>broken pins</em>
+ * ({@link RecordPins#pinBroken}, answered without the lock), each released by its holder's {@code unpin}
  * as any other, touching no record. Before evicting anything for room the
  * tier checks that some segment could hold the new record once its unpinned records were gone (or
  * the budget allows a new segment); when none can, the put is refused with
@@ -104,7 +104,7 @@ import java.util.zip.CRC32C;
  * damaged bytes (each damaged run counted in {@link DiskStats#recoveryFaults()}), drops a segment
  * whose header is damaged, treats bytes past a truncated file's end as torn, and then rewrites the
  * journal. Payload checksums are verified on first read, not at open. Recovered records are
- * indexed oldest segment first as least recently used, and {@link #forEachKey} reports them.
+ * indexed oldest segment first as least recently used, and {@link DiskMaintenance#forEachKey} reports them.
  *
  * <h2>Concurrency</h2>
  * Thread-safe: every public method runs under one {@link ReentrantLock}, so spills, loads,
@@ -140,7 +140,7 @@ import java.util.zip.CRC32C;
  */
 public final class DiskTier implements AutoCloseable {
 
-    /** Receives the keys the tier dropped on its own (budget evictions, {@link #evict}, quarantine). */
+    /** Receives the keys the tier dropped on its own (budget evictions, {@link DiskMaintenance#evict}, quarantine). */
     @FunctionalInterface
     public interface EvictionListener {
         /**
@@ -164,8 +164,8 @@ public final class DiskTier implements AutoCloseable {
         void visit(long hashHi, long hashLo);
     }
 
-    private final ReentrantLock lock = new ReentrantLock();
-    private final DiskOptions options;
+    final ReentrantLock lock = new ReentrantLock();
+    final DiskOptions options;
     private final KvLayout layout;
     private final Path dir;
     private final int maxTokens;
@@ -174,12 +174,12 @@ public final class DiskTier implements AutoCloseable {
     private final Arena scratchArena = Arena.ofShared();
     private final CRC32C crc = new CRC32C();
     private final DiskCounters counters = new DiskCounters();
-    private final EvictionNotices notices = new EvictionNotices();
+    final EvictionNotices notices = new EvictionNotices();
     private final CorruptionLog corruptionLog;
-    private final RecordIndex index;
+    final RecordIndex index;
     private final AdmissionFilter admission;
-    private final SegmentTable segments;
-    private final SpaceManager space;
+    final SegmentTable segments;
+    final SpaceManager space;
     private final RecordWriter writer;
     private final RecordReader reader;
 
@@ -187,6 +187,8 @@ public final class DiskTier implements AutoCloseable {
     private KeySpace keySpace;
     private TierDirectory directory;
     private boolean closed;
+    private final RecordPins pinning = new RecordPins(this);
+    private final DiskMaintenance maintenance = new DiskMaintenance(this);
 
     private DiskTier(DiskOptions options, KvLayout layout, KeySpace keySpace) {
         this.keySpace = keySpace;
@@ -415,7 +417,7 @@ public final class DiskTier implements AutoCloseable {
      * @param identity the block's identity ({@link BlockIdentity}, at most
      *                 {@link KvLayout#blockSizeTokens()} token ids)
      * @param block    the block's bytes, at most {@link KvLayout#bytesPerBlock()}
-     * @return the pin ({@link #pin}) on the record that holds the block now (new or already
+     * @return the pin ({@link RecordPins#pin}) on the record that holds the block now (new or already
      *     there); {@link #NO_PIN} if the admission filter declined a first sighting or another
      *     identity holds the key (nothing stored or pinned)
      * @throws DiskFullException when no segment could be reserved; nothing stored or pinned
@@ -607,166 +609,18 @@ public final class DiskTier implements AutoCloseable {
         }
     }
 
-    /** {@link #pin} and {@link #putPinned} result: no pin was taken. Record serials start at 1. */
+    /** {@return the pins on this tier's records: pin, unpin, broken pins, their check} */
+    public RecordPins pinning() {
+        return pinning;
+    }
+
+    /** {@return eviction by LRU order, compaction, key visits, record sizes and page-cache drops} */
+    public DiskMaintenance maintenance() {
+        return maintenance;
+    }
+
+    /** {@link RecordPins#pin} and {@link #putPinned} result: no pin was taken. Record serials start at 1. */
     public static final long NO_PIN = 0;
-
-    /**
-     * Pins a key's record: until its last pin is dropped it is never evicted, neither for room
-     * (a {@code put} that could only make room by evicting pinned records is refused instead) nor
-     * by {@link #evict}. Pins count: each call needs its own {@link #unpin}. Removal and
-     * quarantine (a record that fails verification) still drop a pinned record; its pins become
-     * broken pins ({@link #pinBroken}), still to be released. Pins live in memory only; a restart
-     * starts without any.
-     *
-     * @param hashHi block hash, high 64 bits
-     * @param hashLo block hash, low 64 bits
-     * @return the pin: the serial of the record pinned, {@code > 0}; {@link #NO_PIN} if the key is
-     *     not on disk
-     * @throws IllegalStateException if the tier is closed
-     */
-    public long pin(long hashHi, long hashLo) {
-        lock.lock();
-        try {
-            ensureOpen();
-            int slot = index.find(hashHi, hashLo);
-            if (slot == RecordIndex.NONE) {
-                return NO_PIN;
-            }
-            space.pin(slot);
-            return index.serial[slot];
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Releases a pin taken by {@link #pin} or {@link #putPinned}: from its record if that is still
-     * on disk (its last pin makes it evictable again, as most recently used), else the broken pin
-     * its removal or quarantine left. Never touches another record under the same key.
-     *
-     * @param hashHi block hash, high 64 bits
-     * @param hashLo block hash, low 64 bits
-     * @param pin    the pin, as {@code pin} or {@code putPinned} returned it for this key
-     * @return true if a pin was dropped from its record; false if the record was gone and its
-     *     broken pin was released
-     * @throws IllegalStateException if the pin holds nothing (released twice, or never taken), or
-     *     the tier is closed
-     */
-    public boolean unpin(long hashHi, long hashLo, long pin) {
-        lock.lock();
-        try {
-            ensureOpen();
-            int slot = index.find(hashHi, hashLo);
-            if (slot != RecordIndex.NONE && index.serial[slot] == pin) {
-                space.unpin(slot);
-                return true;
-            }
-            if (space.releaseBrokenPin(pin)) {
-                return false;
-            }
-            throw new IllegalStateException("pin " + pin + " of block " + Long.toHexString(hashHi)
-                    + Long.toHexString(hashLo) + " holds nothing: its record "
-                    + (slot == RecordIndex.NONE ? "is gone" : "was replaced (serial " + index.serial[slot] + " now)")
-                    + " and no broken pin is left under it (released twice, or never taken)");
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Whether a pin's record was dropped (removed, or quarantined when it failed verification)
-     * while the pin was held: the pin is broken, the block's copy here is gone, and the pin still
-     * waits for its {@link #unpin}. Answered without the tier's lock, from a record the dropping
-     * call made before it released the lock; for a pin still held (a released pin answers false).
-     * Also after close.
-     *
-     * @param pin a pin held
-     * @return true if the pinned record is gone
-     */
-    public boolean pinBroken(long pin) {
-        return space.isBroken(pin);
-    }
-
-    /**
-     * Checks, under one lock, that the pins its holders believe they hold are exactly the tier's
-     * pins: each handle holds as many pins (on its record if that is still on disk, else broken
-     * pins under it) as it has holders, every pinned record is one of the handles, and every
-     * broken pin belongs to one. For the invariant check of the tier's only pin holder, the host
-     * tier; every pin it holds must be passed, each handle once.
-     *
-     * @param hashHi  per handle, its key's high 64 bits
-     * @param hashLo  per handle, its key's low 64 bits
-     * @param pins    the distinct pin handles held
-     * @param holders per handle, how many holders hold it
-     * @param n       handles in the arrays
-     * @return a description of the first difference, or null if they agree
-     * @throws IllegalStateException if the tier is closed
-     */
-    public String checkPins(long[] hashHi, long[] hashLo, long[] pins, int[] holders, int n) {
-        lock.lock();
-        try {
-            ensureOpen();
-            int liveRecords = 0;
-            int broken = 0;
-            for (int i = 0; i < n; i++) {
-                int slot = index.find(hashHi[i], hashLo[i]);
-                boolean live = slot != RecordIndex.NONE && index.serial[slot] == pins[i];
-                int held = live ? index.pins(slot) : space.brokenPins(pins[i]);
-                if (held != holders[i]) {
-                    return "pin " + pins[i] + " of block " + Long.toHexString(hashHi[i]) + Long.toHexString(hashLo[i])
-                            + " has " + holders[i] + " holders but " + held + (live ? " pins on its record"
-                                    : " broken pins left");
-                }
-                if (live) {
-                    liveRecords++;
-                } else {
-                    broken += held;
-                }
-            }
-            if (liveRecords != index.pinnedCount() || broken != space.brokenPinCount()) {
-                return "holders hold pins on " + liveRecords + " records and " + broken + " broken pins, but the tier"
-                        + " has " + index.pinnedCount() + " pinned records and " + space.brokenPinCount()
-                        + " broken pins";
-            }
-            return null;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Broken pins not released yet: pins whose record was removed or quarantined while they were
-     * held.
-     *
-     * @return pins, {@code >= 0}
-     */
-    public int brokenPins() {
-        lock.lock();
-        try {
-            return space.brokenPinCount();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Pins held on a key's record.
-     *
-     * @param hashHi block hash, high 64 bits
-     * @param hashLo block hash, low 64 bits
-     * @return the pin count, {@code >= 0}, or -1 if the record is absent
-     * @throws IllegalStateException if the tier is closed
-     */
-    public int pins(long hashHi, long hashLo) {
-        lock.lock();
-        try {
-            ensureOpen();
-            int slot = index.find(hashHi, hashLo);
-            return slot == RecordIndex.NONE ? -1 : index.pins(slot);
-        } finally {
-            lock.unlock();
-        }
-    }
 
     /**
      * Removes a key; the listener is not told (the caller asked).
@@ -791,183 +645,6 @@ public final class DiskTier implements AutoCloseable {
         }
         notices.deliver(); // records quarantined by a compaction that made journal room
         return removed;
-    }
-
-    /**
-     * Evicts up to {@code count} least recently used unpinned records, telling the listener about
-     * each; pinned records stay.
-     *
-     * @param count records to evict, {@code >= 0}
-     * @return records evicted: {@code min(count, blockCount() - pinned records)}
-     * @throws IllegalArgumentException if {@code count < 0}
-     * @throws IllegalStateException if the tier is closed
-     */
-    public int evict(int count) {
-        if (count < 0) {
-            throw new IllegalArgumentException("count: " + count + " (expected >= 0)");
-        }
-        int n = 0;
-        lock.lock();
-        try {
-            ensureOpen();
-            while (n < count && index.leastRecent() != RecordIndex.NONE) {
-                space.drop(index.leastRecent(), SpaceManager.Cause.EVICT);
-                n++;
-            }
-        } finally {
-            lock.unlock();
-        }
-        notices.deliver();
-        return n;
-    }
-
-    /**
-     * Visits every key indexed now (recovered ones included), least recently used first. The keys
-     * are copied under the lock and visited after it is released, so the visitor may call the
-     * tier.
-     *
-     * @param v the visitor
-     * @throws IllegalStateException if the tier is closed
-     */
-    public void forEachKey(KeyVisitor v) {
-        Objects.requireNonNull(v, "v");
-        long[] keys;
-        lock.lock();
-        try {
-            ensureOpen();
-            keys = new long[2 * index.size()];
-            int i = 0;
-            for (int slot = index.first(); slot != RecordIndex.NONE; slot = index.after(slot)) {
-                keys[i++] = index.hashHi[slot];
-                keys[i++] = index.hashLo[slot];
-            }
-        } finally {
-            lock.unlock();
-        }
-        for (int i = 0; i < keys.length; i += 2) {
-            v.visit(keys[i], keys[i + 1]);
-        }
-    }
-
-    /**
-     * Compacts, in place, every segment whose live ratio is below
-     * {@link DiskOptions#compactBelowLiveRatio()} and that holds dead bytes. The tier also does
-     * this on its own when it needs room; this is for a maintenance thread.
-     *
-     * @return segments compacted
-     * @throws IllegalStateException if the tier is closed
-     */
-    public int compact() {
-        int n = 0;
-        lock.lock();
-        try {
-            ensureOpen();
-            for (int i = 0; i < segments.slotCount(); i++) {
-                Segment s = segments.at(i);
-                if (s != null && s.liveRatio() < options.compactBelowLiveRatio() && Compactor.deadBytes(s) > 0) {
-                    space.compact(s);
-                    n++;
-                }
-            }
-        } finally {
-            lock.unlock();
-        }
-        notices.deliver(); // records quarantined because their header failed verification
-        return n;
-    }
-
-    /**
-     * Bytes of the record stored for a key: header, token ids, payload and padding.
-     *
-     * @param hashHi block hash, high 64 bits
-     * @param hashLo block hash, low 64 bits
-     * @return the record's length on disk, or -1 if absent
-     * @throws IllegalStateException if the tier is closed
-     */
-    public long recordBytes(long hashHi, long hashLo) {
-        lock.lock();
-        try {
-            ensureOpen();
-            int slot = index.find(hashHi, hashLo);
-            return slot == RecordIndex.NONE ? -1 : index.length[slot];
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Payload bytes stored for a key (after compression), read from its record header.
-     *
-     * @param hashHi block hash, high 64 bits
-     * @param hashLo block hash, low 64 bits
-     * @return the stored length, or -1 if absent
-     * @throws IllegalStateException if the tier is closed
-     */
-    public long storedPayloadBytes(long hashHi, long hashLo) {
-        lock.lock();
-        try {
-            ensureOpen();
-            int slot = index.find(hashHi, hashLo);
-            if (slot == RecordIndex.NONE) {
-                return -1;
-            }
-            return RecordHeaders.recordStoredLength(segments.at(index.segment[slot]).map, index.offset[slot]);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Makes a key's record cold: writes its dirty pages back ({@code msync}), releases them from
-     * this tier's mapping ({@code MADV_DONTNEED}; the file keeps its bytes) and drops them from the
-     * page cache ({@code POSIX_FADV_DONTNEED}), rounded out to whole pages, so neighbouring records
-     * on the first and last page go too. The next load of the key reads it from the device. For
-     * cold-cache measurements ({@code SpillLoadBenchmark}); the tier keeps no note of it, just as
-     * it keeps none when the kernel reclaims its pages.
-     *
-     * @param hashHi block hash, high 64 bits
-     * @param hashLo block hash, low 64 bits
-     * @return whether the key was on disk
-     * @throws IllegalStateException if the tier is closed
-     * @throws UncheckedIOException  if the write-back or the advice failed (the message names the
-     *                               file, the range and the errno)
-     */
-    public boolean dropCachedPages(long hashHi, long hashLo) {
-        lock.lock();
-        try {
-            ensureOpen();
-            int slot = index.find(hashHi, hashLo);
-            if (slot == RecordIndex.NONE) {
-                return false;
-            }
-            SegmentTable.dropCachedPages(segments.at(index.segment[slot]), index.offset[slot], index.length[slot]);
-            return true;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Makes every segment cold, as {@link #dropCachedPages(long, long)} does for one record: the
-     * next spill into a page this tier wrote before, and the next load, find it on the device
-     * only. Writes back every dirty page first. For cold-cache measurements.
-     *
-     * @throws IllegalStateException if the tier is closed
-     * @throws UncheckedIOException  as {@link #dropCachedPages(long, long)}
-     */
-    public void dropCachedPages() {
-        lock.lock();
-        try {
-            ensureOpen();
-            for (int i = 0; i < segments.slotCount(); i++) {
-                Segment seg = segments.at(i);
-                if (seg != null) {
-                    SegmentTable.dropCachedPages(seg, 0, seg.capacity);
-                }
-            }
-        } finally {
-            lock.unlock();
-        }
     }
 
     /**
@@ -1106,7 +783,7 @@ public final class DiskTier implements AutoCloseable {
                 + options.budgetBytes() + " B") + "]";
     }
 
-    private void ensureOpen() {
+    void ensureOpen() {
         if (closed) {
             throw new IllegalStateException("disk tier " + dir + " is closed");
         }

@@ -193,7 +193,7 @@ final class SegmentTable {
 
     /**
      * Writes back, unmaps and drops from the page cache the pages that hold
-     * {@code [offset, offset + length)} of a segment (see {@link DiskTier#dropCachedPages(long,
+     * {@code [offset, offset + length)} of a segment (see {@link DiskMaintenance#dropCachedPages(long,
      * long)}).
      *
      * @param seg    the segment

@@ -34,7 +34,7 @@ import java.util.concurrent.ConcurrentHashMap;
 final class SpaceManager {
 
     /**
-     * Why a record is dropped: {@code EVICT} by {@link DiskTier#evict} or recovery,
+     * Why a record is dropped: {@code EVICT} by {@link DiskMaintenance#evict} or recovery,
      * {@code ROOM_EVICT} by {@link #allocate} (which recycles a segment that emptied),
      * {@code REMOVE} by the caller, {@code QUARANTINE} on a failed load,
      * {@code COMPACTION_QUARANTINE} during compaction.
@@ -205,7 +205,7 @@ final class SpaceManager {
     }
 
     /**
-     * Pins a record: it is not evicted for room, by budget or by {@link DiskTier#evict} until its
+     * Pins a record: it is not evicted for room, by budget or by {@link DiskMaintenance#evict} until its
      * last pin goes (removal and quarantine still drop it).
      *
      * @param slot a live slot

@@ -97,7 +97,7 @@ class DiskCasesTest {
             assertEquals(ownFileBytes(dir), tier.usedBytes(), "usage equals bytes on disk");
             assertEquals(4, segmentFiles(dir));
             TreeSet<Long> keys = new TreeSet<>();
-            tier.forEachKey((h, l) -> keys.add(l));
+            tier.maintenance().forEachKey((h, l) -> keys.add(l));
             assertEquals(new TreeSet<>(List.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L)), keys);
             for (int k = 0; k < 8; k++) {
                 assertTrue(getAndVerify(tier, arena, k), "recovered key " + k);
@@ -194,7 +194,7 @@ class DiskCasesTest {
             String what = "trial " + trial + ": " + victim.getFileName() + " truncated at " + cut + " (seed " + seed + ")";
             try (DiskTier tier = DiskTier.open(o.withDirectory(copy), LAYOUT)) {
                 List<Long> reported = new ArrayList<>();
-                tier.forEachKey((h, l) -> reported.add(l));
+                tier.maintenance().forEachKey((h, l) -> reported.add(l));
                 for (long k : reported) {
                     assertTrue(k >= 0 && k < 10, what + ": unknown key " + k);
                     assertTrue(getAndVerify(tier, arena, k), what + ": reported key " + k + " must read back exact");
@@ -316,7 +316,7 @@ class DiskCasesTest {
                 assertFalse(tier.contains(hi(k - 1), lo(k - 1)), "nothing stored by the failed spill");
                 assertEquals(ownFileBytes(dir), tier.usedBytes(), "no half-made segment left behind");
                 tier.checkInvariants();
-                assertTrue(tier.evict(tier.blockCount() / 2) > 0);
+                assertTrue(tier.maintenance().evict(tier.blockCount() / 2) > 0);
                 assertTrue(put(tier, arena, k));
                 assertTrue(getAndVerify(tier, arena, k));
                 tier.checkInvariants();
@@ -353,15 +353,15 @@ class DiskCasesTest {
             for (int i = 0; i < blocks.length; i++) {
                 long raw = blocks[i].byteSize();
                 assertTrue(tier.put(100 + i, i, tokens, blocks[i]), names[i]);
-                long stored = tier.storedPayloadBytes(100 + i, i);
+                long stored = tier.maintenance().storedPayloadBytes(100 + i, i);
                 assertTrue(stored <= raw, names[i] + ": stored " + stored + " > raw " + raw);
-                assertTrue(tier.recordBytes(100 + i, i) <= raw + DiskFormat.recordOverheadBytes(layout.blockSizeTokens()),
+                assertTrue(tier.maintenance().recordBytes(100 + i, i) <= raw + DiskFormat.recordOverheadBytes(layout.blockSizeTokens()),
                         names[i] + ": record at most raw size + header");
                 assertTrue(Double.isFinite(tier.stats().compressionRatio()), names[i]);
             }
-            assertEquals(64 << 10, tier.storedPayloadBytes(100, 0), "random data is stored raw");
-            assertTrue(tier.storedPayloadBytes(101, 1) < 1024, "zeros compress");
-            assertEquals(slot, tier.storedPayloadBytes(104, 4), "F16 normal data is stored raw");
+            assertEquals(64 << 10, tier.maintenance().storedPayloadBytes(100, 0), "random data is stored raw");
+            assertTrue(tier.maintenance().storedPayloadBytes(101, 1) < 1024, "zeros compress");
+            assertEquals(slot, tier.maintenance().storedPayloadBytes(104, 4), "F16 normal data is stored raw");
             for (int i = 0; i < blocks.length; i++) {
                 MemorySegment out = arena.allocate(slot + 1);
                 out.fill((byte) 0x77);

@@ -114,7 +114,7 @@ public final class DiskChild {
             System.out.println("VERIFIED " + verified);
             // a failed spill must not leave a half-made segment behind
             tier.checkInvariants();
-            int evicted = tier.evict(tier.blockCount() / 2);
+            int evicted = tier.maintenance().evict(tier.blockCount() / 2);
             System.out.println("EVICTED " + evicted);
             int resumed = 0;
             while (resumed < 8) {

@@ -62,7 +62,7 @@ class DiskFaultInjectionTest {
             for (int k = 20; k < 30; k++) { // a pinning put of a key stored: header, identity or payload
                 long pin = tier.putPinned(hi(k), lo(k), identity(arena, k), block(arena, k));
                 assertTrue(pin != DiskTier.NO_PIN, "written anew, key " + k);
-                tier.unpin(hi(k), lo(k), pin);
+                tier.pinning().unpin(hi(k), lo(k), pin);
             }
             injection.uninstall();
             DiskStats s = tier.stats();
@@ -86,18 +86,18 @@ class DiskFaultInjectionTest {
             injection = DiskFaultInjection.install(1.0, 3);
             assertFalse(getAndVerify(tier, arena, 1));
             injection.uninstall();
-            assertTrue(tier.pinBroken(pin));
-            assertEquals(1, tier.brokenPins());
+            assertTrue(tier.pinning().pinBroken(pin));
+            assertEquals(1, tier.pinning().brokenPins());
             assertEquals(0, tier.stats().pinnedBlocks());
-            assertEquals(null, tier.checkPins(new long[] {hi(1)}, new long[] {lo(1)}, new long[] {pin}, new int[] {1},
+            assertEquals(null, tier.pinning().checkPins(new long[] {hi(1)}, new long[] {lo(1)}, new long[] {pin}, new int[] {1},
                     1), "one broken pin, held once");
-            assertTrue(tier.checkPins(new long[0], new long[0], new long[0], new int[0], 0).contains("1 broken pins"),
+            assertTrue(tier.pinning().checkPins(new long[0], new long[0], new long[0], new int[0], 0).contains("1 broken pins"),
                     "a broken pin nobody holds is found");
             long again = tier.putPinned(hi(1), lo(1), identity(arena, 1), block(arena, 1));
-            assertFalse(tier.unpin(hi(1), lo(1), pin), "the broken pin, not the new record's");
-            assertEquals(1, tier.pins(hi(1), lo(1)));
-            assertTrue(tier.unpin(hi(1), lo(1), again));
-            assertEquals(0, tier.brokenPins());
+            assertFalse(tier.pinning().unpin(hi(1), lo(1), pin), "the broken pin, not the new record's");
+            assertEquals(1, tier.pinning().pins(hi(1), lo(1)));
+            assertTrue(tier.pinning().unpin(hi(1), lo(1), again));
+            assertEquals(0, tier.pinning().brokenPins());
             tier.checkInvariants();
         }
     }

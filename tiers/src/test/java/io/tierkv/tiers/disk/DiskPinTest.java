@@ -60,7 +60,7 @@ class DiskPinTest {
     }
 
     private boolean unpin(long k) {
-        return tier.unpin(hi(k), lo(k), pins.get(k));
+        return tier.pinning().unpin(hi(k), lo(k), pins.get(k));
     }
 
     @Test
@@ -102,23 +102,23 @@ class DiskPinTest {
     @Test
     void pinsCountAndAnExtraUnpinThrows() {
         assertTrue(put(tier, arena, 3));
-        assertEquals(0, tier.pins(hi(3), lo(3)));
-        long pin = tier.pin(hi(3), lo(3));
+        assertEquals(0, tier.pinning().pins(hi(3), lo(3)));
+        long pin = tier.pinning().pin(hi(3), lo(3));
         assertTrue(pin > 0, "a pin names the record's serial: " + pin);
         assertTrue(putPinned(3), "an existing record takes one more pin");
         assertEquals(pin, pins.get(3L), "the same record, so the same pin");
-        assertEquals(2, tier.pins(hi(3), lo(3)));
-        assertEquals(0, tier.evict(5), "a pinned record is no eviction victim");
-        assertTrue(tier.unpin(hi(3), lo(3), pin));
-        assertEquals(1, tier.pins(hi(3), lo(3)));
-        assertTrue(tier.unpin(hi(3), lo(3), pin));
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> tier.unpin(hi(3), lo(3), pin));
+        assertEquals(2, tier.pinning().pins(hi(3), lo(3)));
+        assertEquals(0, tier.maintenance().evict(5), "a pinned record is no eviction victim");
+        assertTrue(tier.pinning().unpin(hi(3), lo(3), pin));
+        assertEquals(1, tier.pinning().pins(hi(3), lo(3)));
+        assertTrue(tier.pinning().unpin(hi(3), lo(3), pin));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> tier.pinning().unpin(hi(3), lo(3), pin));
         assertTrue(e.getMessage().contains("pin count 0"), e.getMessage());
-        assertEquals(-1, tier.pins(hi(9), lo(9)));
-        assertEquals(DiskTier.NO_PIN, tier.pin(hi(9), lo(9)));
-        e = assertThrows(IllegalStateException.class, () -> tier.unpin(hi(9), lo(9), pin));
+        assertEquals(-1, tier.pinning().pins(hi(9), lo(9)));
+        assertEquals(DiskTier.NO_PIN, tier.pinning().pin(hi(9), lo(9)));
+        e = assertThrows(IllegalStateException.class, () -> tier.pinning().unpin(hi(9), lo(9), pin));
         assertTrue(e.getMessage().contains("holds nothing"), e.getMessage());
-        assertEquals(1, tier.evict(5));
+        assertEquals(1, tier.maintenance().evict(5));
         assertEquals(List.of(3L), evicted);
     }
 
@@ -127,7 +127,7 @@ class DiskPinTest {
         for (int k = 0; k < 4; k++) {
             assertTrue(k % 2 == 0 ? putPinned(k) : put(tier, arena, k));
         }
-        assertEquals(2, tier.evict(10));
+        assertEquals(2, tier.maintenance().evict(10));
         assertEquals(List.of(1L, 3L), evicted);
         assertEquals(2, tier.blockCount());
         assertTrue(getAndVerify(tier, arena, 0));
@@ -153,19 +153,19 @@ class DiskPinTest {
         long old = pins.get(4L);
         assertTrue(tier.remove(hi(4), lo(4)));
         assertEquals(0, tier.stats().pinnedBlocks());
-        assertTrue(tier.pinBroken(old));
-        assertEquals(1, tier.brokenPins());
+        assertTrue(tier.pinning().pinBroken(old));
+        assertEquals(1, tier.pinning().brokenPins());
         assertTrue(putPinned(4), "the key written anew, pinned by another holder");
         long fresh = pins.get(4L);
         assertTrue(fresh != old, "a new record, a new serial: " + old + " then " + fresh);
-        assertFalse(tier.pinBroken(fresh));
-        assertEquals(1, tier.pins(hi(4), lo(4)));
-        assertFalse(tier.unpin(hi(4), lo(4), old), "the old pin releases its broken pin only");
-        assertEquals(1, tier.pins(hi(4), lo(4)), "the new record keeps its own pin");
-        assertEquals(0, tier.brokenPins());
-        assertFalse(tier.pinBroken(old));
-        assertThrows(IllegalStateException.class, () -> tier.unpin(hi(4), lo(4), old), "released twice");
-        assertTrue(tier.unpin(hi(4), lo(4), fresh));
-        assertEquals(0, tier.pins(hi(4), lo(4)));
+        assertFalse(tier.pinning().pinBroken(fresh));
+        assertEquals(1, tier.pinning().pins(hi(4), lo(4)));
+        assertFalse(tier.pinning().unpin(hi(4), lo(4), old), "the old pin releases its broken pin only");
+        assertEquals(1, tier.pinning().pins(hi(4), lo(4)), "the new record keeps its own pin");
+        assertEquals(0, tier.pinning().brokenPins());
+        assertFalse(tier.pinning().pinBroken(old));
+        assertThrows(IllegalStateException.class, () -> tier.pinning().unpin(hi(4), lo(4), old), "released twice");
+        assertTrue(tier.pinning().unpin(hi(4), lo(4), fresh));
+        assertEquals(0, tier.pinning().pins(hi(4), lo(4)));
     }
 }

@@ -103,16 +103,16 @@ class DiskTierTest {
         for (int k = 0; k < 8; k++) {
             assertTrue(put(tier, arena, k));
         }
-        assertTrue(tier.dropCachedPages(hi(3), lo(3)));
-        assertFalse(tier.dropCachedPages(hi(999), lo(999)));
+        assertTrue(tier.maintenance().dropCachedPages(hi(3), lo(3)));
+        assertFalse(tier.maintenance().dropCachedPages(hi(999), lo(999)));
         assertTrue(getAndVerify(tier, arena, 3), "a record read back from the device alone");
         for (int k = 8; k < 48; k++) { // evictions empty segments, which are recycled: spills below the written mark
             if (k % 3 == 0) {
-                tier.dropCachedPages();
+                tier.maintenance().dropCachedPages();
             }
             assertTrue(put(tier, arena, k));
         }
-        tier.dropCachedPages();
+        tier.maintenance().dropCachedPages();
         int found = 0;
         for (int k = 0; k < 48; k++) {
             if (tier.contains(hi(k), lo(k))) {
@@ -177,15 +177,15 @@ class DiskTierTest {
         }
         getAndVerify(tier, arena, 0); // 0 becomes most recent
         long before = tier.stats().evictions();
-        assertEquals(2, tier.evict(2));
+        assertEquals(2, tier.maintenance().evict(2));
         assertEquals(List.of(1L, 2L), evicted);
         assertEquals(before + 2, tier.stats().evictions());
-        assertEquals(0, tier.evict(0));
-        assertEquals(8, tier.evict(100));
+        assertEquals(0, tier.maintenance().evict(0));
+        assertEquals(8, tier.maintenance().evict(100));
         assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 0L), evicted);
         assertEquals(0, tier.blockCount());
-        assertEquals(0, tier.evict(5));
-        assertThrows(IllegalArgumentException.class, () -> tier.evict(-1));
+        assertEquals(0, tier.maintenance().evict(5));
+        assertThrows(IllegalArgumentException.class, () -> tier.maintenance().evict(-1));
     }
 
     @Test
@@ -298,7 +298,7 @@ class DiskTierTest {
             }
             assertTrue(tier.remove(hi(5), lo(5)));
             assertTrue(tier.remove(hi(11), lo(11)));
-            assertEquals(2, tier.evict(2)); // keys 0 and 1
+            assertEquals(2, tier.maintenance().evict(2)); // keys 0 and 1
         }
         try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
             assertEquals(16, tier.blockCount());
@@ -428,8 +428,8 @@ class DiskTierTest {
                 tier.remove(hi(k), lo(k));
             }
         }
-        assertEquals(1, tier.compact());
-        assertEquals(0, tier.compact(), "nothing left to compact");
+        assertEquals(1, tier.maintenance().compact());
+        assertEquals(0, tier.maintenance().compact(), "nothing left to compact");
         for (int k = 3; k < 16; k++) {
             assertEquals(k != 4 && k != 5 && k != 6 && k != 7, getAndVerify(tier, arena, k), "key " + k);
         }
@@ -557,8 +557,8 @@ class DiskTierTest {
         assertEquals(2, tier.stats().putsExisting());
         assertEquals(2, tier.stats().puts());
         assertEquals(1, tier.stats().corruptMisses());
-        tier.unpin(hi(1), lo(1), pin);
-        tier.unpin(hi(1), lo(1), pin);
+        tier.pinning().unpin(hi(1), lo(1), pin);
+        tier.pinning().unpin(hi(1), lo(1), pin);
     }
 
     @Test

@@ -81,7 +81,7 @@ class RecoveryIdempotenceTest {
         List<Placed> out = new ArrayList<>();
         for (DiskTier.RecordLocation l : tier.recordLocations()) {
             out.add(new Placed(l.hashLo(), l.file(), l.offset(), l.usedBytes(),
-                    tier.recordBytes(l.hashHi(), l.hashLo())));
+                    tier.maintenance().recordBytes(l.hashHi(), l.hashLo())));
         }
         out.sort(Comparator.comparing(Placed::file).thenComparingLong(Placed::offset));
         return out;
