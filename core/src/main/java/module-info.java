@@ -1,6 +1,7 @@
 /**
  * TierKV's backend-neutral block model: layouts, slab block pools, block tables, prefix hashing,
- * reference counts and copy-on-write, eviction policies, budgets and errors. JDK only
+ * reference counts and copy-on-write, eviction policies, budgets and errors, and the tier-store SPI
+ * ({@code io.tierkv.core.spi}, exported only to the modules that implement or wire a store). JDK only
  * ({@code jdk.management} for the container memory limit that {@code MachineMemory} reads).
  */
 module io.tierkv.core {
@@ -14,4 +15,5 @@ module io.tierkv.core {
     exports io.tierkv.core.cache;
     exports io.tierkv.core.budget;
     exports io.tierkv.core.pressure;
+    exports io.tierkv.core.spi to io.tierkv.tiers, io.tierkv.remote, io.tierkv.bench;
 }

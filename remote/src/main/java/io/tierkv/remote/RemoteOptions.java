@@ -1,5 +1,7 @@
 package io.tierkv.remote;
 
+import io.tierkv.core.spi.BlockStore;
+import io.tierkv.core.spi.BlockStoreFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -36,7 +38,8 @@ import java.util.concurrent.TimeUnit;
  */
 public record RemoteOptions(String url, String namespace, long timeoutNanos, long connectTimeoutNanos,
                             long ttlSeconds, RemoteEviction eviction, long lruCapacityBlocks, int breakerFailures,
-                            long breakerOpenNanos, long maxInFlightBytes, long reconnectMaxDelayNanos) {
+                            long breakerOpenNanos, long maxInFlightBytes, long reconnectMaxDelayNanos)
+        implements BlockStoreFactory {
 
     /** Shortest call, connect timeout, breaker back-off and reconnect delay: 1 ms. */
     public static final long MIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
@@ -121,6 +124,19 @@ public record RemoteOptions(String url, String namespace, long timeoutNanos, lon
         return new RemoteOptions(url, DEFAULT_NAMESPACE, DEFAULT_TIMEOUT_NANOS, DEFAULT_CONNECT_TIMEOUT_NANOS, 0,
                 RemoteEviction.SERVER, DEFAULT_LRU_CAPACITY_BLOCKS, DEFAULT_BREAKER_FAILURES,
                 DEFAULT_BREAKER_OPEN_NANOS, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_RECONNECT_MAX_DELAY_NANOS);
+    }
+
+    /**
+     * Connects a {@link RemoteStore} with these options: how the tier manager's builder opens the
+     * remote tier ({@code KvBlockManager.builder(layout).remote(RemoteOptions.of(url))}).
+     *
+     * @param layoutFingerprint the layout's fingerprint
+     * @return the open store
+     * @throws RemoteUnavailableException if the first connection fails
+     */
+    @Override
+    public BlockStore open(long layoutFingerprint) {
+        return RemoteStore.open(this, layoutFingerprint);
     }
 
     /** {@return whether {@link #url()} names a cluster} */

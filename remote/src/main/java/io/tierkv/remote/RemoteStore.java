@@ -5,6 +5,8 @@ import io.lettuce.core.output.IntegerOutput;
 import io.lettuce.core.output.StatusOutput;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
+import io.tierkv.core.spi.BlockStore;
+import io.tierkv.core.spi.StoreStats;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.concurrent.Future;
@@ -68,7 +70,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * throws {@link RemoteUnavailableException} if the server cannot be reached; after {@link #close()}
  * every call throws {@link IllegalStateException}.
  */
-public final class RemoteStore implements AutoCloseable {
+public final class RemoteStore implements BlockStore {
 
     private final RemoteOptions options;
     private final long fingerprint;
@@ -138,6 +140,7 @@ public final class RemoteStore implements AutoCloseable {
      * @throws IllegalArgumentException if {@code count} is out of range
      * @throws IllegalStateException    after {@link #close()}
      */
+    @Override
     public int lookup(long[] hashHi, long[] hashLo, int count) {
         checkOpen();
         checkCount(count, hashHi.length, hashLo.length, Integer.MAX_VALUE, Integer.MAX_VALUE);
@@ -236,6 +239,7 @@ public final class RemoteStore implements AutoCloseable {
      * @throws IllegalArgumentException if {@code count} is out of range or a segment too large
      * @throws IllegalStateException    after {@link #close()}
      */
+    @Override
     public int putAll(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] srcs, int count) {
         checkOpen();
         checkCount(count, hashHi.length, hashLo.length, identities.length, srcs.length);
@@ -351,6 +355,7 @@ public final class RemoteStore implements AutoCloseable {
      * @throws IllegalArgumentException if {@code count} is out of range
      * @throws IllegalStateException    after {@link #close()}
      */
+    @Override
     public int getAll(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] dsts, int count) {
         checkOpen();
         checkCount(count, hashHi.length, hashLo.length, identities.length, dsts.length);
@@ -402,6 +407,22 @@ public final class RemoteStore implements AutoCloseable {
     /** {@return a snapshot of the counters and the breaker's state} */
     public RemoteStats stats() {
         return counters.snapshot(breaker, inFlightBytes.get());
+    }
+
+    /** {@return the counters as the tier manager reports them ({@link #stats()}, summed into fewer fields)} */
+    @Override
+    public StoreStats storeStats() {
+        RemoteStats s = stats();
+        return new StoreStats(s.lookups(), s.lookupKeysFound(), s.gets(), s.hits(), s.puts(), s.putsPresent(),
+                s.putsDropped(), s.bytesWritten(), s.bytesRead(),
+                s.damagedDeleted() + s.foreignDeleted() + s.mismatchedDeleted(), s.collisions(), s.timeouts(),
+                s.errors(), s.breakerState().name());
+    }
+
+    /** {@return the server's URL} */
+    @Override
+    public String describe() {
+        return options.url();
     }
 
     /** Closes the connection and Lettuce's threads; idempotent. */

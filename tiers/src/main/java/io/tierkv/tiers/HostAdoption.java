@@ -7,9 +7,10 @@ import java.lang.foreign.MemorySegment;
 import static io.tierkv.tiers.HostBlocks.ON_DISK;
 
 /**
- * Adoption: binds a disk record found by hash on a prefix match to a fresh block id, after its
- * identity was compared (and, with read on adopt, its bytes read and verified into a free host
- * slot or a staging buffer).
+ * Adoption: binds a block found by hash on a prefix match to a fresh block id, after its identity
+ * was compared: a block the match fetched from the remote store into a host slot
+ * ({@code RemoteFetch#take}), or a disk record (with read on adopt, its bytes read and verified
+ * into a free host slot or a staging buffer).
  */
 final class HostAdoption {
 
@@ -36,6 +37,19 @@ final class HostAdoption {
      * counted miss here rather than a hash collision.
      */
     int adopt(int blockId, long hi, long lo, MemorySegment identity) {
+        if (t.remote != null) {
+            int hs = t.remote.fetch.take(hi, lo, identity);
+            if (hs >= 0) {
+                h.lock.lock();
+                try {
+                    h.reservedHostSlots--;
+                    bindFetched(blockId, hi, lo, hs);
+                } finally {
+                    h.lock.unlock();
+                }
+                return LowerTier.ADOPTED;
+            }
+        }
         if (t.disk == null) {
             return LowerTier.ABSENT;
         }
@@ -114,6 +128,18 @@ final class HostAdoption {
             }
         }
         return found == -1 ? DiskTier.DAMAGED : found; // -1 from load: a miss on a key just seen, so damaged
+    }
+
+    /**
+     * Binds a block fetched from the remote store into host slot {@code hs} to a block id: the
+     * host slot holds its only local copy, as after a demotion. Lock held.
+     */
+    void bindFetched(int blockId, long hi, long lo, int hs) {
+        h.hostSlot[blockId] = hs;
+        h.state[blockId] = 0;
+        h.hashHi[blockId] = hi;
+        h.hashLo[blockId] = lo;
+        h.policy.onAdmit(blockId, 0, lo);
     }
 
     /** Binds an adopted disk record to a block id, with its bytes in host slot {@code hs} or none (-1). Lock held. */

@@ -99,6 +99,8 @@ final class HostRoom {
         try {
             if (t.disk != null && (hi | lo) != 0) {
                 stored = writeToDisk(victim, hi, lo, hs, pin);
+            } else if (t.remote != null && (hi | lo) != 0 && !pin && mayFree) {
+                t.remote.push.offer(hi, lo, h.identity(hs), h.slotViews[hs]); // host is the lowest local tier
             }
         } finally {
             h.lock.lock();

@@ -42,7 +42,9 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * {@code HostBlocks} holds every per-id and per-slot fact of this tier under its one lock;
  * {@code HostRoom} makes room (victims, spills, evictions); {@code DiskPins} keeps referenced
  * blocks' disk records pinned; {@code HostAdoption} binds disk records found by a prefix match;
- * {@code LateCopies} tracks copies that missed their deadline; {@code HostInvariants} recounts.
+ * {@code LateCopies} tracks copies that missed their deadline; {@code HostInvariants} recounts;
+ * {@code RemoteTier} (optional) sends blocks leaving the lowest local tier to a remote store and
+ * fetches them back for prefix matches.
  *
  * <h2>Concurrency and lock order</h2>
  * The cache lock comes before this tier's lock, which comes before the disk tier's. This tier
@@ -79,6 +81,8 @@ final class HostTier implements LowerTier, AutoCloseable {
     final DiskPins pins;
     final HostRoom room;
     private final HostAdoption adoption;
+    /** The remote store below the lowest local tier, or null. */
+    RemoteTier remote;
     boolean closed;
     PagedKvCache cache;
 
@@ -103,6 +107,46 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     void bind(PagedKvCache owner) {
         this.cache = owner;
+    }
+
+    /**
+     * Puts a remote tier below the lowest local one: records the disk tier evicts go to it
+     * (without a disk tier, host blocks freed for room do, see {@code HostRoom#leaveHost}), and
+     * prefix matches fetch from it. Called once, at build, before any block moves.
+     */
+    void attachRemote(RemoteTier r) {
+        this.remote = r;
+        if (disk != null) {
+            disk.setDepartureSink(r.push::offer);
+        }
+    }
+
+    @Override
+    public boolean fetchesAhead() {
+        return remote != null;
+    }
+
+    /** {@inheritDoc} See {@code RemoteFetch#fetch}. */
+    @Override
+    public int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count) {
+        RemoteTier r = remote;
+        if (r == null) {
+            return 0;
+        }
+        try {
+            return r.fetch.fetch(hashHi, hashLo, identities, count);
+        } catch (RuntimeException e) { // a store that broke its contract: a miss, never a failed match
+            TierEvents.fault("remote fetch failed: " + e);
+            return 0;
+        }
+    }
+
+    @Override
+    public void endFetch() {
+        RemoteTier r = remote;
+        if (r != null) {
+            r.fetch.release();
+        }
     }
 
     @Override

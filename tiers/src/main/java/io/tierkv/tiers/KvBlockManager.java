@@ -11,6 +11,7 @@ import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.error.BudgetExceededException;
 import io.tierkv.core.pressure.PressureMonitor;
+import io.tierkv.core.spi.BlockStore;
 import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.DiskTier;
 import io.tierkv.tiers.disk.KeySpace;
@@ -49,6 +50,8 @@ public final class KvBlockManager implements AutoCloseable {
     private final PinnedHostBuffer pinned;
     private final HostTier host;
     private final DiskTier disk;
+    /** The remote tier, or null. */
+    private final RemoteTier remote;
     private final PagedKvCache cache;
     private final PressureMonitor monitor;
     private final TierCounters counters;
@@ -69,6 +72,7 @@ public final class KvBlockManager implements AutoCloseable {
         DeviceTier dev = null;
         PinnedHostBuffer pin = null;
         DiskTier dsk = null;
+        RemoteTier rmt = null;
         try {
             charge(BudgetKind.DEVICE, (long) deviceBlocks * blockBytes);
             charge(BudgetKind.HOST, (long) hostBlocks * blockBytes);
@@ -90,7 +94,15 @@ public final class KvBlockManager implements AutoCloseable {
                     b.recentDeviceBlocks, b.admissionTimeoutNanos, b.promotionTimeoutNanos, hashKey);
             this.cache = new PagedKvCache(options, dev, host);
             host.bind(cache);
+            if (b.remote != null) {
+                BlockStore store = b.remote.open(layout.fingerprint()); // last: nothing below can fail after it
+                rmt = new RemoteTier(store, layout, host);
+                host.attachRemote(rmt);
+            }
         } catch (RuntimeException e) {
+            if (rmt != null) {
+                rmt.close();
+            }
             if (dsk != null) {
                 dsk.close();
             }
@@ -108,6 +120,7 @@ public final class KvBlockManager implements AutoCloseable {
         this.device = dev;
         this.pinned = pin;
         this.disk = dsk;
+        this.remote = rmt;
         this.monitor = new PressureMonitor(b.watermarks, System.nanoTime());
         this.movers = new MoverPool(cache, host, monitor, b.watermarks, counters, b.errorHandler, b.movers,
                 b.moveQueueCapacity);
@@ -352,7 +365,8 @@ public final class KvBlockManager implements AutoCloseable {
                 counters.hostCleanDrops.sum(), counters.hostEvictions.sum(), counters.moverErrors.sum(),
                 movers.queueStats(), pinned.requestedBytes(), pinned.pinnedBytes(), monitor.mode(),
                 monitor.nanosInMode(System.nanoTime()), disk == null ? null : disk.stats(),
-                TierStats.MoveStats.of(counters.hostReads), TierStats.MoveStats.of(counters.diskReads));
+                TierStats.MoveStats.of(counters.hostReads), TierStats.MoveStats.of(counters.diskReads),
+                remote == null ? null : remote.stats());
     }
 
     /**
@@ -381,6 +395,9 @@ public final class KvBlockManager implements AutoCloseable {
         host.close();
         if (disk != null) {
             disk.close();
+        }
+        if (remote != null) {
+            remote.close(); // after the tiers that offer it blocks
         }
         device.close();
         pinned.close();

@@ -11,6 +11,7 @@ import io.tierkv.core.policy.EvictionPolicies;
 import io.tierkv.core.pressure.PressureWatermarks;
 import io.tierkv.core.prefix.HashAlgorithm;
 import io.tierkv.natives.GpuRuntime;
+import io.tierkv.core.spi.BlockStoreFactory;
 import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.DiskTier;
 import io.tierkv.tiers.disk.KeySpace;
@@ -32,6 +33,7 @@ public final class KvBlockManagerBuilder {
     long hostBytes;
     long transferBytes = -1;
     DiskOptions disk;
+    BlockStoreFactory remote;
     String policy = "lru";
     HashAlgorithm hashAlgorithm = HashAlgorithm.SHA256_128;
     byte[] hashKey = new byte[0];
@@ -100,6 +102,26 @@ public final class KvBlockManagerBuilder {
      */
     public KvBlockManagerBuilder disk(DiskOptions options) {
         this.disk = options;
+        return this;
+    }
+
+    /**
+     * Adds a remote tier below the lowest local one: a shared block store (Valkey/Redis through
+     * module {@code remote}: {@code .remote(RemoteOptions.of("redis://host:6379"))}). Records the
+     * disk tier evicts are sent to it, verified, before their bytes go (without a disk tier: the
+     * unreferenced host blocks freed for room), through a bounded outbox that never blocks the
+     * tier (a full outbox drops the block, counted); a prefix match that misses locally looks the
+     * rest of its chain up in it and fetches the leading blocks found into host slots, with every
+     * lock released, verified against the identities the match computed. The store is opened by
+     * {@link #build()} and closed with the manager. Store faults (unreachable, timeouts, an open
+     * breaker) are counted misses and dropped writes, never a failed call: the manager keeps
+     * serving from its local tiers.
+     *
+     * @param store opens the store for this layout ({@code RemoteOptions} is one); null for none
+     * @return this
+     */
+    public KvBlockManagerBuilder remote(BlockStoreFactory store) {
+        this.remote = store;
         return this;
     }
 

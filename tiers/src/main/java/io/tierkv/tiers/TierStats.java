@@ -33,6 +33,7 @@ import java.util.Map;
  * @param disk                  the disk tier's counters, or null without a disk tier
  * @param hostReads             whole-block reads ({@code Sequence.readBlock}) served from the host tier
  * @param diskReads             whole-block reads served from the disk tier (checksum verified)
+ * @param remote                the remote tier's counters, or null without one
  */
 public record TierStats(CacheStats cache, int hostCapacityBlocks, int hostUsedBlocks, MoveStats demotions,
         MoveStats promotions, MoveStats diskSpills, MoveStats diskLoads, MoveStats diskToHost, long diskMisses,
@@ -41,7 +42,7 @@ public record TierStats(CacheStats cache, int hostCapacityBlocks, int hostUsedBl
         long hostAllocationFailures, long hostCleanDrops, long hostEvictions, long moverErrors,
         Map<MovePath, QueueStats> queues,
         long pinnedBytesRequested, long pinnedBytes, PressureMode pressureMode, Map<PressureMode, Long> nanosInMode,
-        DiskStats disk, MoveStats hostReads, MoveStats diskReads) {
+        DiskStats disk, MoveStats hostReads, MoveStats diskReads, RemoteTierStats remote) {
 
     /**
      * Validates and copies.
@@ -50,6 +51,21 @@ public record TierStats(CacheStats cache, int hostCapacityBlocks, int hostUsedBl
      */
     public TierStats {
         queues = Map.copyOf(queues);
+    }
+
+    /**
+     * The remote tier: the store's own counters and what the manager sent and fetched.
+     *
+     * @param where        the store, as it describes itself (its URL)
+     * @param store        the store's counters: lookups, hits, bytes each way, faults, the breaker
+     * @param pushOffered  blocks that left the lowest local tier and were offered to the outbox
+     * @param pushDropped  of those, blocks not sent because the outbox was full
+     * @param pushPending  blocks in the outbox now, not yet answered by the store
+     * @param fetched      blocks prefix matches fetched from the store into host slots
+     * @param adopted      of those, blocks the matches took (the rest were freed unused)
+     */
+    public record RemoteTierStats(String where, io.tierkv.core.spi.StoreStats store, long pushOffered,
+            long pushDropped, int pushPending, long fetched, long adopted) {
     }
 
     /**

@@ -198,4 +198,39 @@ public interface LowerTier {
      * @param blockId the block
      */
     void forget(int blockId);
+
+    /**
+     * Whether this lower tier can fetch blocks by hash from a store it does not hold locally (a
+     * remote store): a prefix match that misses locally then asks {@link #fetchAhead}. The
+     * default is false.
+     *
+     * @return whether {@link #fetchAhead} may find anything
+     */
+    default boolean fetchesAhead() {
+        return false;
+    }
+
+    /**
+     * Called by a prefix match that missed locally, without the cache lock: fetches the leading
+     * blocks of the rest of the chain from a store below (verified against the identities given)
+     * into local memory held for the calling thread, so that the {@link #adopt} calls of the
+     * match that follows on this thread find them without waiting on the network. Whatever they
+     * do not adopt is released by {@link #endFetch}, which the caller always calls after.
+     *
+     * @param hashHi     the chain's next hashes, high words, in order
+     * @param hashLo     low words
+     * @param identities the identity each block must have
+     * @param count      how many, from index 0
+     * @return leading blocks fetched and held for this thread, in [0, count]
+     */
+    default int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count) {
+        return 0;
+    }
+
+    /**
+     * Releases what {@link #fetchAhead} holds for the calling thread and no {@link #adopt} took.
+     * Called without the cache lock; the default does nothing.
+     */
+    default void endFetch() {
+    }
 }

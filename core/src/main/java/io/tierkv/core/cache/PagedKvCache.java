@@ -49,7 +49,8 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
  *   <li>{@code Admission}: top-tier slots, victims, waits for room and for moves.</li>
  *   <li>{@code TierMoves}: demote, promote, spill, load and reads below, each planned under the
  *       lock, copied with it released and the block in transit, committed under it.</li>
- *   <li>{@code PrefixLookup}: prefix matching by hash, verified by identity.</li>
+ *   <li>{@code PrefixLookup}: prefix matching by hash, verified by identity; {@code FetchAhead}:
+ *       the unlocked fetch from a store below when the local match misses.</li>
  *   <li>{@code Leases}: leases and their release.</li>
  *   <li>{@code CacheCounters} and {@code CacheInvariants}: counters and the atomic recount.</li>
  * </ul>
@@ -125,6 +126,8 @@ public final class PagedKvCache implements AutoCloseable {
     final Admission admission;
     final TierMoves moves;
     final PrefixLookup prefix;
+    /** The unlocked half of a match that fetches from a store below; null without a lower tier. */
+    final FetchAhead fetchAhead;
     final Leases leases;
     final BlockHasher hasher;
     /** SHA-256 (keyed as the block hash is) for context fingerprints, whatever the block hash function. */
@@ -174,6 +177,7 @@ public final class PagedKvCache implements AutoCloseable {
         this.admission = new Admission(this, lower, options.deviceBlocks());
         this.moves = new TierMoves(this, lower);
         this.prefix = new PrefixLookup(this, lower);
+        this.fetchAhead = lower == null ? null : new FetchAhead(this);
         this.leases = new Leases(this);
         this.hasher = new BlockHasher(options.hashAlgorithm(), options.hashKey());
         this.contextHasher = new BlockHasher(HashAlgorithm.SHA256_128, options.hashKey());

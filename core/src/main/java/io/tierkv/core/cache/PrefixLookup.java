@@ -70,19 +70,21 @@ final class PrefixLookup {
     }
 
     /**
-     * Matches the leading full blocks of a prompt into an empty sequence, in order, until the
-     * first miss: hashes each block along the sequence's chain, looks it up, references it and
-     * hands it to the sequence ({@link Sequence#takeMatched}).
+     * Matches full blocks {@code fromBlock..toBlock-1} of a prompt into a sequence holding
+     * exactly {@code fromBlock} matched blocks, in order, until the first miss: hashes each block
+     * along the sequence's chain, looks it up, references it and hands it to the sequence
+     * ({@link Sequence#takeMatched}). Lock held.
      *
-     * @param seq          the sequence, empty and open
+     * @param seq          the sequence, open, holding {@code fromBlock} full blocks
      * @param promptTokens the prompt's token ids
-     * @param fullBlocks   most blocks to take
+     * @param fromBlock    the first block to match
+     * @param toBlock      one past the last block to take
      */
-    void match(Sequence seq, int[] promptTokens, int fullBlocks) {
+    void match(Sequence seq, int[] promptTokens, int fromBlock, int toBlock) {
         java.lang.foreign.MemorySegment prompt = java.lang.foreign.MemorySegment.ofArray(promptTokens);
         int b = cache.blockTokens;
         io.tierkv.core.prefix.BlockHasher hasher = cache.hasher;
-        for (int i = 0; i < fullBlocks; i++) {
+        for (int i = fromBlock; i < toBlock; i++) {
             hasher.hashBlock(seq.saltHi, seq.saltLo, seq.parentHi, seq.parentLo, seq.extraKeys, prompt, (long) i * b, b);
             long hi = hasher.hi();
             long lo = hasher.lo();

@@ -101,18 +101,23 @@ public final class Sequence implements AutoCloseable {
             throw new IllegalArgumentException("maxTokens: " + maxTokens + " (expected 0 <= maxTokens <= "
                     + promptTokens.length + ")");
         }
+        int full;
         cache.lock.lock();
         try {
             checkOpen();
             if (length != 0) {
                 throw new IllegalStateException("matchPrefix on a sequence holding " + length + " tokens (expected 0)");
             }
-            int full = (int) Math.min(maxTokens / cache.blockTokens, options.budgetBytes() / cache.blockBytes);
-            cache.prefix.match(this, promptTokens, full);
-            return length;
+            full = (int) Math.min(maxTokens / cache.blockTokens, options.budgetBytes() / cache.blockBytes);
+            cache.prefix.match(this, promptTokens, 0, full);
+            if (length == full * cache.blockTokens || cache.fetchAhead == null || !cache.lower.fetchesAhead()) {
+                return length;
+            }
         } finally {
             cache.lock.unlock();
         }
+        cache.fetchAhead.matchRest(this, promptTokens, length / cache.blockTokens, full); // a store below, unlocked
+        return length;
     }
 
     /** Takes a block a prefix match found (its reference taken) as this sequence's next, sealed block. Lock held. */

@@ -152,6 +152,25 @@ public final class DiskTier implements AutoCloseable {
         void evicted(long hashHi, long hashLo);
     }
 
+    /**
+     * Receives the records the tier evicts, verified, just before their bytes go: how blocks
+     * leaving the lowest local tier reach the tier below (a remote store).
+     */
+    @FunctionalInterface
+    public interface DepartureSink {
+        /**
+         * A verified record is about to be evicted. Called with the disk tier's lock held: copy
+         * what is kept and return at once (never block, never call the tier). The segments are
+         * valid for the call only.
+         *
+         * @param hashHi   block hash, high 64 bits
+         * @param hashLo   block hash, low 64 bits
+         * @param identity the record's {@link io.tierkv.core.prefix.BlockIdentity}
+         * @param payload  the block's bytes, decoded
+         */
+        void departing(long hashHi, long hashLo, MemorySegment identity, MemorySegment payload);
+    }
+
     /** Visits keys. */
     @FunctionalInterface
     public interface KeyVisitor {
@@ -180,6 +199,7 @@ public final class DiskTier implements AutoCloseable {
     private final AdmissionFilter admission;
     final SegmentTable segments;
     final SpaceManager space;
+    private final Departures departures;
     private final RecordWriter writer;
     private final RecordReader reader;
 
@@ -204,7 +224,8 @@ public final class DiskTier implements AutoCloseable {
         this.admission = options.admitOnSecondSight() ? new AdmissionFilter(4 * expectedRecords) : null;
         this.segments = new SegmentTable(options, rules.fingerprint(), crc, counters);
         Compactor compactor = new Compactor(index, segments, rules, crc, counters, corruptionLog);
-        this.space = new SpaceManager(options, index, segments, compactor, counters, notices);
+        this.departures = new Departures(rules, index, segments, options, layout.dtype().sizeBytes());
+        this.space = new SpaceManager(options, index, segments, compactor, counters, notices, departures);
         BlockCodec codec = new BlockCodec(options.compression(), options.shuffle(), layout.dtype().sizeBytes(), maxRaw,
                 scratchArena);
         PageResidency residency = new PageResidency(scratchArena, DiskFormat.maxRecordBytes(layout));
@@ -374,6 +395,24 @@ public final class DiskTier implements AutoCloseable {
      */
     public void setEvictionListener(EvictionListener l) {
         notices.setListener(l);
+    }
+
+    /**
+     * Sets the sink handed every record the tier evicts (by budget or {@link DiskMaintenance#evict}),
+     * verified, before its bytes go; {@code null} for none. Records removed on request, quarantined
+     * or dropped by recovery are not handed on.
+     *
+     * @param sink the sink
+     * @throws IllegalStateException if the tier is closed
+     */
+    public void setDepartureSink(DepartureSink sink) {
+        lock.lock();
+        try {
+            ensureOpen();
+            departures.setSink(sink);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -771,6 +810,7 @@ public final class DiskTier implements AutoCloseable {
                 DiskFiles.deleteQuietly(dir.resolve(DiskFormat.META_FILE));
             }
             directory.release(!keep);
+            departures.close();
             scratchArena.close();
         } finally {
             lock.unlock();

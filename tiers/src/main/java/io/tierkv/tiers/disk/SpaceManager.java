@@ -47,6 +47,7 @@ final class SpaceManager {
     private final Compactor compactor;
     private final DiskCounters counters;
     private final EvictionNotices notices;
+    private final Departures departures;
     private DeletionJournal journal;
     /** Record serial to pins still held on it after the record was dropped; written under the tier's lock. */
     private final ConcurrentHashMap<Long, Integer> brokenPins = new ConcurrentHashMap<>();
@@ -60,9 +61,11 @@ final class SpaceManager {
      * @param compactor the compactor
      * @param counters  the tier's counters
      * @param notices   where dropped keys are queued for the listener
+     * @param departures where evicted records are handed to the tier below before they go
      */
     SpaceManager(DiskOptions options, RecordIndex index, SegmentTable segments, Compactor compactor,
-                 DiskCounters counters, EvictionNotices notices) {
+                 DiskCounters counters, EvictionNotices notices, Departures departures) {
+        this.departures = departures;
         this.options = options;
         this.index = index;
         this.segments = segments;
@@ -308,6 +311,9 @@ final class SpaceManager {
             }
             Segment seg = segments.at(index.segment[slot]);
             journal.append(seg.nonce, index.offset[slot], hi, lo);
+        }
+        if (cause == Cause.EVICT || cause == Cause.ROOM_EVICT) {
+            departures.handOff(slot); // before its bytes can be reused
         }
         Segment seg = segments.at(index.segment[slot]);
         long len = index.length[slot];

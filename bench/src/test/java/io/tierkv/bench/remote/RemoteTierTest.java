@@ -1,0 +1,288 @@
+package io.tierkv.bench.remote;
+
+import static io.tierkv.core.testing.TestCaches.blockImage;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.cache.Sequence;
+import io.tierkv.core.cache.SequenceOptions;
+import io.tierkv.core.prefix.BlockIdentity;
+import io.tierkv.core.spi.StoreStats;
+import io.tierkv.core.testing.TestCaches;
+import io.tierkv.natives.EmulatedDevice;
+import io.tierkv.remote.RemoteOptions;
+import io.tierkv.remote.RemoteStore;
+import io.tierkv.remote.testing.RedisProcess;
+import io.tierkv.remote.testing.RedisTargets;
+import io.tierkv.tiers.KvBlockManager;
+import io.tierkv.tiers.TierStats;
+import io.tierkv.tiers.disk.Compression;
+import io.tierkv.tiers.disk.DiskOptions;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The remote store wired under real tier managers ({@code KvBlockManager.builder(...).remote(...)}),
+ * against a real server: blocks that leave one manager's lowest local tier are found by another
+ * manager's prefix match, byte for byte; a value of another identity under a block's hash is a
+ * counted collision and a miss; a paused server costs a match at most its timeout and the local
+ * tiers keep serving.
+ */
+class RemoteTierTest {
+
+    private static final KvLayout LAYOUT = TestCaches.smallLayout(16);
+    private static final int B = LAYOUT.blockSizeTokens();
+    private static final int PROMPTS = 60;
+    private static final int BLOCKS_PER_PROMPT = 4;
+
+    private static RedisTargets server;
+
+    @TempDir
+    Path dir;
+
+    private final Arena arena = Arena.ofAuto();
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = RedisTargets.standalone();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    /** A namespace of its own per test, so tests sharing the server never see each other's blocks. */
+    private static RemoteOptions options(String url) {
+        return RemoteOptions.of(url).withNamespace("tier-" + UUID.randomUUID().toString().substring(0, 8))
+                .withTimeoutNanos(TimeUnit.SECONDS.toNanos(2)); // a first call on a cold JVM and 2 busy cores
+    }
+
+    private static KvBlockManager manager(RemoteOptions remote, DiskOptions disk, int hostBlocks) {
+        long bb = LAYOUT.bytesPerBlock();
+        var b = KvBlockManager.builder(LAYOUT).device(new EmulatedDevice(8 * bb + (1 << 20)), 8 * bb)
+                .host(hostBlocks * bb).recentDeviceBlocks(0).movers(0).admissionTimeoutNanos(2_000_000)
+                .remote(remote);
+        if (disk != null) {
+            b.disk(disk);
+        }
+        return b.build();
+    }
+
+    private DiskOptions smallDisk(String name) {
+        return DiskOptions.at(dir.resolve(name)).withSegmentBytes(64 << 10).withBudgetBytes(192 << 10)
+                .withCompression(Compression.NONE);
+    }
+
+    private static int[] prompt(int p) {
+        return TestCaches.tokens(10_000 * (p + 1), BLOCKS_PER_PROMPT * B);
+    }
+
+    /**
+     * Writes every prompt's blocks (content keyed by prompt and block), pushing each prompt's
+     * blocks all the way down after it.
+     *
+     * @return per prompt, its blocks' hashes: {@code [p][0]} high words, {@code [p][1]} low words
+     */
+    private long[][][] writeAll(KvBlockManager kv) {
+        MemorySegment image = arena.allocate(LAYOUT.bytesPerBlock());
+        long[][][] hashes = new long[PROMPTS][2][BLOCKS_PER_PROMPT];
+        for (int p = 0; p < PROMPTS; p++) {
+            try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+                int[] tokens = prompt(p);
+                for (int i = 0; i < BLOCKS_PER_PROMPT; i++) {
+                    s.appendBlock(tokens, i * B, blockImage(image, LAYOUT, key(p, i), i * B));
+                    long[] h = kv.diagnostics().blockHash(s.blockId(i));
+                    hashes[p][0][i] = h[0];
+                    hashes[p][1][i] = h[1];
+                }
+            }
+            kv.demote(Integer.MAX_VALUE);
+            kv.evictHost(Integer.MAX_VALUE);
+        }
+        return hashes;
+    }
+
+    /** {@return the blocks a fresh manager can match from the store: each prompt's leading run held there} */
+    private static int leadingInStore(RemoteOptions remote, long[][][] hashes) {
+        int total = 0;
+        try (RemoteStore store = RemoteStore.open(remote, LAYOUT.fingerprint())) {
+            for (long[][] h : hashes) {
+                total += store.lookup(h[0], h[1], BLOCKS_PER_PROMPT);
+            }
+        }
+        return total;
+    }
+
+    private static long key(int p, int i) {
+        return 1_000L * p + i;
+    }
+
+    private static void awaitOutboxEmpty(KvBlockManager kv) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (kv.stats().remote().pushPending() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertEquals(0, kv.stats().remote().pushPending(), "outbox drained");
+    }
+
+    /**
+     * Matches every prompt in {@code kv}, checks every matched block's bytes (read through a lease,
+     * after promotion), and returns the blocks matched.
+     */
+    private int matchAndVerifyAll(KvBlockManager kv) {
+        MemorySegment expected = arena.allocate(LAYOUT.bytesPerBlock());
+        MemorySegment out = arena.allocate(LAYOUT.bytesPerBlock());
+        int matched = 0;
+        for (int p = 0; p < PROMPTS; p++) {
+            try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+                int tokens = s.matchPrefix(prompt(p));
+                assertEquals(0, tokens % B);
+                for (int i = 0; i < tokens / B; i++) {
+                    out.fill((byte) 0);
+                    s.readBlock(i, out);
+                    assertEquals(-1, out.mismatch(blockImage(expected, LAYOUT, key(p, i), i * B)),
+                            "prompt " + p + " block " + i + ": the bytes written in the other manager");
+                    try (var lease = s.lease(i * B, (i + 1) * B)) {
+                        assertTrue(kv.diagnostics().isOnDevice(s.blockId(i)), "a lease promotes it");
+                    }
+                }
+                matched += tokens / B;
+            }
+        }
+        return matched;
+    }
+
+    @Test
+    void blocksTheDiskEvictsReachTheStoreAndAnotherManagersMatchFindsThemByteForByte() throws Exception {
+        RemoteOptions remote = options(server.url());
+        int findable;
+        try (KvBlockManager a = manager(remote, smallDisk("a"), 4)) {
+            long[][][] hashes = writeAll(a);
+            awaitOutboxEmpty(a);
+            TierStats.RemoteTierStats st = a.stats().remote();
+            long diskEvicted = a.stats().disk().evictions();
+            assertTrue(diskEvicted >= PROMPTS * BLOCKS_PER_PROMPT / 2,
+                    "the disk budget evicted most blocks: " + diskEvicted);
+            assertEquals(diskEvicted, st.pushOffered(), "every verified evicted record is offered");
+            assertEquals(0, st.pushDropped(), "the outbox had room");
+            assertEquals(diskEvicted, st.store().puts() + st.store().putsPresent() + st.store().putsDropped(),
+                    "and answered: " + st);
+            assertEquals(0, st.store().putsDropped(), st.toString());
+            assertEquals(0, st.fetched(), "a matched nothing");
+            findable = leadingInStore(remote, hashes);
+            assertTrue(findable >= st.store().puts() - PROMPTS, "most stored blocks lead a chain: " + findable);
+        }
+        try (KvBlockManager b = manager(remote, smallDisk("b"), 4)) {
+            int matched = matchAndVerifyAll(b);
+            TierStats.RemoteTierStats st = b.stats().remote();
+            assertEquals(findable, matched, "every block the store holds at the head of a chain is found");
+            assertEquals(matched, st.adopted(), "b's tiers started empty: every match came from the store");
+            assertEquals(st.store().hits(), st.fetched());
+            assertTrue(b.checkInvariants().isEmpty(), b.checkInvariants().toString());
+        }
+    }
+
+    @Test
+    void withoutADiskTheHostBlocksFreedForRoomReachTheStore() throws Exception {
+        RemoteOptions remote = options(server.url());
+        long pushed;
+        int findable;
+        try (KvBlockManager a = manager(remote, null, 4)) {
+            long[][][] hashes = writeAll(a);
+            awaitOutboxEmpty(a);
+            TierStats.RemoteTierStats st = a.stats().remote();
+            assertTrue(st.pushOffered() >= PROMPTS * BLOCKS_PER_PROMPT - 4, "freed host blocks offered: " + st);
+            pushed = st.store().puts();
+            assertEquals(0, st.pushDropped(), st.toString());
+            assertEquals(st.pushOffered(), pushed + st.store().putsPresent() + st.store().putsDropped(), st.toString());
+            assertTrue(pushed >= PROMPTS * BLOCKS_PER_PROMPT / 2, st.toString());
+            findable = leadingInStore(remote, hashes);
+        }
+        try (KvBlockManager b = manager(remote, null, 8)) {
+            int matched = matchAndVerifyAll(b);
+            assertEquals(findable, matched, "every block the store holds at the head of a chain is found");
+            assertEquals(matched, b.stats().remote().adopted());
+        }
+    }
+
+    @Test
+    void aStoredValueOfAnotherIdentityUnderABlocksHashIsACountedCollisionAndAMiss() throws Exception {
+        RemoteOptions remote = options(server.url());
+        int[] tokens = prompt(7);
+        long hi;
+        long lo;
+        try (KvBlockManager probe = manager(remote, null, 4); Sequence s = probe.openSequence(SequenceOptions.defaults())) {
+            s.appendBlock(tokens, 0, blockImage(arena.allocate(LAYOUT.bytesPerBlock()), LAYOUT, 1, 0));
+            long[] h = probe.diagnostics().blockHash(s.blockId(0));
+            hi = h[0];
+            lo = h[1];
+        } // closed without pressure: nothing was sent
+        MemorySegment foreign = arena.allocate(BlockIdentity.bytes(B), 8);
+        BlockIdentity.writeKey(foreign, 0, 1, 2, 0, 0);
+        foreign.asSlice(BlockIdentity.KEY_BYTES).copyFrom(MemorySegment.ofArray(tokens).asSlice(0, 4L * B));
+        foreign.set(ValueLayout.JAVA_INT, BlockIdentity.KEY_BYTES, 99); // another first token
+        try (RemoteStore store = RemoteStore.open(remote, LAYOUT.fingerprint())) {
+            assertTrue(store.put(hi, lo, foreign, arena.allocate(LAYOUT.bytesPerBlock()).fill((byte) 0x5A)));
+        }
+        try (KvBlockManager b = manager(remote, null, 4); Sequence s = b.openSequence(SequenceOptions.defaults())) {
+            assertEquals(0, s.matchPrefix(tokens), "the hash alone never proves the block");
+            StoreStats st = b.stats().remote().store();
+            assertEquals(1, st.collisions(), st.toString());
+            assertEquals(0, st.hits());
+            assertEquals(0, b.stats().remote().adopted());
+        }
+    }
+
+    @Test
+    void aPausedServerCostsAMatchAtMostItsTimeoutAndTheLocalTiersKeepServing() throws Exception {
+        try (RedisProcess own = RedisTargets.ownStandalone()) {
+            long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(80);
+            RemoteOptions remote = options(own.url()).withTimeoutNanos(timeoutNanos).withBreakerFailures(2);
+            try (KvBlockManager kv = manager(remote, smallDisk("p"), 4)) {
+                MemorySegment image = arena.allocate(LAYOUT.bytesPerBlock());
+                MemorySegment out = arena.allocate(LAYOUT.bytesPerBlock());
+                try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+                    s.appendBlock(prompt(0), 0, blockImage(image, LAYOUT, 42, 0));
+                }
+                own.pause();
+                try {
+                    long slowest = 0;
+                    for (int round = 0; round < 6; round++) {
+                        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+                            long t0 = System.nanoTime();
+                            assertEquals(B, s.matchPrefix(prompt(0)), "the local block, then a remote miss");
+                            slowest = Math.max(slowest, System.nanoTime() - t0);
+                            s.readBlock(0, out);
+                            assertEquals(-1, out.mismatch(blockImage(image, LAYOUT, 42, 0)));
+                        }
+                        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+                            assertEquals(0, s.matchPrefix(prompt(round + 1)), "nothing local, nothing remote");
+                        }
+                    }
+                    StoreStats st = kv.stats().remote().store();
+                    assertTrue(st.timeouts() >= 2, st.toString());
+                    assertEquals("OPEN", st.breakerState(), st.toString());
+                    // one lookup of at most one timeout, plus scheduling slack on 2 shared cores
+                    assertTrue(slowest < timeoutNanos + TimeUnit.MILLISECONDS.toNanos(700),
+                            "slowest match " + slowest / 1_000_000 + " ms");
+                } finally {
+                    own.resume();
+                }
+                assertFalse(kv.checkInvariants().iterator().hasNext(), kv.checkInvariants().toString());
+            }
+        }
+    }
+}

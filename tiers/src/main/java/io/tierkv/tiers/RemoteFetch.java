@@ -1,0 +1,147 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.spi.BlockStore;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Fetches from the remote store for a prefix match, into host slots held for the matching
+ * thread: the network half runs with every lock released ({@link #fetch}, called through
+ * {@link io.tierkv.core.cache.LowerTier#fetchAhead}); the adoptions of the match that follows take
+ * the slots ({@link #take}, cache lock held, no network); what they leave is freed
+ * ({@link #release}).
+ *
+ * <p>A fetch looks the chain up (pipelined {@code EXISTS}), takes host slots for the leading
+ * blocks found (making room as a demotion does: clean copies dropped, blocks spilled to disk), reads
+ * them verified against the identities the match computed ({@link BlockStore#getAll}) and keeps
+ * their identities beside the slots. A slot held for a thread is counted reserved, so the host's
+ * invariants hold while it waits. At most a quarter of the host slots (and 256 blocks) per call.
+ *
+ * <p>Thread-safe: each thread holds its own slots; the host lock guards the slot table.
+ */
+final class RemoteFetch {
+
+    /** Most blocks one fetch brings in. */
+    static final int MAX_BLOCKS = 256;
+
+    private final HostTier t;
+    private final HostBlocks h;
+    private final BlockStore store;
+    private final ThreadLocal<Held> held = ThreadLocal.withInitial(Held::new);
+    final LongAdder fetched = new LongAdder();
+    final LongAdder adopted = new LongAdder();
+
+    RemoteFetch(HostTier t, BlockStore store) {
+        this.t = t;
+        this.h = t.blocks;
+        this.store = store;
+    }
+
+    /** Host slots one thread holds: fetched blocks its match has not adopted yet. */
+    private static final class Held {
+        long[] hashHi = new long[0];
+        long[] hashLo = new long[0];
+        int[] slot = new int[0];
+        int count;
+
+        void ensure(int n) {
+            if (slot.length < n) {
+                hashHi = new long[n];
+                hashLo = new long[n];
+                slot = new int[n];
+            }
+        }
+    }
+
+    /**
+     * Fetches the leading blocks of a chain into host slots held for this thread. No lock held.
+     *
+     * @return blocks fetched and held
+     * @see io.tierkv.core.cache.LowerTier#fetchAhead
+     */
+    int fetch(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count) {
+        int most = Math.min(Math.min(count, MAX_BLOCKS), Math.max(1, t.capacityBlocks() / 4));
+        int found = store.lookup(hashHi, hashLo, most);
+        if (found == 0) {
+            return 0;
+        }
+        Held mine = held.get();
+        mine.ensure(found);
+        MemorySegment[] dsts = new MemorySegment[found];
+        int slots = 0;
+        while (slots < found) {
+            int hs = t.room.reserveHostSlot();
+            if (hs < 0) {
+                break;
+            }
+            mine.slot[slots] = hs;
+            dsts[slots++] = h.slotViews[hs];
+        }
+        int got = slots == 0 ? 0 : store.getAll(hashHi, hashLo, identities, dsts, slots);
+        h.lock.lock();
+        try {
+            for (int i = 0; i < slots; i++) {
+                if (i < got) {
+                    h.setIdentity(mine.slot[i], identities[i]);
+                    mine.hashHi[i] = hashHi[i];
+                    mine.hashLo[i] = hashLo[i];
+                } else {
+                    h.slots.free(mine.slot[i]); // not read: back, untouched by any reader
+                    h.reservedHostSlots--;
+                }
+            }
+        } finally {
+            h.lock.unlock();
+        }
+        mine.count = got;
+        fetched.add(got);
+        return got;
+    }
+
+    /**
+     * Takes the held slot of a fetched block whose stored identity equals {@code identity}, for
+     * an adoption. Cache lock held; takes the host lock.
+     *
+     * @return the host slot, still counted reserved, or -1 if this thread holds no such block
+     */
+    int take(long hi, long lo, MemorySegment identity) {
+        Held mine = held.get();
+        for (int i = 0; i < mine.count; i++) {
+            if (mine.slot[i] >= 0 && mine.hashHi[i] == hi && mine.hashLo[i] == lo) {
+                int hs = mine.slot[i];
+                h.lock.lock();
+                try {
+                    if (h.identity(hs).mismatch(identity) != -1) {
+                        return -1; // fetched for another identity under this hash: never handed out for it
+                    }
+                } finally {
+                    h.lock.unlock();
+                }
+                mine.slot[i] = -1;
+                adopted.increment();
+                return hs;
+            }
+        }
+        return -1;
+    }
+
+    /** Frees the slots this thread still holds. No cache lock needed. */
+    void release() {
+        Held mine = held.get();
+        if (mine.count == 0) {
+            return;
+        }
+        h.lock.lock();
+        try {
+            for (int i = 0; i < mine.count; i++) {
+                if (mine.slot[i] >= 0) {
+                    h.slots.free(mine.slot[i]);
+                    h.reservedHostSlots--;
+                }
+            }
+        } finally {
+            h.lock.unlock();
+        }
+        mine.count = 0;
+    }
+}
