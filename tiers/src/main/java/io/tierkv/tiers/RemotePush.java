@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.LongAdder;
 final class RemotePush implements AutoCloseable {
 
     /** Most blocks one {@code putAll} sends. */
-    static final int BATCH_BLOCKS = 32;
+    static final int BATCH_BLOCKS = 64;
     /** Longest {@link #close} waits for the outbox to drain. */
     private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
 

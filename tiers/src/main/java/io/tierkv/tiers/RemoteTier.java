@@ -24,7 +24,7 @@ final class RemoteTier implements AutoCloseable {
     /** Bytes of blocks the outbox holds at most. */
     static final long OUTBOX_BYTES = 64L << 20;
     /** Most blocks in the outbox. */
-    static final int OUTBOX_MAX_BLOCKS = 1024;
+    static final int OUTBOX_MAX_BLOCKS = 8192;
 
     final BlockStore store;
     final RemotePush push;

@@ -27,7 +27,8 @@ final class MultiNodeOptions {
 
     @Option(names = "--remote", paramLabel = "URL",
             description = "the shared store: redis://HOST:PORT or redis-cluster://HOST:PORT[,HOST:PORT...] "
-                    + "(required with --nodes)")
+                    + "(required with --nodes); without --nodes, a remote tier below the one manager's lowest "
+                    + "local tier (default: none)")
     String remote;
 
     @Option(names = "--node-device-tokens", paramLabel = "T",
@@ -47,6 +48,35 @@ final class MultiNodeOptions {
     @Option(names = "--remote-capacity-tokens", paramLabel = "C",
             description = "the owned LRU's capacity in tokens, e.g. 3e7 (required with --remote-eviction lru)")
     String capacityTokens;
+
+    /**
+     * The remote tier of a one-manager replay: {@code --remote} without {@code --nodes}, in a
+     * namespace of its own.
+     *
+     * @return the store's options, or null without {@code --remote} or with {@code --nodes}
+     * @throws IllegalArgumentException naming the option, for a bad URL or a multi-node option
+     *     given without {@code --nodes}
+     */
+    io.tierkv.remote.RemoteOptions belowManager() {
+        if (enabled() || remote == null) {
+            return null;
+        }
+        if (nodeDeviceTokens != null || capacityTokens != null) {
+            throw new IllegalArgumentException((nodeDeviceTokens != null ? "--node-device-tokens " + nodeDeviceTokens
+                    : "--remote-capacity-tokens " + capacityTokens) + " without --nodes (expected --nodes N)");
+        }
+        return storeOptions();
+    }
+
+    /** {@return the store's options from --remote, in a namespace of this run's own} */
+    private RemoteOptions storeOptions() {
+        try {
+            return RemoteOptions.of(remote)
+                    .withNamespace("replay-" + Long.toHexString(System.nanoTime() ^ ProcessHandle.current().pid()));
+        } catch (IllegalArgumentException e) { // names the record's field: name the option as typed
+            throw new IllegalArgumentException(e.getMessage().replaceFirst("^url: ", "--remote "));
+        }
+    }
 
     /** {@return whether a multi-node run was asked for} */
     boolean enabled() {
@@ -81,13 +111,7 @@ final class MultiNodeOptions {
             case "prefix" -> MultiNodeReplay.Route.PREFIX;
             default -> throw new IllegalArgumentException("--route '" + route + "' (expected round-robin or prefix)");
         };
-        RemoteOptions options;
-        try {
-            options = RemoteOptions.of(remote)
-                    .withNamespace("replay-" + Long.toHexString(System.nanoTime() ^ ProcessHandle.current().pid()));
-        } catch (IllegalArgumentException e) { // names the record's field: name the option as typed
-            throw new IllegalArgumentException(e.getMessage().replaceFirst("^url: ", "--remote "));
-        }
+        RemoteOptions options = storeOptions();
         switch (eviction.toLowerCase(Locale.ROOT)) {
             case "server" -> {
                 if (capacityTokens != null) {

@@ -306,7 +306,7 @@ public final class ReplayCommand implements Callable<Integer> {
         try {
             return new ReplayConfig(layout, dev, host, diskDir, disk, manager.compression(),
                     policy.toLowerCase(Locale.ROOT), manager.recentBlocks(), manager.movers(), payload,
-                    maxDecodeTokens, speed, Math.round(admissionTimeoutMs * 1e6));
+                    maxDecodeTokens, speed, Math.round(admissionTimeoutMs * 1e6), multiNode.belowManager());
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(asTyped(e.getMessage())); // the option, not the field: no cause
         }

@@ -34,10 +34,13 @@ import java.nio.file.Path;
  *                              timestamps are compressed (1 = real time, 10 = ten times faster)
  * @param admissionTimeoutNanos how long a block allocation waits for space before the request is
  *                              rejected
+ * @param remote                a remote store below the manager's lowest local tier
+ *                              ({@code KvBlockManagerBuilder.remote}), or null for none; needs a tiered
+ *                              configuration
  */
 public record ReplayConfig(KvLayout layout, long deviceBytes, long hostBytes, Path diskDir, long diskBytes,
         Compression compression, String policy, int recentBlocks, int movers, Payload payload, int maxDecodeTokens,
-        double speed, long admissionTimeoutNanos) {
+        double speed, long admissionTimeoutNanos, io.tierkv.remote.RemoteOptions remote) {
 
     /** Payload modes. */
     public enum Payload {
@@ -100,6 +103,10 @@ public record ReplayConfig(KvLayout layout, long deviceBytes, long hostBytes, Pa
         if (admissionTimeoutNanos < 0) {
             throw new IllegalArgumentException("admissionTimeoutNanos: " + admissionTimeoutNanos + " (expected >= 0)");
         }
+        if (remote != null && hostBytes == 0 && diskBytes == 0) {
+            throw new IllegalArgumentException("remote: " + remote.url() + " with a single tier (expected a host or "
+                    + "disk tier: the store lies below the lowest local tier)");
+        }
     }
 
     /**
@@ -112,7 +119,7 @@ public record ReplayConfig(KvLayout layout, long deviceBytes, long hostBytes, Pa
      */
     public static ReplayConfig singleTier(KvLayout layout, long deviceBlocks) {
         return new ReplayConfig(layout, deviceBlocks * layout.bytesPerBlock(), 0, null, 0, Compression.LZ4, "lru", 0,
-                0, Payload.NONE, 0, 0, 0);
+                0, Payload.NONE, 0, 0, 0, null);
     }
 
     /**
@@ -142,6 +149,6 @@ public record ReplayConfig(KvLayout layout, long deviceBytes, long hostBytes, Pa
      */
     public ReplayConfig withDeviceBytes(long bytes) {
         return new ReplayConfig(layout, bytes, hostBytes, diskDir, diskBytes, compression, policy, recentBlocks, movers,
-                payload, maxDecodeTokens, speed, admissionTimeoutNanos);
+                payload, maxDecodeTokens, speed, admissionTimeoutNanos, remote);
     }
 }

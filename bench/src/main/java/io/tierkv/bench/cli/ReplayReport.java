@@ -1,5 +1,6 @@
 package io.tierkv.bench.cli;
 
+import io.tierkv.tiers.TierStats;
 import java.util.List;
 import java.util.Locale;
 
@@ -44,11 +45,14 @@ import java.util.Locale;
  * @param requestsPerSecond  requests / wallSeconds
  * @param tokensPerSecond    (prompt + decode tokens) / wallSeconds
  * @param invariantViolations the manager's invariant check after the replay (empty when consistent)
+ * @param remote             the remote tier's counters (store lookups, hits, bytes each way, faults,
+ *                           breaker; blocks fetched, adopted, pushed), or null without {@code --remote}
  */
 public record ReplayReport(String source, String format, int traceBlockTokens, Setup setup, long requests,
         long rejectedRequests, String firstRejection, long promptTokens, long hitTokens, double hitRate, double ceilingHitRate,
         long prefillTokens, long decodeTokens, Hits hits, Moves moves, Events events, Latency matchPromote,
-        double wallSeconds, double requestsPerSecond, double tokensPerSecond, List<String> invariantViolations) {
+        double wallSeconds, double requestsPerSecond, double tokensPerSecond, List<String> invariantViolations,
+        TierStats.RemoteTierStats remote) {
 
     /**
      * The configuration of a replay.
@@ -192,6 +196,16 @@ public record ReplayReport(String source, String format, int traceBlockTokens, S
                 + " records (those held by hash alone are not in the blocks freed); clean drops device " + events.deviceCleanDrops + ", host "
                 + events.hostCleanDrops + "; disk spills " + events.diskSpills
                 + String.format(Locale.ROOT, " (ratio %.2f)", events.compressionRatio));
+        if (remote != null) {
+            var st = remote.store();
+            line(b, "remote", String.format(Locale.ROOT, "%s: %d lookups found %d blocks; fetched %d (%d adopted by "
+                    + "matches, counted in host hits above); sent %d of %d offered (%d dropped by a full outbox, %d "
+                    + "by the store, %d present); out %s, in %s; %d timeouts, %d errors, %d damaged, %d collisions, "
+                    + "breaker %s", remote.where(), st.lookups(), st.lookupHits(), remote.fetched(), remote.adopted(),
+                    st.puts(), remote.pushOffered(), remote.pushDropped(), st.putsDropped(), st.putsPresent(),
+                    Sizes.bytes(st.bytesWritten()), Sizes.bytes(st.bytesRead()), st.timeouts(), st.errors(),
+                    st.damaged(), st.collisions(), st.breakerState()));
+        }
         line(b, "match+promote", String.format(Locale.ROOT,
                 "p50 %.1f us, p90 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us (mean %.1f us)", matchPromote.p50,
                 matchPromote.p90, matchPromote.p99, matchPromote.p999, matchPromote.max, matchPromote.mean));

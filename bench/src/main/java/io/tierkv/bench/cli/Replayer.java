@@ -313,6 +313,7 @@ public final class Replayer {
                     latency.getValueAtPercentile(50) / 1e3, latency.getValueAtPercentile(90) / 1e3,
                     latency.getValueAtPercentile(99) / 1e3, latency.getValueAtPercentile(99.9) / 1e3,
                     latency.getMaxValue() / 1e3);
+            TierStats.RemoteTierStats remote = ts == null ? null : ts.remote();
             return new ReplayReport(source, format, bt, setup, requests, rejected, firstRejection, promptTokens,
                     hitTokens,
                     promptTokens == 0 ? 0 : (double) hitTokens / promptTokens,
@@ -320,7 +321,7 @@ public final class Replayer {
                     new ReplayReport.Hits(cs.prefixHitBlocks(), deviceHits, belowHits - diskHits, diskHits, lost),
                     new ReplayReport.Moves(down, up, spill, load, written, verified), events, lat, wall,
                     wall > 0 ? requests / wall : 0, wall > 0 ? (promptTokens + decodeTokens) / wall : 0,
-                    invariants());
+                    invariants(), remote);
         }
     }
 
@@ -440,7 +441,10 @@ public final class Replayer {
                     }
                     b.disk(diskOptions(dir, layout, c.diskBytes(), c.compression()));
                 }
-                this.kv = b.build();
+                if (c.remote() != null) {
+                    b.remote(c.remote());
+                }
+                this.kv = buildWith(b, c);
             } catch (IOException e) {
                 dev.close();
                 Interrupts.deleteTempDirectory(temp);
@@ -452,6 +456,17 @@ public final class Replayer {
             }
             this.device = dev;
             this.tempDir = temp;
+        }
+
+        /** Builds the manager; a remote store that cannot be reached is one line naming {@code --remote}. */
+        private static KvBlockManager buildWith(KvBlockManagerBuilder b, ReplayConfig c) {
+            try {
+                return b.build();
+            } catch (io.tierkv.remote.RemoteUnavailableException e) {
+                String why = "--remote " + c.remote().url() + ": the store is unavailable ("
+                        + (e.getCause() == null ? e.getMessage() : e.getCause().getMessage()) + ")";
+                throw new UncheckedIOException(why, new IOException(why, e));
+            }
         }
 
         @Override

@@ -23,7 +23,7 @@ class ReplayReportTest {
                 new ReplayReport.Moves(none, none, none, none, 0, 0),
                 new ReplayReport.Events(5, 2, 0, 0, evictions, hostEvictions, diskEvictions, 0, 0, 40, 0, 0, 0,
                         corruptRecords, 1.0),
-                latency, 1.0, 10.0, 100.0, List.of());
+                latency, 1.0, 10.0, 100.0, List.of(), null);
     }
 
     @Test

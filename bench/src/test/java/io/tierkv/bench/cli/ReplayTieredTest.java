@@ -39,7 +39,7 @@ class ReplayTieredTest {
         KvLayout layout = LayoutPreset.TINY.layout(b);
         long perToken = layout.bytesPerToken();
         ReplayConfig config = new ReplayConfig(layout, 16_384 * perToken, 32_768 * perToken, dir.resolve("disk"),
-                64L << 20, Compression.LZ4, "lru", 2, movers, ReplayConfig.Payload.FULL, 64, 0, 100_000_000L);
+                64L << 20, Compression.LZ4, "lru", 2, movers, ReplayConfig.Payload.FULL, 64, 0, 100_000_000L, null);
         ReplayReport r = new Replayer(config).run(requests, b, input.source(), input.format(), Progress.none());
 
         assertEquals(0, r.events().verifyFailures(), "bytes read back differ");
