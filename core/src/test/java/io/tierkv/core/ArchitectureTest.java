@@ -22,7 +22,9 @@ class ArchitectureTest {
         try (Stream<Path> files = Files.walk(src)) {
             offenders = files.filter(p -> p.toString().endsWith(".java")).filter(p -> {
                 try {
-                    String s = Files.readString(p);
+                    // a qualified export ("exports io.tierkv.core.spi to io.tierkv.tiers") names a
+                    // module that may read core, not one core depends on
+                    String s = Files.readString(p).replaceAll("(?m)^\\s*exports [\\w.]+ to [\\w.,\\s]+;", "");
                     return s.contains("io.tierkv.natives") || s.contains("io.tierkv.tiers") || s.contains("io.tierkv.bench");
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);

@@ -97,9 +97,14 @@ class RemoteTierTest {
      * @return per prompt, its blocks' hashes: {@code [p][0]} high words, {@code [p][1]} low words
      */
     private long[][][] writeAll(KvBlockManager kv) {
+        return write(kv, 0, PROMPTS);
+    }
+
+    /** {@link #writeAll} for prompts {@code from..to-1}. */
+    private long[][][] write(KvBlockManager kv, int from, int to) {
         MemorySegment image = arena.allocate(LAYOUT.bytesPerBlock());
         long[][][] hashes = new long[PROMPTS][2][BLOCKS_PER_PROMPT];
-        for (int p = 0; p < PROMPTS; p++) {
+        for (int p = from; p < to; p++) {
             try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
                 int[] tokens = prompt(p);
                 for (int i = 0; i < BLOCKS_PER_PROMPT; i++) {
@@ -143,10 +148,15 @@ class RemoteTierTest {
      * after promotion), and returns the blocks matched.
      */
     private int matchAndVerifyAll(KvBlockManager kv) {
+        return matchAndVerify(kv, 0, PROMPTS);
+    }
+
+    /** {@link #matchAndVerifyAll} for prompts {@code from..to-1}. */
+    private int matchAndVerify(KvBlockManager kv, int from, int to) {
         MemorySegment expected = arena.allocate(LAYOUT.bytesPerBlock());
         MemorySegment out = arena.allocate(LAYOUT.bytesPerBlock());
         int matched = 0;
-        for (int p = 0; p < PROMPTS; p++) {
+        for (int p = from; p < to; p++) {
             try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
                 int tokens = s.matchPrefix(prompt(p));
                 assertEquals(0, tokens % B);
@@ -157,6 +167,7 @@ class RemoteTierTest {
                             "prompt " + p + " block " + i + ": the bytes written in the other manager");
                     try (var lease = s.lease(i * B, (i + 1) * B)) {
                         assertTrue(kv.diagnostics().isOnDevice(s.blockId(i)), "a lease promotes it");
+                        assertEquals(-1, lease.block(0).mismatch(expected), "the device copy too");
                     }
                 }
                 matched += tokens / B;
@@ -282,6 +293,44 @@ class RemoteTierTest {
                     own.resume();
                 }
                 assertFalse(kv.checkInvariants().iterator().hasNext(), kv.checkInvariants().toString());
+            }
+        }
+    }
+
+    @Test
+    void aServerKilledAndRestartedMidRunCostsMissesAndDroppedWritesOnlyAndNoWrongByte() throws Exception {
+        try (RedisProcess own = RedisTargets.ownStandalone()) {
+            RemoteOptions remote = options(own.url()).withTimeoutNanos(TimeUnit.MILLISECONDS.toNanos(200))
+                    .withBreakerFailures(2).withBreakerOpenNanos(TimeUnit.MILLISECONDS.toNanos(100))
+                    .withReconnectMaxDelayNanos(TimeUnit.MILLISECONDS.toNanos(100));
+            try (KvBlockManager kv = manager(remote, smallDisk("k"), 4)) {
+                write(kv, 0, 20);
+                awaitOutboxEmpty(kv);
+                long before = kv.stats().remote().store().puts();
+                assertTrue(before > 0, kv.stats().remote().toString());
+                own.kill();
+                write(kv, 20, 40); // evictions meanwhile: offered, and dropped by the store
+                awaitOutboxEmpty(kv);
+                int local = matchAndVerify(kv, 0, 40); // every byte served is the block's own
+                StoreStats dead = kv.stats().remote().store();
+                assertEquals(before, dead.puts(), "nothing stored while the server was dead: " + dead);
+                assertTrue(dead.putsDropped() > 0, dead.toString());
+                assertTrue(dead.errors() + dead.timeouts() > 0, dead.toString());
+                assertTrue(local > 0, "the local tiers kept serving");
+                own.restart();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                int round = 40;
+                while (kv.stats().remote().store().puts() == before && System.nanoTime() < deadline
+                        && round < PROMPTS) {
+                    write(kv, round, round + 1); // pushes resume once the client has reconnected
+                    awaitOutboxEmpty(kv);
+                    round++;
+                    Thread.sleep(50);
+                }
+                assertTrue(kv.stats().remote().store().puts() > before, "stores again after the restart: "
+                        + kv.stats().remote());
+                matchAndVerify(kv, 0, round);
+                assertTrue(kv.checkInvariants().isEmpty(), kv.checkInvariants().toString());
             }
         }
     }
