@@ -159,6 +159,10 @@ final class HostTier implements LowerTier, AutoCloseable {
         long start = System.nanoTime();
         GpuEvent ev = device.copyToHost(deviceSlot, blocks.slotViews[hs]);
         boolean done = DeviceTier.await(ev, start + copyTimeoutNanos);
+        RemoteTier r = remote;
+        if (done && r != null && r.writeThrough && (hi | lo) != 0) {
+            r.push.offer(hi, lo, identity, blocks.slotViews[hs]); // hs is still reserved: nobody else touches it
+        }
         blocks.lock.lock();
         try {
             blocks.reservedHostSlots--;

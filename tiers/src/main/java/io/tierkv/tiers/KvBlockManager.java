@@ -96,7 +96,7 @@ public final class KvBlockManager implements AutoCloseable {
             host.bind(cache);
             if (b.remote != null) {
                 BlockStore store = b.remote.open(layout.fingerprint()); // last: nothing below can fail after it
-                rmt = new RemoteTier(store, layout, host);
+                rmt = new RemoteTier(store, layout, host, b.remoteWriteThrough);
                 host.attachRemote(rmt);
             }
         } catch (RuntimeException e) {

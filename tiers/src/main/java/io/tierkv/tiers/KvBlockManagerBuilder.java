@@ -34,6 +34,7 @@ public final class KvBlockManagerBuilder {
     long transferBytes = -1;
     DiskOptions disk;
     BlockStoreFactory remote;
+    boolean remoteWriteThrough;
     String policy = "lru";
     HashAlgorithm hashAlgorithm = HashAlgorithm.SHA256_128;
     byte[] hashKey = new byte[0];
@@ -122,6 +123,20 @@ public final class KvBlockManagerBuilder {
      */
     public KvBlockManagerBuilder remote(BlockStoreFactory store) {
         this.remote = store;
+        return this;
+    }
+
+    /**
+     * Sends every block to the remote store as soon as it reaches the host tier (its first copy
+     * off the device, where its bytes are readable by the CPU on any device), not only when it
+     * leaves the lowest local tier: other machines find it sooner, at the cost of one network
+     * write per demoted block. Without {@link #remote} it has no effect. Default false.
+     *
+     * @param enabled whether to write through at demotion
+     * @return this
+     */
+    public KvBlockManagerBuilder remoteWriteThrough(boolean enabled) {
+        this.remoteWriteThrough = enabled;
         return this;
     }
 

@@ -14,7 +14,8 @@ import io.tierkv.core.spi.StoreStats;
  * ({@link io.tierkv.tiers.disk.DiskTier.DepartureSink}); without a disk tier, an unreferenced
  * hashed host block the host tier frees for room. Where they come up: a prefix match that misses
  * locally fetches the rest of its chain into host slots with every lock released, then adopts
- * them as host-resident blocks (promoted to the device by the lease, like any host block).
+ * them as host-resident blocks (promoted to the device by the lease, like any host block). With
+ * write-through, every block demoted to the host is sent as well, from its new host slot.
  *
  * <p>Outbox size: {@value #OUTBOX_BYTES} bytes of blocks (at least 1, at most
  * {@value #OUTBOX_MAX_BLOCKS} blocks), allocated at build. Thread-safe.
@@ -29,9 +30,12 @@ final class RemoteTier implements AutoCloseable {
     final BlockStore store;
     final RemotePush push;
     final RemoteFetch fetch;
+    /** Whether every block is also sent when it is demoted to the host tier. */
+    final boolean writeThrough;
 
-    RemoteTier(BlockStore store, KvLayout layout, HostTier host) {
+    RemoteTier(BlockStore store, KvLayout layout, HostTier host, boolean writeThrough) {
         this.store = store;
+        this.writeThrough = writeThrough;
         long block = layout.bytesPerBlock();
         int buffers = (int) Math.max(1, Math.min(OUTBOX_MAX_BLOCKS, OUTBOX_BYTES / block));
         this.push = new RemotePush(store, buffers, block, BlockIdentity.bytes(layout.blockSizeTokens()));

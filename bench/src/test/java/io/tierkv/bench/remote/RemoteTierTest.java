@@ -71,10 +71,15 @@ class RemoteTierTest {
     }
 
     private static KvBlockManager manager(RemoteOptions remote, DiskOptions disk, int hostBlocks) {
+        return manager(remote, disk, hostBlocks, false);
+    }
+
+    private static KvBlockManager manager(RemoteOptions remote, DiskOptions disk, int hostBlocks,
+            boolean writeThrough) {
         long bb = LAYOUT.bytesPerBlock();
         var b = KvBlockManager.builder(LAYOUT).device(new EmulatedDevice(8 * bb + (1 << 20)), 8 * bb)
                 .host(hostBlocks * bb).recentDeviceBlocks(0).movers(0).admissionTimeoutNanos(2_000_000)
-                .remote(remote);
+                .remote(remote).remoteWriteThrough(writeThrough);
         if (disk != null) {
             b.disk(disk);
         }
@@ -97,11 +102,15 @@ class RemoteTierTest {
      * @return per prompt, its blocks' hashes: {@code [p][0]} high words, {@code [p][1]} low words
      */
     private long[][][] writeAll(KvBlockManager kv) {
-        return write(kv, 0, PROMPTS);
+        return write(kv, 0, PROMPTS, true);
     }
 
-    /** {@link #writeAll} for prompts {@code from..to-1}. */
     private long[][][] write(KvBlockManager kv, int from, int to) {
+        return write(kv, from, to, true);
+    }
+
+    /** {@link #writeAll} for prompts {@code from..to-1}; demoted only (left on the host) unless {@code evictHost}. */
+    private long[][][] write(KvBlockManager kv, int from, int to, boolean evictHost) {
         MemorySegment image = arena.allocate(LAYOUT.bytesPerBlock());
         long[][][] hashes = new long[PROMPTS][2][BLOCKS_PER_PROMPT];
         for (int p = from; p < to; p++) {
@@ -115,7 +124,9 @@ class RemoteTierTest {
                 }
             }
             kv.demote(Integer.MAX_VALUE);
-            kv.evictHost(Integer.MAX_VALUE);
+            if (evictHost) {
+                kv.evictHost(Integer.MAX_VALUE);
+            }
         }
         return hashes;
     }
@@ -332,6 +343,25 @@ class RemoteTierTest {
                 matchAndVerify(kv, 0, round);
                 assertTrue(kv.checkInvariants().isEmpty(), kv.checkInvariants().toString());
             }
+        }
+    }
+
+    @Test
+    void withWriteThroughEveryDemotedBlockReachesTheStoreWhileTheHostStillHoldsIt() throws Exception {
+        RemoteOptions remote = options(server.url());
+        int prompts = 10;
+        long[][][] hashes;
+        try (KvBlockManager a = manager(remote, null, prompts * BLOCKS_PER_PROMPT, true)) {
+            hashes = write(a, 0, prompts, false); // host room for all: nothing leaves the host
+            awaitOutboxEmpty(a);
+            TierStats st = a.stats();
+            assertEquals(0, st.hostEvictions(), "no block left the lowest local tier");
+            assertEquals(prompts * BLOCKS_PER_PROMPT, st.remote().pushOffered(), st.remote().toString());
+            assertEquals(prompts * BLOCKS_PER_PROMPT, st.remote().store().puts(), st.remote().toString());
+        }
+        assertEquals(prompts * BLOCKS_PER_PROMPT, leadingInStore(remote, hashes));
+        try (KvBlockManager b = manager(remote, null, 8)) {
+            assertEquals(prompts * BLOCKS_PER_PROMPT, matchAndVerify(b, 0, prompts));
         }
     }
 }
