@@ -81,8 +81,10 @@ final class HostRoom {
 
     /**
      * Spills a victim to disk or, if {@code mayFree} and the spill fails, frees it through the
-     * cache if unreferenced. A victim that stays is back in the policy when {@code mayFree} is
-     * false (the caller re-queues it otherwise). Lock held on entry and exit.
+     * cache if unreferenced. A victim that stays is back in the policy, and is before the lock is
+     * released to free it, so no check ever sees a resident, unmoving host block outside the
+     * policy (callers with {@code mayFree} move a victim that stayed to the policy's back). Lock
+     * held on entry and exit.
      */
     boolean leaveHost(int victim, boolean mayFree) {
         h.policy.onRemove(victim);
@@ -133,14 +135,14 @@ final class HostRoom {
             }
             return true;
         }
+        h.policy.onAdmit(victim, 0, lo); // back in the policy before the lock goes: a host block is never out of it unmoving
         if (!mayFree) {
-            h.policy.onAdmit(victim, 0, lo);
             return false;
         }
         h.lock.unlock();
         boolean freed;
         try {
-            freed = t.cache.tierControl().evictIfUnreferenced(victim); // calls forget(victim), which drops the copy
+            freed = t.cache.tierControl().evictIfUnreferenced(victim); // calls forget(victim), which drops the copy and its policy entry
         } finally {
             h.lock.lock();
         }

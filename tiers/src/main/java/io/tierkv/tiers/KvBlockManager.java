@@ -370,14 +370,13 @@ public final class KvBlockManager implements AutoCloseable {
     }
 
     /**
-     * Checks the block model's and the host tier's invariants.
+     * Checks the block model's and the host tier's invariants in one snapshot (the host's under
+     * the cache's lock, so a move cannot fall between the two checks); thread-safe.
      *
      * @return violations, empty when consistent
      */
     public List<String> checkInvariants() {
-        List<String> bad = new ArrayList<>(cache.checkInvariants());
-        bad.addAll(host.checkInvariants());
-        return bad;
+        return cache.tierControl().checkInvariants(host::checkInvariants); // one snapshot: cache, host, disk locks in order
     }
 
     /**

@@ -11,57 +11,39 @@ import java.util.Locale;
 import java.util.stream.Stream;
 
 /**
- * The soak's checks of a running manager: its invariants (re-checked before a failure counts, as
- * a check can race a mover in the middle of a move), the blocks leaked once every sequence is
- * closed, and the process's open file descriptors.
+ * The soak's checks of a running manager: its invariants (one atomic snapshot; a violation is a
+ * failure), the blocks leaked once every sequence is closed, and the process's open file
+ * descriptors.
  *
  * <p>Thread-safety: called from the soak's main thread; {@link #invariants} holds the manager's
  * read lock, so no restart closes the manager under it.
  */
 final class SoakChecks {
 
-    /** How long to wait before each re-check, milliseconds. */
+    /** How long to wait before each re-read of the leak count, milliseconds. */
     private static final long RECHECK_MILLIS = 50;
 
     private SoakChecks() {
     }
 
     /**
-     * Runs {@code kv.checkInvariants()}; a non-empty answer is re-checked twice
-     * {@value #RECHECK_MILLIS} ms apart and counts only if both re-checks fail too.
+     * Runs {@code kv.checkInvariants()}, one atomic snapshot of the block model and the tiers
+     * below it: any violation counts.
      *
      * @param manager     the manager under soak
      * @param tally       receives the verdict ({@link SoakTally#countCheck}) and the first violations
      * @param startNanos  {@code System.nanoTime()} at the start of the run, for the sample's time
-     * @throws InterruptedException if interrupted while waiting to re-check
      */
-    static void invariants(SoakManager manager, SoakTally tally, long startNanos) throws InterruptedException {
-        tally.countCheck(verdict(manager, tally.violationSamples, startNanos));
-    }
-
-    /** @return 0 consistent, 1 a transient violation (passed on re-check), 2 a violation */
-    private static int verdict(SoakManager manager, List<String> samples, long startNanos)
-            throws InterruptedException {
+    static void invariants(SoakManager manager, SoakTally tally, long startNanos) {
         manager.gate().readLock().lock();
         try {
-            KvBlockManager kv = manager.current();
-            List<String> bad = kv.checkInvariants();
-            if (bad.isEmpty()) {
-                return 0;
+            List<String> bad = manager.current().checkInvariants();
+            tally.countCheck(!bad.isEmpty());
+            if (!bad.isEmpty() && tally.violationSamples.size() < SoakTally.SAMPLES) {
+                tally.violationSamples.add(String.format(Locale.ROOT, "at %.1f s, manager %d: %s",
+                        (System.nanoTime() - startNanos) / 1e9, manager.generation(),
+                        bad.size() > 3 ? bad.subList(0, 3) + " ..." : bad.toString()));
             }
-            for (int i = 0; i < 2; i++) {
-                Thread.sleep(RECHECK_MILLIS);
-                List<String> again = kv.checkInvariants();
-                if (again.isEmpty()) {
-                    return 1;
-                }
-                bad = again;
-            }
-            if (samples.size() < SoakTally.SAMPLES) {
-                samples.add(String.format(Locale.ROOT, "at %.1f s, manager %d: %s", (System.nanoTime() - startNanos)
-                        / 1e9, manager.generation(), bad.size() > 3 ? bad.subList(0, 3) + " ..." : bad.toString()));
-            }
-            return 2;
         } finally {
             manager.gate().readLock().unlock();
         }

@@ -59,9 +59,9 @@ import picocli.CommandLine.Option;
  * <p>Checks, every one a fault that makes the exit status 1:
  * <ul>
  *   <li><b>mismatches</b>: bytes or token ids read back that differ from the document's;
- *   <li><b>invariant violations</b>: {@code kv.checkInvariants()} runs every second (and at the end);
- *       a check can race a mover in the middle of a move, so a non-empty answer is re-checked twice
- *       50 ms apart and counted only if both re-checks fail too (otherwise counted as transient);
+ *   <li><b>invariant violations</b>: {@code kv.checkInvariants()} runs every second (and at the end),
+ *       one atomic snapshot of the block model and the tiers below it (a move in flight shows as in
+ *       transit on both sides); any violation counts, with no re-check;
  *   <li><b>leaked blocks</b>: after every sequence is closed at the end, {@code liveBlocks -
  *       cachedBlocks} of {@code kv.stats().cache()}: block ids still in use that are not cached
  *       (reference count 0 with a hash). Must be 0;

@@ -70,10 +70,8 @@ final class SoakTally {
     long lostBlocks;
     /** Invariant checks run. */
     long invariantChecks;
-    /** Checks that still failed on both re-checks. */
+    /** Checks that found a violation. */
     long invariantViolations;
-    /** Checks that failed once and passed on re-check. */
-    long transientViolations;
     /** The first {@value #SAMPLES} violations, described. */
     final List<String> violationSamples = new ArrayList<>();
     /** Restarts of the manager. */
@@ -119,14 +117,12 @@ final class SoakTally {
     /**
      * Counts the verdict of one invariant check ({@link SoakChecks#invariants}).
      *
-     * @param verdict 0 consistent, 1 transient, 2 a violation
+     * @param violated whether it found a violation
      */
-    void countCheck(int verdict) {
+    void countCheck(boolean violated) {
         invariantChecks++;
-        if (verdict == 2) {
+        if (violated) {
             invariantViolations++;
-        } else if (verdict == 1) {
-            transientViolations++;
         }
     }
 

@@ -514,9 +514,16 @@ public final class PagedKvCache implements AutoCloseable {
      * @return the violations found, empty when consistent; thread-safe
      */
     public List<String> checkInvariants() {
+        return checkInvariants(List::of);
+    }
+
+    /** This cache's invariants and then {@code below}'s, all with the cache lock held (one snapshot). */
+    List<String> checkInvariants(java.util.function.Supplier<List<String>> below) {
         lock.lock();
         try {
-            return CacheInvariants.check(this, lower != null, openSequences);
+            List<String> bad = new java.util.ArrayList<>(CacheInvariants.check(this, lower != null, openSequences));
+            bad.addAll(below.get());
+            return bad;
         } finally {
             lock.unlock();
         }

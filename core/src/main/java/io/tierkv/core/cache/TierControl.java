@@ -265,4 +265,17 @@ public final class TierControl {
             cache.lock.unlock();
         }
     }
+
+    /**
+     * Checks the cache's invariants and the tiers' below it in one snapshot: {@code below} runs
+     * with the cache lock held, so no block moves between the two checks (a move's unlocked copy
+     * shows as in transit on both sides). {@code below} must take only locks that come after the
+     * cache lock.
+     *
+     * @param below the lower tiers' check, returning their violations
+     * @return every violation, the cache's first; empty when consistent
+     */
+    public java.util.List<String> checkInvariants(java.util.function.Supplier<java.util.List<String>> below) {
+        return cache.checkInvariants(below);
+    }
 }
