@@ -81,6 +81,11 @@ public final class Sequence implements AutoCloseable {
      * fingerprint of salt and extra keys, parent hash, token ids) is compared:
      * a hash alone never proves identity.
      *
+     * <p>With a store below that fetches by hash (a remote tier), a match that misses locally
+     * releases the cache lock, fetches the leading blocks of the rest of the chain from the
+     * store into local memory (waiting at most the store's timeout per call), and then continues
+     * under the lock as above; other threads are never held up by the network.
+     *
      * <p>The match stops at this sequence's {@link SequenceOptions#budgetBytes() budgetBytes}: it
      * takes at most {@code budgetBytes / bytesPerBlock} blocks and returns the tokens taken, so the
      * runtime computes the rest of the prompt as for a shorter match (appending it then fails with
