@@ -395,7 +395,7 @@ public final class KvBlockManagerBuilder {
         }
         if (disk != null) {
             try {
-                DiskTier.check(disk, layout);
+                disk.checkFor(layout);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("disk." + e.getMessage(), e);
             }

@@ -147,7 +147,7 @@ final class MachineFit {
     }
 
     private static void checkDisk(TierSizes s, DiskOptions disk, ToLongFunction<Path> usableBytes) {
-        long need = DiskTier.reservedAtOpenBytes(disk, s.layout());
+        long need = disk.reservedAtOpenBytes(s.layout());
         Path existing = existingAncestor(disk.directory());
         long usable = existing == null ? -1 : usableBytes.applyAsLong(existing);
         if (usable >= 0 && need > usable) {

@@ -182,7 +182,7 @@ class MachineFitTest {
         Path dir = tmp.resolve("a/b/disk");
         DiskOptions disk = DiskOptions.at(dir).withSegmentBytes(4 * MIB).withBudgetBytes(64 * MIB)
                 .withPersistent(true);
-        long reserved = DiskTier.reservedAtOpenBytes(disk, layout);
+        long reserved = disk.reservedAtOpenBytes(layout);
         Supplier<Optional<MachineMemory>> roomy = () -> Optional.of(new MachineMemory(64 * GIB, 128 * GIB, "test", 0,
                 GIB));
         NoAllocation gpu = invariants.track(new NoAllocation(new EmulatedDevice(GIB)), List::of);

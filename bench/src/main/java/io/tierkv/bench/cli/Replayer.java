@@ -530,7 +530,7 @@ public final class Replayer {
         DiskOptions options = DiskOptions.at(dir).withSegmentBytes(segment).withBudgetBytes(budget)
                 .withCompression(compression);
         try {
-            io.tierkv.tiers.disk.DiskTier.check(options, layout);
+            options.checkFor(layout);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--disk-bytes " + Sizes.bytes(budget) + ": " + e.getMessage());
         }

@@ -6,7 +6,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.zip.CRC32C;
 
 /**
- * Hands records the tier evicts to the {@link DiskTier.DepartureSink} (the tier below, a remote
+ * Hands records the tier evicts to the {@link DepartureSink} (the tier below, a remote
  * store), just before their bytes go: the header is checked, the identity and payload checksum
  * verified, an LZ4 payload decoded into a scratch block; a record that fails any of these is not
  * handed on (a damaged record must not travel; it is dropped as the eviction intended, and no
@@ -24,7 +24,7 @@ final class Departures {
     private final DiskOptions options;
     private final int dtypeBytes;
     private final CRC32C crc = new CRC32C();
-    private volatile DiskTier.DepartureSink sink;
+    private volatile DepartureSink sink;
     private Arena arena;
     private BlockCodec codec;
     private MemorySegment scratch;
@@ -38,7 +38,7 @@ final class Departures {
     }
 
     /** Sets the sink ({@code null} for none); allocates the scratch block on first use. Lock held. */
-    void setSink(DiskTier.DepartureSink s) {
+    void setSink(DepartureSink s) {
         if (s != null && arena == null) {
             arena = Arena.ofShared();
             codec = new BlockCodec(options.compression(), options.shuffle(), dtypeBytes, rules.maxRaw(), arena);
@@ -54,7 +54,7 @@ final class Departures {
      * @param slot the record's index slot
      */
     void handOff(int slot) {
-        DiskTier.DepartureSink s = sink;
+        DepartureSink s = sink;
         if (s == null) {
             return;
         }

@@ -53,7 +53,7 @@ public final class DiskMaintenance {
      * @param v the visitor
      * @throws IllegalStateException if the tier is closed
      */
-    public void forEachKey(DiskTier.KeyVisitor v) {
+    public void forEachKey(KeyVisitor v) {
         Objects.requireNonNull(v, "v");
         long[] keys;
         t.lock.lock();

@@ -1,5 +1,6 @@
 package io.tierkv.tiers.disk;
 
+import io.tierkv.core.KvLayout;
 import java.nio.file.Path;
 
 /**
@@ -7,8 +8,7 @@ import java.nio.file.Path;
  * {@code withX} methods may be called in any order (for example {@code withBudgetBytes(1 << 20)}
  * before {@code withSegmentBytes(64 << 10)}). The rules that tie fields together or to the block
  * layout (the budget holds at least one segment plus metadata, a segment holds the largest record)
- * are checked once where the options are used: {@link DiskTier#check(DiskOptions,
- * io.tierkv.core.KvLayout)}, called by {@link DiskTier#open} and by the tier manager's builder.
+ * are checked once where the options are used: {@link #checkFor(KvLayout)}, called by {@link DiskTier#open} and by the tier manager's builder.
  *
  * <p>Start from {@link #at(Path)} and adjust with the {@code withX} methods; each returns a
  * validated copy. Every rejection is an {@link IllegalArgumentException} whose message names the
@@ -226,5 +226,58 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     public DiskOptions withLowSpaceWarnBytes(long value) {
         return new DiskOptions(directory, budgetBytes, segmentBytes, compression, shuffle, persistent,
                 admitOnSecondSight, compactBelowLiveRatio, wipeOnLayoutMismatch, value);
+    }
+
+    /**
+     * Checks the rules that tie the options' fields together and to the layout, which
+     * {@link DiskOptions} leaves to its user so its {@code withX} methods work in any order: a
+     * segment holds a 64-byte header plus the largest record of the layout, and the budget holds
+     * one segment plus the metadata (and, when persistent, the journal). Touches no file.
+     *
+     * @param layout  the block layout
+     * @throws NullPointerException     if layout is null
+     * @throws IllegalArgumentException naming the field, its value and the bound; for the budget,
+     *                                  the message names both {@code budgetBytes} and
+     *                                  {@code segmentBytes}
+     */
+    public void checkFor(KvLayout layout) {
+        java.util.Objects.requireNonNull(layout, "layout");
+        DiskFormat.checkSegmentFits(segmentBytes(), layout);
+        long journalCapacity = persistent() ? journalCapacityFor(layout) : 0;
+        long overhead = DiskFormat.META_BYTES + (persistent() ? DiskFormat.journalBytes(journalCapacity) : 0);
+        if (budgetBytes() < segmentBytes() + overhead) {
+            throw new IllegalArgumentException("budgetBytes: " + budgetBytes() + " (expected >= segmentBytes "
+                    + segmentBytes() + " + " + overhead + " B of metadata"
+                    + (persistent() ? " and journal" : "") + " = " + (segmentBytes() + overhead)
+                    + "; lower segmentBytes or raise budgetBytes)");
+        }
+    }
+
+    /**
+     * Bytes {@link DiskTier#open} reserves on the file system before the first record: the metadata file
+     * and, when persistent, the deletion journal (reserved whole with {@code posix_fallocate};
+     * sized from the budget, see {@link DiskFormat#journalBytes}). Segments are not among them:
+     * each is reserved when a record first needs it, after a check of usable space. Touches no
+     * file.
+     *
+     * @param layout  the block layout
+     * @return bytes, {@code > 0}
+     * @throws NullPointerException if layout is null
+     */
+    public long reservedAtOpenBytes(KvLayout layout) {
+        java.util.Objects.requireNonNull(layout, "layout");
+        return DiskFormat.META_BYTES
+                + (persistent() ? DiskFormat.journalBytes(journalCapacityFor(layout)) : 0);
+    }
+
+    /**
+     * Journal capacity: twice the full records the budget holds, within [1024, 2^20] entries.
+     *
+     * @param layout  the block layout
+     * @return entries
+     */
+    long journalCapacityFor(KvLayout layout) {
+        long records = budgetBytes() / DiskFormat.maxRecordBytes(layout);
+        return Math.max(1024, Math.min(1L << 20, 2 * records));
     }
 }

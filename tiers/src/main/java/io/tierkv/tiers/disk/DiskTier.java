@@ -9,8 +9,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
@@ -19,92 +17,9 @@ import java.util.zip.CRC32C;
  * The disk tier: sealed KV blocks kept in memory-mapped segment files under a byte budget, keyed
  * by their 128-bit block hash, optionally persistent across restarts.
  *
- * <h2>Terms</h2>
- * <ul>
- *   <li><b>record</b>: one stored block: a 64-byte header, the block's identity (context, parent
- *       hash, token ids: {@link BlockIdentity}), the payload (raw or LZ4), padding to 64 bytes.
- *       Byte layout and validators: {@link DiskFormat}. A key (hash) only finds a record: every
- *       read, match and put compares the stored identity with the caller's, and a record of another
- *       identity is a counted collision, never served and never taken for the caller's block.</li>
- *   <li><b>segment</b>: a file of {@link DiskOptions#segmentBytes()} bytes, reserved whole with
- *       {@code posix_fallocate} before it is mapped whole ({@code FileChannel.map} into a shared
- *       {@link Arena} per segment). Records are appended at its high-water mark.</li>
- *   <li><b>live / dead</b>: a record the index points to is live; an evicted, removed or
- *       quarantined record stays in its segment as dead bytes until the segment is emptied
- *       (deleted) or compacted.</li>
- *   <li><b>nonce</b>: a random number in the segment header, copied into each record it holds;
- *       compaction in place gives the segment a new nonce, so records of its earlier life are
- *       recognisably stale after a crash.</li>
- * </ul>
- *
- * <h2>Bytes</h2>
- * <pre>
- * directory/ tierkv-disk.lock   file lock: one manager per directory (in this JVM and others)
- *            tierkv-disk.meta   layout fingerprint and fields (64 B)
- *            deletions.journal  persistent mode only: deleted records (chronicle-bytes MappedBytes)
- *            seg-0000000007.tkv
- *              +--------+------------------+------------------+-----+------------- - - -+
- *              | header | record           | record (dead)    | ... | reserved, zero     |
- *              | 64 B   | hdr|ident|payload| hdr|ident|payload|     |                    |
- *              +--------+------------------+------------------+-----+------------- - - -+
- *              0        64                                    high-water mark     segmentBytes
- * </pre>
- * The budget counts every byte of every file the tier keeps ({@link #usedBytes()} equals the sum
- * of their sizes), so a segment counts whole from its creation, dead bytes included.
- *
- * <h2>Paths</h2>
- * Spill ({@link #put}, {@code RecordWriter}): encode (LZ4 and optional shuffle, raw when it does
- * not save 1/32), find room, checksum and write the payload in one pass a chunk at a time (into
- * the mapping where the segment's pages were written before and are all in the page cache
- * ({@code mincore}), else positional {@code FileChannel} writes: a copy into a page that is not
- * cached reads it from the device first), then the header and identity, advance the mark (a
- * checksummed field of the segment header), index the record as most recently used. Load ({@link #get}, {@code RecordReader}): for a record
- * some of whose pages are not in the page cache, advise {@code MADV_WILLNEED} on it (mappings
- * carry {@code MADV_RANDOM}, so exactly the record's pages are read; resident records skip the
- * advice, which costs about 18 us per warm 1 MiB load, against 2-3 us for the check), validate the
- * header against the index, then copy a raw payload out of the mapping into the caller's block a
- * chunk at a time and checksum each chunk in the destination while it is in cache; a mismatch
- * zeroes the destination before the miss returns. An LZ4 payload is verified in the mapping, then
- * decompressed into the caller's memory. The package overview gives the measurements.
- *
- * <h2>Eviction and compaction ({@code SpaceManager}, {@code Compactor})</h2>
- * When a record does not fit the active segment: another segment with room becomes active; else
- * a new segment is created if the budget allows; else the segment with the lowest kept ratio (live
- * bytes plus bytes evicted from it since its last compaction, over its record space) is compacted
- * in place (live records slid to its front, new nonce) if that ratio is below
- * {@link DiskOptions#compactBelowLiveRatio()} and it frees enough; else the least recently used
- * unpinned record is evicted (reported to the {@link EvictionListener}) and the steps repeat. A segment that
- * this eviction empties is recycled in place (new nonce, empty, active): its file, pages and
- * mapping are reused rather than deleted and reserved anew. Counting evicted bytes as kept means
- * holes made by eviction, which sit next to the records next in line for it, are never compacted
- * away (that would copy each record once more before evicting it); holes made by removal or
- * quarantine are. Any other segment whose last live record goes is deleted at once.
- *
- * <p>Pins ({@link RecordPins#pin}, {@link #putPinned}): the manager pins the record of a block that an open
- * sequence references, since the record may be that block's only copy. A pin names one record:
- * its serial, unique over the tier's life, is the handle that {@link RecordPins#unpin} takes back, so a pin
- * never releases another record that came to hold the same key later. A pinned record sits on a
- * list of its own, off the LRU list, so it is never a victim (for room, by budget or by
- * {@link DiskMaintenance#evict}). Removal and quarantine still drop it; its pins become <em>broken pins</em>
- * ({@link RecordPins#pinBroken}, answered without the lock), each released by its holder's {@code unpin}
- * as any other, touching no record. Before evicting anything for room the
- * tier checks that some segment could hold the new record once its unpinned records were gone (or
- * the budget allows a new segment); when none can, the put is refused with
- * {@link CapacityExhaustedException} ({@link DiskStats#pinRefusals()}) and nothing is evicted. A
- * segment whose remaining live records are all pinned is compacted as soon as that frees the room,
- * since eviction could never empty it.
- *
- * <h2>Persistence and recovery ({@code Recovery})</h2>
- * Persistent mode appends every deletion to the journal before it takes effect in memory. Opening
- * rebuilds the index from record headers (header checksum, layout fingerprint, nonce, bounds),
- * following the chain in which each header names the record before it, so an intact segment costs
- * one header read per record and a record's inside is read only where the chain breaks
- * ({@link DiskStats#recoveryInsideScans()}), skips journal-deleted records and duplicates,
- * resynchronises at the next 64-byte boundary after
- * damaged bytes (each damaged run counted in {@link DiskStats#recoveryFaults()}), drops a segment
- * whose header is damaged, treats bytes past a truncated file's end as torn, and then rewrites the
- * journal. Payload checksums are verified on first read, not at open. Recovered records are
- * indexed oldest segment first as least recently used, and {@link DiskMaintenance#forEachKey} reports them.
+ * <p>The tier's design (its terms, the bytes on disk, the spill and load paths, eviction and
+ * compaction, pins, persistence and recovery) is in the {@linkplain io.tierkv.tiers.disk package
+ * overview}; this comment keeps what a caller of this class relies on.
  *
  * <h2>Concurrency</h2>
  * Thread-safe: every public method runs under one {@link ReentrantLock}, so spills, loads,
@@ -140,63 +55,20 @@ import java.util.zip.CRC32C;
  */
 public final class DiskTier implements AutoCloseable {
 
-    /** Receives the keys the tier dropped on its own (budget evictions, {@link DiskMaintenance#evict}, quarantine). */
-    @FunctionalInterface
-    public interface EvictionListener {
-        /**
-         * A record left the disk tier without the caller asking for that key.
-         *
-         * @param hashHi block hash, high 64 bits
-         * @param hashLo block hash, low 64 bits
-         */
-        void evicted(long hashHi, long hashLo);
-    }
-
-    /**
-     * Receives the records the tier evicts, verified, just before their bytes go: how blocks
-     * leaving the lowest local tier reach the tier below (a remote store).
-     */
-    @FunctionalInterface
-    public interface DepartureSink {
-        /**
-         * A verified record is about to be evicted. Called with the disk tier's lock held: copy
-         * what is kept and return at once (never block, never call the tier). The segments are
-         * valid for the call only.
-         *
-         * @param hashHi   block hash, high 64 bits
-         * @param hashLo   block hash, low 64 bits
-         * @param identity the record's {@link io.tierkv.core.prefix.BlockIdentity}
-         * @param payload  the block's bytes, decoded
-         */
-        void departing(long hashHi, long hashLo, MemorySegment identity, MemorySegment payload);
-    }
-
-    /** Visits keys. */
-    @FunctionalInterface
-    public interface KeyVisitor {
-        /**
-         * Called once per key.
-         *
-         * @param hashHi block hash, high 64 bits
-         * @param hashLo block hash, low 64 bits
-         */
-        void visit(long hashHi, long hashLo);
-    }
-
     final ReentrantLock lock = new ReentrantLock();
     final DiskOptions options;
     private final KvLayout layout;
     private final Path dir;
-    private final int maxTokens;
     private final int maxRaw;
     private final RecordRules rules;
     private final Arena scratchArena = Arena.ofShared();
     private final CRC32C crc = new CRC32C();
     private final DiskCounters counters = new DiskCounters();
     final EvictionNotices notices = new EvictionNotices();
-    private final CorruptionLog corruptionLog;
+    /** The log of damaged bytes (tests read its counts). */
+    final CorruptionLog corruptionLog;
     final RecordIndex index;
-    private final AdmissionFilter admission;
+    private final Puts puts;
     final SegmentTable segments;
     final SpaceManager space;
     private final Departures departures;
@@ -215,13 +87,11 @@ public final class DiskTier implements AutoCloseable {
         this.options = options;
         this.layout = layout;
         this.dir = options.directory();
-        this.maxTokens = layout.blockSizeTokens();
         this.maxRaw = layout.bytesPerBlock();
         this.rules = RecordRules.of(layout);
         this.corruptionLog = new CorruptionLog(dir);
         long expectedRecords = Math.max(16, options.budgetBytes() / DiskFormat.maxRecordBytes(layout));
         this.index = new RecordIndex((int) Math.min(1 << 16, expectedRecords));
-        this.admission = options.admitOnSecondSight() ? new AdmissionFilter(4 * expectedRecords) : null;
         this.segments = new SegmentTable(options, rules.fingerprint(), crc, counters);
         Compactor compactor = new Compactor(index, segments, rules, crc, counters, corruptionLog);
         this.departures = new Departures(rules, index, segments, options, layout.dtype().sizeBytes());
@@ -232,52 +102,8 @@ public final class DiskTier implements AutoCloseable {
         this.writer = new RecordWriter(rules, codec, index, space, crc, counters, scratchArena, residency);
         this.reader = new RecordReader(rules, codec, index, segments, space, crc, counters, residency,
                 corruptionLog);
-    }
-
-    /**
-     * Checks the rules that tie the options' fields together and to the layout, which
-     * {@link DiskOptions} leaves to its user so its {@code withX} methods work in any order: a
-     * segment holds a 64-byte header plus the largest record of the layout, and the budget holds
-     * one segment plus the metadata (and, when persistent, the journal). Touches no file.
-     *
-     * @param options the options
-     * @param layout  the block layout
-     * @throws NullPointerException     if options or layout is null
-     * @throws IllegalArgumentException naming the field, its value and the bound; for the budget,
-     *                                  the message names both {@code budgetBytes} and
-     *                                  {@code segmentBytes}
-     */
-    public static void check(DiskOptions options, KvLayout layout) {
-        Objects.requireNonNull(options, "options");
-        Objects.requireNonNull(layout, "layout");
-        DiskFormat.checkSegmentFits(options.segmentBytes(), layout);
-        long journalCapacity = options.persistent() ? journalCapacityFor(options, layout) : 0;
-        long overhead = DiskFormat.META_BYTES + (options.persistent() ? DiskFormat.journalBytes(journalCapacity) : 0);
-        if (options.budgetBytes() < options.segmentBytes() + overhead) {
-            throw new IllegalArgumentException("budgetBytes: " + options.budgetBytes() + " (expected >= segmentBytes "
-                    + options.segmentBytes() + " + " + overhead + " B of metadata"
-                    + (options.persistent() ? " and journal" : "") + " = " + (options.segmentBytes() + overhead)
-                    + "; lower segmentBytes or raise budgetBytes)");
-        }
-    }
-
-    /**
-     * Bytes {@link #open} reserves on the file system before the first record: the metadata file
-     * and, when persistent, the deletion journal (reserved whole with {@code posix_fallocate};
-     * sized from the budget, see {@link DiskFormat#journalBytes}). Segments are not among them:
-     * each is reserved when a record first needs it, after a check of usable space. Touches no
-     * file.
-     *
-     * @param options the options
-     * @param layout  the block layout
-     * @return bytes, {@code > 0}
-     * @throws NullPointerException if options or layout is null
-     */
-    public static long reservedAtOpenBytes(DiskOptions options, KvLayout layout) {
-        Objects.requireNonNull(options, "options");
-        Objects.requireNonNull(layout, "layout");
-        return DiskFormat.META_BYTES
-                + (options.persistent() ? DiskFormat.journalBytes(journalCapacityFor(options, layout)) : 0);
+        this.puts = new Puts(index, space, writer, reader, counters,
+                options.admitOnSecondSight() ? new AdmissionFilter(4 * expectedRecords) : null);
     }
 
     /**
@@ -321,12 +147,12 @@ public final class DiskTier implements AutoCloseable {
      */
     public static DiskTier open(DiskOptions options, KvLayout layout, KeySpace keySpace) {
         Objects.requireNonNull(keySpace, "keySpace");
-        check(options, layout);
+        options.checkFor(layout);
         if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
             throw new UnsupportedOperationException("the disk tier's files are little-endian; this platform is "
                     + ByteOrder.nativeOrder());
         }
-        long journalCapacity = options.persistent() ? journalCapacityFor(options, layout) : 0;
+        long journalCapacity = options.persistent() ? options.journalCapacityFor(layout) : 0;
         DiskFiles.ensureDirectory(options.directory());
         DiskTier tier = new DiskTier(options, layout, keySpace);
         try {
@@ -336,18 +162,6 @@ public final class DiskTier implements AutoCloseable {
             tier.abandon();
             throw e;
         }
-    }
-
-    /**
-     * Journal capacity: twice the full records the budget holds, within [1024, 2^20] entries.
-     *
-     * @param options the options
-     * @param layout  the block layout
-     * @return entries
-     */
-    static long journalCapacityFor(DiskOptions options, KvLayout layout) {
-        long records = options.budgetBytes() / DiskFormat.maxRecordBytes(layout);
-        return Math.max(1024, Math.min(1L << 20, 2 * records));
     }
 
     private void start(long journalCapacity) {
@@ -373,8 +187,6 @@ public final class DiskTier implements AutoCloseable {
         scratchArena.close();
         closed = true;
     }
-
-    // ------------------------------------------------------------------------------ public API
 
     /**
      * The block hash function this tier's keys come from, as its directory records it: for a
@@ -473,66 +285,22 @@ public final class DiskTier implements AutoCloseable {
 
     /** Stores, and pins if asked; returns the serial of the record holding the block, or {@link #NO_PIN}. */
     private long store(long hashHi, long hashLo, MemorySegment identity, MemorySegment block, boolean pin) {
-        int tokens = checkIdentity(identity);
+        int tokens = rules.checkIdentity(identity);
         Objects.requireNonNull(block, "block");
         if (block.byteSize() > maxRaw) {
             throw new IllegalArgumentException("block: " + block.byteSize() + " bytes (expected <= bytesPerBlock "
                     + maxRaw + ")");
         }
-        long serial = NO_PIN;
+        long serial;
         lock.lock();
         try {
             ensureOpen();
-            if (putLocked(hashHi, hashLo, identity, tokens, block, pin)) {
-                int slot = index.find(hashHi, hashLo);
-                if (pin) {
-                    space.pin(slot);
-                }
-                serial = index.serial[slot];
-            }
+            serial = puts.put(hashHi, hashLo, identity, tokens, block, pin);
         } finally {
             lock.unlock();
         }
         notices.deliver();
         return serial;
-    }
-
-    /**
-     * Writes a record unless the key holds this identity already. An existing record of another
-     * identity refuses the put; a damaged one (quarantined by the check) is written anew. A
-     * pinning put (the block is referenced and the record is about to be its only copy) also
-     * verifies a matching record's payload; other puts trust it.
-     */
-    private boolean putLocked(long hi, long lo, MemorySegment identity, int tokenCount, MemorySegment block,
-            boolean pin) {
-        if (index.find(hi, lo) != RecordIndex.NONE) {
-            int found = reader.compare(hi, lo, identity, pin);
-            if (found == 0) {
-                counters.putsExisting++;
-                return true;
-            }
-            if (found == COLLISION) {
-                return false; // another block's record: kept, and this block keeps its own bytes
-            }
-        }
-        if (admission != null && !admission.admit(hi, lo)) {
-            counters.admissionRejects++;
-            return false;
-        }
-        writer.write(hi, lo, identity, tokenCount, block);
-        return true;
-    }
-
-    /** Checks an identity's shape: {@code 32 + 4T} bytes, {@code T <= blockSizeTokens}; returns T. */
-    private int checkIdentity(MemorySegment identity) {
-        Objects.requireNonNull(identity, "identity");
-        int tokens = BlockIdentity.tokenCount(identity.byteSize());
-        if (tokens < 0 || tokens > maxTokens) {
-            throw new IllegalArgumentException("identity: " + identity.byteSize() + " bytes (expected "
-                    + BlockIdentity.KEY_BYTES + " + 4 x T for T <= " + maxTokens + " token ids, at most "
-                    + BlockIdentity.bytes(maxTokens) + ")");
-        }
-        return tokens;
     }
 
     /**
@@ -576,7 +344,7 @@ public final class DiskTier implements AutoCloseable {
      * @throws UncheckedIOException if reading the segment file failed
      */
     public int load(long hashHi, long hashLo, MemorySegment identity, MemorySegment blockOut) {
-        checkIdentity(identity);
+        rules.checkIdentity(identity);
         Objects.requireNonNull(blockOut, "blockOut");
         int result;
         lock.lock();
@@ -617,7 +385,7 @@ public final class DiskTier implements AutoCloseable {
      * @throws IllegalStateException if the tier is closed
      */
     public int match(long hashHi, long hashLo, MemorySegment identity) {
-        checkIdentity(identity);
+        rules.checkIdentity(identity);
         int result;
         lock.lock();
         try {
@@ -826,65 +594,6 @@ public final class DiskTier implements AutoCloseable {
     void ensureOpen() {
         if (closed) {
             throw new IllegalStateException("disk tier " + dir + " is closed");
-        }
-    }
-
-    // ------------------------------------------------------------------------------ for tests
-
-    /**
-     * Where a record lies, for tests that damage files on purpose.
-     *
-     * @param hashHi    block hash, high 64 bits
-     * @param hashLo    block hash, low 64 bits
-     * @param file      its segment file
-     * @param offset    its offset in the file
-     * @param usedBytes header, token ids and payload (padding excluded)
-     */
-    record RecordLocation(long hashHi, long hashLo, Path file, long offset, long usedBytes) {}
-
-    /**
-     * Every indexed record's file, offset and length without padding, least recent first.
-     *
-     * @return the locations
-     */
-    List<RecordLocation> recordLocations() {
-        lock.lock();
-        try {
-            ensureOpen();
-            List<RecordLocation> out = new ArrayList<>();
-            for (int slot = index.first(); slot != RecordIndex.NONE; slot = index.after(slot)) {
-                Segment seg = segments.at(index.segment[slot]);
-                long off = index.offset[slot];
-                long used = DiskFormat.payloadOffset(RecordHeaders.recordTokenCount(seg.map, off))
-                        + RecordHeaders.recordStoredLength(seg.map, off);
-                out.add(new RecordLocation(index.hashHi[slot], index.hashLo[slot], seg.file, off, used));
-            }
-            return out;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * The tier's log of damaged bytes, for tests.
-     *
-     * @return the log (its counts per kind)
-     */
-    CorruptionLog corruptionLog() {
-        return corruptionLog;
-    }
-
-    /**
-     * Paths of the segment files now, for tests.
-     *
-     * @return the paths
-     */
-    List<Path> segmentFiles() {
-        lock.lock();
-        try {
-            return segments.files();
-        } finally {
-            lock.unlock();
         }
     }
 }

@@ -4,7 +4,7 @@ import java.util.Arrays;
 
 /**
  * Keys the disk tier dropped on its own, held per thread while the tier's lock is held and handed
- * to the {@link DiskTier.EvictionListener} after it is released, on the thread whose call caused
+ * to the {@link EvictionListener} after it is released, on the thread whose call caused
  * them, in the order they were dropped (so a listener may call back into the tier).
  *
  * <p>Thread-safe: each thread has its own list; the listener field is volatile.
@@ -12,14 +12,14 @@ import java.util.Arrays;
 final class EvictionNotices {
 
     private final ThreadLocal<Pending> pending = ThreadLocal.withInitial(Pending::new);
-    private volatile DiskTier.EvictionListener listener;
+    private volatile EvictionListener listener;
 
     /**
      * Sets the listener; {@code null} for none.
      *
      * @param l the listener
      */
-    void setListener(DiskTier.EvictionListener l) {
+    void setListener(EvictionListener l) {
         this.listener = l;
     }
 
@@ -46,7 +46,7 @@ final class EvictionNotices {
         }
         long[] keys = Arrays.copyOf(p.keys, p.size);
         p.size = 0;
-        DiskTier.EvictionListener l = listener;
+        EvictionListener l = listener;
         if (l == null) {
             return;
         }

@@ -37,4 +37,16 @@ record RecordRules(long fingerprint, int maxTokens, int maxRaw) {
     int check(MemorySegment map, long off, long limit, CRC32C crc, long nonce) {
         return RecordHeaders.checkRecordHeader(map, off, limit, crc, fingerprint, nonce, maxTokens, maxRaw);
     }
+
+    /** Checks an identity's shape: {@code 32 + 4T} bytes, {@code T <= blockSizeTokens}; returns T. */
+    int checkIdentity(MemorySegment identity) {
+        java.util.Objects.requireNonNull(identity, "identity");
+        int tokens = io.tierkv.core.prefix.BlockIdentity.tokenCount(identity.byteSize());
+        if (tokens < 0 || tokens > maxTokens) {
+            throw new IllegalArgumentException("identity: " + identity.byteSize() + " bytes (expected "
+                    + io.tierkv.core.prefix.BlockIdentity.KEY_BYTES + " + 4 x T for T <= " + maxTokens + " token ids, at most "
+                    + io.tierkv.core.prefix.BlockIdentity.bytes(maxTokens) + ")");
+        }
+        return tokens;
+    }
 }

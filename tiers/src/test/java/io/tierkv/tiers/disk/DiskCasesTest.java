@@ -60,7 +60,7 @@ class DiskCasesTest {
         long overhead = DiskFormat.META_BYTES + DiskFormat.journalBytes(1024);
         DiskOptions o = DiskOptions.at(dir).withSegmentBytes(seg).withBudgetBytes(5 * seg + overhead)
                 .withCompression(Compression.NONE).withPersistent(persistent).withLowSpaceWarnBytes(0);
-        assertEquals(1024, DiskTier.journalCapacityFor(o, LAYOUT), "the smallest journal");
+        assertEquals(1024, o.journalCapacityFor(LAYOUT), "the smallest journal");
         return o;
     }
 
@@ -166,13 +166,13 @@ class DiskCasesTest {
         }
         // where every record lies, learnt from an untouched copy
         Path intact = copyDir(dir, tmp.resolve("intact"));
-        Map<Long, DiskTier.RecordLocation> where = new HashMap<>();
+        Map<Long, DiskProbe.RecordLocation> where = new HashMap<>();
         try (DiskTier tier = DiskTier.open(o.withDirectory(intact), LAYOUT)) {
             assertEquals(10, tier.blockCount(), "all 10 acknowledged spills survive kill -9");
             for (int k = 0; k < 10; k++) {
                 assertTrue(getAndVerify(tier, arena, k), "key " + k + " after kill -9");
             }
-            for (DiskTier.RecordLocation r : tier.recordLocations()) {
+            for (DiskProbe.RecordLocation r : DiskProbe.recordLocations(tier)) {
                 where.put(r.hashLo(), r);
             }
             tier.checkInvariants();
@@ -200,7 +200,7 @@ class DiskCasesTest {
                     assertTrue(getAndVerify(tier, arena, k), what + ": reported key " + k + " must read back exact");
                 }
                 for (long k = 0; k < 10; k++) {
-                    DiskTier.RecordLocation r = where.get(k);
+                    DiskProbe.RecordLocation r = where.get(k);
                     boolean inVictim = r.file().getFileName().equals(victim.getFileName());
                     boolean survives = !inVictim || (cut >= DiskFormat.SEGMENT_HEADER_BYTES
                             && r.offset() + r.usedBytes() <= cut);

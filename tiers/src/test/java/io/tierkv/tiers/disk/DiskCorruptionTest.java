@@ -113,12 +113,12 @@ class DiskCorruptionTest {
         String why = "seed " + seed;
         try (DiskTier tier = DiskTier.open(options(false), SMALL)) {
             fill(tier);
-            List<DiskTier.RecordLocation> records = tier.recordLocations();
+            List<DiskProbe.RecordLocation> records = DiskProbe.recordLocations(tier);
             SplittableRandom r = new SplittableRandom(seed);
             Set<Long> damaged = new HashSet<>();
             Set<String> places = new HashSet<>();
             while (places.size() < PLACES) {
-                DiskTier.RecordLocation rec = records.get(r.nextInt(records.size()));
+                DiskProbe.RecordLocation rec = records.get(r.nextInt(records.size()));
                 long pos = rec.offset() + r.nextLong(rec.usedBytes());
                 if (places.add(rec.file() + "@" + pos)) {
                     flip(rec.file(), pos, 1 + r.nextInt(255)); // the mapping sees it: same page cache
@@ -150,13 +150,13 @@ class DiskCorruptionTest {
     void flipsAnywhereInClosedSegmentFilesAreDroppedOrCountedAtReadNeverServed() throws IOException {
         long seed = 0xF11_9E5L;
         String why = "seed " + seed;
-        List<DiskTier.RecordLocation> records;
+        List<DiskProbe.RecordLocation> records;
         try (DiskTier tier = DiskTier.open(options(true), SMALL)) {
             fill(tier);
-            records = tier.recordLocations();
+            records = DiskProbe.recordLocations(tier);
         }
         TreeMap<String, Long> sizes = new TreeMap<>();
-        for (DiskTier.RecordLocation rec : records) {
+        for (DiskProbe.RecordLocation rec : records) {
             sizes.put(rec.file().toString(), Files.size(rec.file()));
         }
         long total = sizes.values().stream().mapToLong(Long::longValue).sum();
@@ -191,7 +191,7 @@ class DiskCorruptionTest {
         int headerRuns = 0;
         String lastFile = null;
         boolean lastHeaderDamaged = false;
-        for (DiskTier.RecordLocation rec : records.stream()
+        for (DiskProbe.RecordLocation rec : records.stream()
                 .sorted((a, b) -> a.file().equals(b.file()) ? Long.compare(a.offset(), b.offset())
                         : a.file().compareTo(b.file())).toList()) {
             String file = rec.file().toString();
@@ -218,7 +218,7 @@ class DiskCorruptionTest {
             lastHeaderDamaged = header;
         }
         Map<Long, String> fileOf = new HashMap<>();
-        for (DiskTier.RecordLocation rec : records) {
+        for (DiskProbe.RecordLocation rec : records) {
             fileOf.put(rec.hashLo(), rec.file().toString());
         }
         try (DiskTier tier = DiskTier.open(options(true), SMALL)) {
@@ -254,10 +254,10 @@ class DiskCorruptionTest {
     void truncatedSegmentFilesKeepTheirIntactPrefix() throws IOException {
         long seed = 0x7_2C47EL;
         String why = "seed " + seed;
-        List<DiskTier.RecordLocation> records;
+        List<DiskProbe.RecordLocation> records;
         try (DiskTier tier = DiskTier.open(options(true), SMALL)) {
             fill(tier);
-            records = tier.recordLocations();
+            records = DiskProbe.recordLocations(tier);
         }
         List<String> files = records.stream().map(rec -> rec.file().toString()).distinct().sorted().toList();
         SplittableRandom r = new SplittableRandom(seed);
@@ -274,7 +274,7 @@ class DiskCorruptionTest {
         }
         try (DiskTier tier = DiskTier.open(options(true), SMALL)) {
             int cutBelowData = 0;
-            for (DiskTier.RecordLocation rec : records) {
+            for (DiskProbe.RecordLocation rec : records) {
                 Long cut = cuts.get(rec.file().toString());
                 boolean survives = cut == null || (cut >= DiskFormat.SEGMENT_HEADER_BYTES
                         && rec.offset() + rec.usedBytes() <= cut);

@@ -108,7 +108,7 @@ class DiskFaultInjectionTest {
                 DiskTestSupport.LAYOUT)) {
             for (int k = 0; k < 5; k++) {
                 assertTrue(put(tier, arena, k));
-                DiskTier.RecordLocation at = tier.recordLocations().getLast();
+                DiskProbe.RecordLocation at = DiskProbe.recordLocations(tier).getLast();
                 try (FileChannel ch = FileChannel.open(at.file(), StandardOpenOption.WRITE)) {
                     // past the header, in the payload: a checksum mismatch
                     ch.write(ByteBuffer.wrap(new byte[] {0x55, 0x5A}), at.offset() + DiskFormat.RECORD_HEADER_BYTES + 200);
@@ -118,8 +118,8 @@ class DiskFaultInjectionTest {
                 assertFalse(getAndVerify(tier, arena, k));
             }
             assertEquals(5, tier.stats().corruptMisses());
-            assertEquals(5, tier.corruptionLog().count(CorruptionLog.Kind.PAYLOAD));
-            assertEquals(0, tier.corruptionLog().count(CorruptionLog.Kind.HEADER));
+            assertEquals(5, tier.corruptionLog.count(CorruptionLog.Kind.PAYLOAD));
+            assertEquals(0, tier.corruptionLog.count(CorruptionLog.Kind.HEADER));
         }
     }
 

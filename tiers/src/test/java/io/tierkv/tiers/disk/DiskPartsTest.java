@@ -66,13 +66,13 @@ class DiskPartsTest {
         KvLayout small = KvLayout.of(1, 1, 32, DType.F16, 16);
         DiskOptions tooSmall = DiskOptions.at(DIR).withBudgetBytes(1 << 20); // default 64 MiB segments
         assertEquals(1 << 20, tooSmall.budgetBytes(), "the setter takes a budget below the segment size");
-        var e = assertThrows(IllegalArgumentException.class, () -> DiskTier.check(tooSmall, small));
+        var e = assertThrows(IllegalArgumentException.class, () -> tooSmall.checkFor(small));
         assertTrue(e.getMessage().startsWith("budgetBytes: 1048576 (expected >= segmentBytes 67108864 + "),
                 e.getMessage());
         assertTrue(e.getMessage().contains("lower segmentBytes or raise budgetBytes"), e.getMessage());
         assertEquals(e.getMessage(), assertThrows(IllegalArgumentException.class,
                 () -> DiskTier.open(tooSmall, small)).getMessage());
-        DiskTier.check(budgetFirst, small);
+        budgetFirst.checkFor(small);
     }
 
     @Test

@@ -266,7 +266,7 @@ class DiskTierTest {
         DiskTier tier = open(options(d, 2, 1 << 20).withPersistent(true));
         put(tier, arena, 1);
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(d)));
-        for (Path p : tier.segmentFiles()) {
+        for (Path p : DiskProbe.segmentFiles(tier)) {
             assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(p)));
         }
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(
@@ -317,7 +317,7 @@ class DiskTierTest {
     void segmentsEmptiedByEvictionAreRecycledAndTheirNewRecordsSurviveARestart() {
         long budget = 2 * segmentBytes(8) + DiskFormat.META_BYTES + DiskFormat.journalBytes(1024);
         DiskOptions o = options(dir, 8, budget).withPersistent(true);
-        assertEquals(1024, DiskTier.journalCapacityFor(o, LAYOUT));
+        assertEquals(1024, o.journalCapacityFor(LAYOUT));
         Set<Long> live = new HashSet<>();
         try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
             tier.setEvictionListener((h, l) -> live.remove(l));
@@ -353,7 +353,7 @@ class DiskTierTest {
         KvLayout small = KvLayout.of(1, 1, 32, DType.F16, 16);
         DiskOptions o = DiskOptions.at(dir).withSegmentBytes(64 << 10).withBudgetBytes(1 << 20)
                 .withCompression(Compression.NONE).withPersistent(true).withLowSpaceWarnBytes(0);
-        assertEquals(1024, DiskTier.journalCapacityFor(o, small));
+        assertEquals(1024, o.journalCapacityFor(small));
         Set<Long> live = new HashSet<>();
         MemorySegment tokens = arena.allocate(64);
         MemorySegment block = arena.allocate(small.bytesPerBlock());
@@ -516,7 +516,7 @@ class DiskTierTest {
         assertEquals(LAYOUT.blockSizeTokens(), tier.match(hi(1), lo(1), DiskTestSupport.identity(arena, 1)));
         assertEquals(DiskTier.ABSENT, tier.match(hi(999), lo(999), t), "absent");
         assertEquals(0, tier.stats().gets(), "a match is not a get");
-        DiskTier.RecordLocation where = tier.recordLocations().stream().filter(r -> r.hashLo() == lo(2)).findFirst()
+        DiskProbe.RecordLocation where = DiskProbe.recordLocations(tier).stream().filter(r -> r.hashLo() == lo(2)).findFirst()
                 .orElseThrow();
         try (var ch = java.nio.channels.FileChannel.open(where.file(), java.nio.file.StandardOpenOption.WRITE)) {
             ch.write(java.nio.ByteBuffer.wrap(new byte[] {0x55}), where.offset() + 20); // in the hash: header checksum fails
@@ -533,7 +533,7 @@ class DiskTierTest {
     void aPinningPutOfAKeyWhoseRecordIsDamagedQuarantinesItAndWritesTheBlockAnew() throws Exception {
         DiskTier tier = open(options(dir, 4, 1 << 20));
         assertTrue(put(tier, arena, 1));
-        DiskTier.RecordLocation where = tier.recordLocations().get(0);
+        DiskProbe.RecordLocation where = DiskProbe.recordLocations(tier).get(0);
         long payload = where.offset() + DiskFormat.payloadOffset(LAYOUT.blockSizeTokens());
         try (var ch = java.nio.channels.FileChannel.open(where.file(), java.nio.file.StandardOpenOption.WRITE)) {
             ch.write(java.nio.ByteBuffer.wrap(new byte[] {0x55, 0x55}), payload + 10);
@@ -565,7 +565,7 @@ class DiskTierTest {
     void aCorruptReadRaisesAJfrDiskFaultEvent() throws Exception {
         DiskTier tier = open(options(dir, 4, 1 << 20));
         put(tier, arena, 1);
-        DiskTier.RecordLocation where = tier.recordLocations().get(0);
+        DiskProbe.RecordLocation where = DiskProbe.recordLocations(tier).get(0);
         try (var ch = java.nio.channels.FileChannel.open(where.file(), java.nio.file.StandardOpenOption.WRITE)) {
             ch.write(java.nio.ByteBuffer.wrap(new byte[] {0x55}), where.offset() + where.usedBytes() - 1);
         }

@@ -275,9 +275,9 @@ class RecoveryChainTest {
             for (long k = 1; k <= CHAIN; k++) {
                 assertTrue(put(tier, arena, k, compressibleBlock(arena, k)), "put " + k);
             }
-            List<DiskTier.RecordLocation> at = new ArrayList<>(tier.recordLocations());
-            at.sort(Comparator.comparingLong(DiskTier.RecordLocation::offset));
-            assertEquals(1, at.stream().map(DiskTier.RecordLocation::file).distinct().count(), "one segment");
+            List<DiskProbe.RecordLocation> at = new ArrayList<>(DiskProbe.recordLocations(tier));
+            at.sort(Comparator.comparingLong(DiskProbe.RecordLocation::offset));
+            assertEquals(1, at.stream().map(DiskProbe.RecordLocation::file).distinct().count(), "one segment");
             file = at.get(0).file();
             for (int i = 0; i < CHAIN; i++) {
                 assertEquals(i + 1, at.get(i).hashLo(), "keys in offset order");
@@ -317,7 +317,7 @@ class RecoveryChainTest {
     /** The tier's records as (key, offset) pairs. */
     private static Set<List<Object>> places(DiskTier tier) {
         Set<List<Object>> out = new HashSet<>();
-        for (DiskTier.RecordLocation l : tier.recordLocations()) {
+        for (DiskProbe.RecordLocation l : DiskProbe.recordLocations(tier)) {
             out.add(List.of(l.hashLo(), l.file(), l.offset(), l.usedBytes()));
         }
         return out;

@@ -79,7 +79,7 @@ class RecoveryIdempotenceTest {
     /** The tier's records in file and offset order. */
     private static List<Placed> placed(DiskTier tier) {
         List<Placed> out = new ArrayList<>();
-        for (DiskTier.RecordLocation l : tier.recordLocations()) {
+        for (DiskProbe.RecordLocation l : DiskProbe.recordLocations(tier)) {
             out.add(new Placed(l.hashLo(), l.file(), l.offset(), l.usedBytes(),
                     tier.maintenance().recordBytes(l.hashHi(), l.hashLo())));
         }
@@ -266,14 +266,14 @@ class RecoveryIdempotenceTest {
             done.forEach(what -> t.damage.merge(what.substring(0, what.indexOf(' ')), 1, Integer::sum));
             String why = "seed " + seed + " round " + round + " after " + done;
             Path strict = copyTree(d, d.resolveSibling(d.getFileName() + "-strict"));
-            List<DiskTier.RecordLocation> first;
+            List<DiskProbe.RecordLocation> first;
             try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
-                first = tier.recordLocations();
+                first = DiskProbe.recordLocations(tier);
                 t.chainScans += tier.stats().recoveryInsideScans();
             }
             assertSameAsScanningEveryRecord(d, strict, first, t, why);
             try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
-                assertEquals(first, tier.recordLocations(), why + ": recovering the same files again");
+                assertEquals(first, DiskProbe.recordLocations(tier), why + ": recovering the same files again");
                 t.intactReads += verify(tier, m, why);
                 tier.checkInvariants();
                 append(tier, m, why);
@@ -299,12 +299,12 @@ class RecoveryIdempotenceTest {
      * {@link Recovery#TRUST_CHAIN} off, and checks that it finds the records {@code chain} found
      * in {@code d} and leaves the same segment files, byte for byte. Deletes the copy.
      */
-    private static void assertSameAsScanningEveryRecord(Path d, Path strict, List<DiskTier.RecordLocation> chain,
+    private static void assertSameAsScanningEveryRecord(Path d, Path strict, List<DiskProbe.RecordLocation> chain,
                                                         Tally t, String why) throws IOException {
-        List<DiskTier.RecordLocation> all;
+        List<DiskProbe.RecordLocation> all;
         Recovery.TRUST_CHAIN = false;
         try (DiskTier tier = DiskTier.open(options(strict), LAYOUT)) {
-            all = tier.recordLocations();
+            all = DiskProbe.recordLocations(tier);
             t.strictScans += tier.stats().recoveryInsideScans();
         } finally {
             Recovery.TRUST_CHAIN = true;
@@ -321,7 +321,7 @@ class RecoveryIdempotenceTest {
     }
 
     /** Locations with file names instead of paths, in index order. */
-    private static List<String> names(List<DiskTier.RecordLocation> locations) {
+    private static List<String> names(List<DiskProbe.RecordLocation> locations) {
         return locations.stream().map(l -> l.hashLo() + "@" + l.file().getFileName() + ":" + l.offset() + "+"
                 + l.usedBytes()).toList();
     }
