@@ -6,7 +6,6 @@ import io.tierkv.core.cache.CacheStats;
 import io.tierkv.tiers.KvBlockManager;
 import io.tierkv.tiers.disk.DiskFaultInjection;
 import io.tierkv.tiers.disk.DiskOptions;
-import io.tierkv.tiers.disk.DiskTier;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -181,8 +180,8 @@ public final class SoakCommand implements Callable<Integer> {
         long block = layout.bytesPerBlock();
         long diskBudget = Sizes.parseBytes(diskBytes);
         try { // the budget, before any temporary directory exists
-            DiskTier.check(Replayer.diskOptions(Path.of("disk"), layout, diskBudget, manager.compression())
-                    .withPersistent(true), layout);
+            Replayer.diskOptions(Path.of("disk"), layout, diskBudget, manager.compression()).withPersistent(true)
+                    .checkFor(layout);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(e.getMessage().startsWith("--") ? e.getMessage()
                     : "--disk-bytes " + Sizes.bytes(diskBudget) + ": " + e.getMessage());
