@@ -14,4 +14,5 @@ module io.tierkv.core {
     exports io.tierkv.core.cache;
     exports io.tierkv.core.budget;
     exports io.tierkv.core.pressure;
+    exports io.tierkv.core.event;
 }

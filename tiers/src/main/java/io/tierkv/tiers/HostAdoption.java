@@ -118,9 +118,7 @@ final class HostAdoption {
 
     /** Binds an adopted disk record to a block id, with its bytes in host slot {@code hs} or none (-1). Lock held. */
     void bindAdopted(int blockId, long hi, long lo, int hs) {
-        h.hostSlot[blockId] = hs;
         h.state[blockId] = ON_DISK;
-        h.hashHi[blockId] = hi;
-        h.hashLo[blockId] = lo;
+        h.place(blockId, hs, hi, lo);
     }
 }

@@ -105,6 +105,42 @@ final class HostTier implements LowerTier, AutoCloseable {
         this.cache = owner;
     }
 
+    /** Sets where host KV events go ({@link io.tierkv.core.event.KvMedium#CPU}); before first use. */
+    void setEventSink(io.tierkv.core.event.KvEventSink sink) {
+        blocks.lock.lock();
+        try {
+            blocks.events = sink;
+        } finally {
+            blocks.lock.unlock();
+        }
+    }
+
+    @Override
+    public java.util.List<io.tierkv.core.event.KvBlockHash> findableHashes(io.tierkv.core.event.KvMedium medium) {
+        java.util.List<io.tierkv.core.event.KvBlockHash> out = new java.util.ArrayList<>();
+        switch (medium) {
+            case CPU -> {
+                blocks.lock.lock();
+                try {
+                    for (int id = 0; id < blocks.hostSlot.length; id++) {
+                        if (blocks.hostSlot[id] >= 0) {
+                            out.add(new io.tierkv.core.event.KvBlockHash(blocks.hashHi[id], blocks.hashLo[id]));
+                        }
+                    }
+                } finally {
+                    blocks.lock.unlock();
+                }
+            }
+            case DISK -> {
+                if (disk != null) {
+                    disk.maintenance().forEachKey((hi, lo) -> out.add(new io.tierkv.core.event.KvBlockHash(hi, lo)));
+                }
+            }
+            default -> { }
+        }
+        return out;
+    }
+
     @Override
     public boolean demote(int blockId, long hi, long lo, MemorySegment identity, int deviceSlot) {
         int hs = room.reserveHostSlot();
@@ -125,10 +161,8 @@ final class HostTier implements LowerTier, AutoCloseable {
             ev.close();
             blocks.setIdentity(hs, identity);
             pins.releaseDiskPin(blockId); // the host slot holds it now
-            blocks.hostSlot[blockId] = hs;
             blocks.state[blockId] &= NEEDED;
-            blocks.hashHi[blockId] = hi;
-            blocks.hashLo[blockId] = lo;
+            blocks.place(blockId, hs, hi, lo);
             blocks.policy.onAdmit(blockId, 0, lo);
         } finally {
             blocks.lock.unlock();
@@ -366,7 +400,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 if (hit) { // verified bytes; the id cannot change while the cache pins it in transit
                     blocks.setIdentity(hs, identity);
                     pins.releaseDiskPin(blockId); // the host slot holds it now; a spill pins the record again
-                    blocks.hostSlot[blockId] = hs; // the disk record stays too, unless it was evicted meanwhile
+                    blocks.place(blockId, hs, hi, lo); // the disk record stays too, unless it was evicted meanwhile
                     blocks.policy.onAdmit(blockId, 0, lo);
                 } else {
                     blocks.slots.free(hs); // a miss: the lease that needs the block finds it and reports it
@@ -428,7 +462,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 lateCopies.orphanPromotion(blockId, blocks.hostSlot[blockId]);
                 blocks.orphanedSlots++;
                 blocks.policy.onRemove(blockId);
-                blocks.hostSlot[blockId] = -1;
+                blocks.unplace(blockId);
                 blocks.state[blockId] = 0;
                 return;
             }
