@@ -121,7 +121,8 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
 
     /** {@return a snapshot of the counters; thread-safe} */
     KvEventStats stats() {
-        return new KvEventStats(queue.remainingCapacity() + queue.size(), queued.sum(), dropped.sum(), batches.get(),
+        int depth = queue.size();
+        return new KvEventStats(queue.remainingCapacity() + depth, depth, queued.sum(), dropped.sum(), batches.get(),
                 delivered.get(), listenerErrors.get());
     }
 
