@@ -18,9 +18,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The manager's KV event queue: the {@link KvEventSink} every tier reports to, and the one thread
@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.LongAdder;
  * and offers it to a bounded {@link ArrayBlockingQueue}; a full queue drops it and counts the drop.
  * Nothing on the data path waits for the listener.
  *
- * <p>Event thread: takes what is queued (up to {@link #MAX_BATCH_EVENTS} at a time), folds
+ * <p>Event thread: every {@link #FLUSH_INTERVAL_NANOS} takes what is queued (up to
+ * {@link #MAX_BATCH_EVENTS} per batch), folds
  * duplicate copies (the host tier may hold two block ids with one hash: only the first copy's
  * store and the last copy's removal are delivered, so a consumer keeping a set per medium stays
  * exact), numbers the batch ({@link KvEventBatch} explains the gaps) and calls the listener.
@@ -44,8 +45,12 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
 
     /** Most events in one batch. */
     static final int MAX_BATCH_EVENTS = 1024;
-    /** How long the event thread waits for a first event before it looks at the stop flag again. */
-    private static final long POLL_MILLIS = 20;
+    /**
+     * How long the event thread sleeps between drains: events reported meanwhile go out as one
+     * batch (vLLM sends one batch per engine step), so a busy manager costs one encode and one
+     * send per interval rather than per event.
+     */
+    static final long FLUSH_INTERVAL_NANOS = 5_000_000L;
     private static final long CLOSE_TIMEOUT_MILLIS = 10_000;
     private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
@@ -129,25 +134,20 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
     private void run() {
         List<KvEvent> raw = new ArrayList<>();
         for (;;) {
-            KvEvent first;
-            try {
-                first = queue.poll(POLL_MILLIS, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                first = null;
+            boolean last = stopping; // read before the drain: nothing is accepted once it is set
+            while (queue.drainTo(raw, MAX_BATCH_EVENTS) > 0) {
+                deliver(raw);
+                raw.clear();
+            }
+            if (last) {
+                raw.add(new KvEvent.AllBlocksCleared());
+                deliver(raw);
+                return;
+            }
+            LockSupport.parkNanos(FLUSH_INTERVAL_NANOS);
+            if (Thread.interrupted()) {
                 stopping = true;
             }
-            if (first == null) {
-                if (stopping && queue.isEmpty()) {
-                    raw.add(new KvEvent.AllBlocksCleared());
-                    deliver(raw);
-                    return;
-                }
-                continue;
-            }
-            raw.add(first);
-            queue.drainTo(raw, MAX_BATCH_EVENTS - 1);
-            deliver(raw);
-            raw.clear();
         }
     }
 
@@ -205,6 +205,7 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
     public void close() {
         accepting = false;
         stopping = true;
+        LockSupport.unpark(thread);
         try {
             thread.join(CLOSE_TIMEOUT_MILLIS);
         } catch (InterruptedException e) {
