@@ -13,7 +13,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -65,8 +64,11 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
     private volatile boolean accepting = true;
     private volatile boolean stopping;
     private final Thread thread;
-    /** Per medium, copies reported per hash; event thread only. */
-    private final Map<KvMedium, Map<KvBlockHash, Integer>> copies = new EnumMap<>(KvMedium.class);
+    /**
+     * Host copies reported per hash; event thread only. Only the host tier can hold two copies of
+     * one hash (two block ids); the device index, the disk index and the remote store hold one.
+     */
+    private final Map<KvBlockHash, Integer> hostCopies = new HashMap<>();
     /** Event thread only. */
     private long nextSequence;
     /** Drops already accounted for in a sequence gap; event thread only. */
@@ -83,9 +85,6 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
         this.listener = listener;
         this.queue = new ArrayBlockingQueue<>(capacity);
         this.blockSizeTokens = blockSizeTokens;
-        for (KvMedium m : KvMedium.values()) {
-            copies.put(m, new HashMap<>());
-        }
         this.thread = Thread.ofPlatform().daemon().name("tierkv-kv-events").unstarted(this::run);
         thread.start();
     }
@@ -98,7 +97,8 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
         long parentHi = identity.get(LONG_LE, BlockIdentity.PARENT_HI);
         long parentLo = identity.get(LONG_LE, BlockIdentity.PARENT_LO);
         KvBlockHash parent = parentHi == 0 && parentLo == 0 ? null : new KvBlockHash(parentHi, parentLo);
-        int[] tokens = identity.asSlice(BlockIdentity.KEY_BYTES).toArray(ValueLayout.JAVA_INT);
+        int[] tokens = new int[(int) ((identity.byteSize() - BlockIdentity.KEY_BYTES) / Integer.BYTES)];
+        MemorySegment.copy(identity, ValueLayout.JAVA_INT_UNALIGNED, BlockIdentity.KEY_BYTES, tokens, 0, tokens.length);
         offer(new KvEvent.BlockStored(new KvBlockHash(hashHi, hashLo), parent, tokens, blockSizeTokens, medium));
     }
 
@@ -157,12 +157,13 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
         for (KvEvent e : raw) {
             switch (e) {
                 case KvEvent.BlockStored s -> {
-                    if (copies.get(s.medium()).merge(s.hash(), 1, Integer::sum) == 1) {
+                    if (s.medium() != KvMedium.CPU || hostCopies.merge(s.hash(), 1, Integer::sum) == 1) {
                         out.add(s);
                     }
                 }
+                case KvEvent.BlockRemoved r when r.medium() != KvMedium.CPU -> out.add(r);
                 case KvEvent.BlockRemoved r -> {
-                    Map<KvBlockHash, Integer> m = copies.get(r.medium());
+                    Map<KvBlockHash, Integer> m = hostCopies;
                     Integer n = m.get(r.hash());
                     if (n == null || n == 1) {
                         m.remove(r.hash());
@@ -172,7 +173,7 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
                     }
                 }
                 case KvEvent.AllBlocksCleared c -> {
-                    copies.values().forEach(Map::clear);
+                    hostCopies.clear();
                     out.add(c);
                 }
             }
