@@ -1,6 +1,7 @@
 package io.tierkv.observe;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.tiers.KvBlockManager;
@@ -66,5 +67,12 @@ class KvEventDropsTest {
             assertEquals(droppedTotal, gaps, "every drop is one missing sequence number on the wire");
             assertEquals(atEnd.batches(), wire.size());
         }
+    }
+
+    @Test
+    void aQueueOfNoEventsIsRefusedNamingTheField() {
+        var e = assertThrows(IllegalArgumentException.class, () -> Workload.manager(
+                KvBlockManager.builder(Workload.LAYOUT).kvEvents(batch -> { }, 0), dir.resolve("kv")));
+        assertEquals("kvEventQueueCapacity: 0 (expected >= 1)", e.getMessage());
     }
 }

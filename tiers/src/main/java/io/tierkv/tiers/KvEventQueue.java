@@ -109,13 +109,6 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
         }
     }
 
-    @Override
-    public void allBlocksCleared() {
-        if (accepting) {
-            offer(new KvEvent.AllBlocksCleared());
-        }
-    }
-
     private void offer(KvEvent e) {
         if (queue.offer(e)) {
             queued.increment();

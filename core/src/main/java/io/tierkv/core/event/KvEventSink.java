@@ -4,8 +4,8 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Where the tiers report that a block became findable in a tier, or stopped being findable
- * there: the source of vLLM-format KV events ({@code BlockStored}, {@code BlockRemoved},
- * {@code AllBlocksCleared}). Each tier calls it from the one place where that fact changes, with
+ * there: the source of vLLM-format KV events ({@code BlockStored}, {@code BlockRemoved}; the
+ * manager's event queue adds {@code AllBlocksCleared} when it closes). Each tier calls it from the one place where that fact changes, with
  * its own lock held, so one tier's calls for one hash arrive in the order the facts changed.
  *
  * <p>What "findable" means per medium: {@link KvMedium#GPU}, a sealed block indexed under its
@@ -33,10 +33,6 @@ public interface KvEventSink {
         }
 
         @Override
-        public void allBlocksCleared() {
-        }
-
-        @Override
         public boolean enabled() {
             return false;
         }
@@ -61,9 +57,6 @@ public interface KvEventSink {
      * @param hashLo the block hash, low word
      */
     void blockRemoved(KvMedium medium, long hashHi, long hashLo);
-
-    /** Nothing is findable in any tier any more (the manager closes). */
-    void allBlocksCleared();
 
     /**
      * Tells whether events are wanted, so a caller can skip building an identity view.
