@@ -3,6 +3,7 @@
 module io.tierkv.bench {
     requires transitive io.tierkv.core;
     requires io.tierkv.tiers;
+    requires io.tierkv.observe;
     requires io.tierkv.remote;
     requires lettuce.core;
     requires info.picocli;

@@ -16,4 +16,5 @@ module io.tierkv.core {
     exports io.tierkv.core.budget;
     exports io.tierkv.core.pressure;
     exports io.tierkv.core.spi to io.tierkv.tiers, io.tierkv.remote, io.tierkv.bench;
+    exports io.tierkv.core.event;
 }

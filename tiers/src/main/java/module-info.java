@@ -11,4 +11,5 @@ module io.tierkv.tiers {
 
     exports io.tierkv.tiers;
     exports io.tierkv.tiers.disk;
+    exports io.tierkv.tiers.events;
 }

@@ -135,18 +135,14 @@ final class HostAdoption {
      * host slot holds its only local copy, as after a demotion. Lock held.
      */
     void bindFetched(int blockId, long hi, long lo, int hs) {
-        h.hostSlot[blockId] = hs;
         h.state[blockId] = 0;
-        h.hashHi[blockId] = hi;
-        h.hashLo[blockId] = lo;
+        h.place(blockId, hs, hi, lo);
         h.policy.onAdmit(blockId, 0, lo);
     }
 
     /** Binds an adopted disk record to a block id, with its bytes in host slot {@code hs} or none (-1). Lock held. */
     void bindAdopted(int blockId, long hi, long lo, int hs) {
-        h.hostSlot[blockId] = hs;
         h.state[blockId] = ON_DISK;
-        h.hashHi[blockId] = hi;
-        h.hashLo[blockId] = lo;
+        h.place(blockId, hs, hi, lo);
     }
 }

@@ -1,6 +1,8 @@
 package io.tierkv.tiers;
 
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.event.KvEventSink;
+import io.tierkv.core.event.KvMedium;
 import io.tierkv.core.policy.EvictionPolicies;
 import io.tierkv.core.policy.EvictionPolicy;
 import io.tierkv.core.pool.SlotAllocator;
@@ -61,6 +63,8 @@ final class HostBlocks {
     int reservedHostSlots;
     /** Host slots of blocks the cache freed while a spill or late promotion read them. */
     int orphanedSlots;
+    /** Told when a host slot takes a block's copy or gives it up ({@link KvMedium#CPU}); guarded by {@link #lock}. */
+    KvEventSink events = KvEventSink.NONE;
     /** Spills that may have pinned a record this tier has not recorded yet (the lock released meanwhile). */
     int pinningSpills;
 
@@ -91,6 +95,27 @@ final class HostBlocks {
         this.hashHi = new long[maxBlocks];
         this.hashLo = new long[maxBlocks];
         this.diskPin = new long[maxBlocks];
+    }
+
+    /**
+     * Puts a block's copy in host slot {@code hs} (its identity already set there) and reports it
+     * findable on the host; {@code hs == -1} records the hash with no host copy. Lock held.
+     */
+    void place(int blockId, int hs, long hi, long lo) {
+        hostSlot[blockId] = hs;
+        hashHi[blockId] = hi;
+        hashLo[blockId] = lo;
+        if (hs >= 0 && events.enabled()) {
+            events.blockStored(KvMedium.CPU, hi, lo, identity(hs));
+        }
+    }
+
+    /** Detaches a block from its host slot, if it has one, and reports it no longer findable on the host. Lock held. */
+    void unplace(int blockId) {
+        if (hostSlot[blockId] >= 0) {
+            events.blockRemoved(KvMedium.CPU, hashHi[blockId], hashLo[blockId]);
+            hostSlot[blockId] = -1;
+        }
     }
 
     /** Ends a promotion's read of the host copy (the cache keeps the block in transit meanwhile). */

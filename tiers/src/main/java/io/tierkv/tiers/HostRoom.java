@@ -203,7 +203,7 @@ final class HostRoom {
         h.policy.onRemove(blockId);
         if (h.hostSlot[blockId] >= 0) {
             h.slots.free(h.hostSlot[blockId]);
-            h.hostSlot[blockId] = -1;
+            h.unplace(blockId);
         }
         h.state[blockId] &= ~CLEAN;
     }

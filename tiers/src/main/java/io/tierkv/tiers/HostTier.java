@@ -141,12 +141,48 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
     }
 
+    /** Sets where host KV events go ({@link io.tierkv.core.event.KvMedium#CPU}); before first use. */
+    void setEventSink(io.tierkv.core.event.KvEventSink sink) {
+        blocks.lock.lock();
+        try {
+            blocks.events = sink;
+        } finally {
+            blocks.lock.unlock();
+        }
+    }
+
     @Override
     public void endFetch() {
         RemoteTier r = remote;
         if (r != null) {
             r.fetch.release();
         }
+    }
+
+    @Override
+    public java.util.List<io.tierkv.core.event.KvBlockHash> findableHashes(io.tierkv.core.event.KvMedium medium) {
+        java.util.List<io.tierkv.core.event.KvBlockHash> out = new java.util.ArrayList<>();
+        switch (medium) {
+            case CPU -> {
+                blocks.lock.lock();
+                try {
+                    for (int id = 0; id < blocks.hostSlot.length; id++) {
+                        if (blocks.hostSlot[id] >= 0) {
+                            out.add(new io.tierkv.core.event.KvBlockHash(blocks.hashHi[id], blocks.hashLo[id]));
+                        }
+                    }
+                } finally {
+                    blocks.lock.unlock();
+                }
+            }
+            case DISK -> {
+                if (disk != null) {
+                    disk.maintenance().forEachKey((hi, lo) -> out.add(new io.tierkv.core.event.KvBlockHash(hi, lo)));
+                }
+            }
+            default -> { }
+        }
+        return out;
     }
 
     @Override
@@ -173,10 +209,8 @@ final class HostTier implements LowerTier, AutoCloseable {
             ev.close();
             blocks.setIdentity(hs, identity);
             pins.releaseDiskPin(blockId); // the host slot holds it now
-            blocks.hostSlot[blockId] = hs;
             blocks.state[blockId] &= NEEDED;
-            blocks.hashHi[blockId] = hi;
-            blocks.hashLo[blockId] = lo;
+            blocks.place(blockId, hs, hi, lo);
             blocks.policy.onAdmit(blockId, 0, lo);
         } finally {
             blocks.lock.unlock();
@@ -414,7 +448,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 if (hit) { // verified bytes; the id cannot change while the cache pins it in transit
                     blocks.setIdentity(hs, identity);
                     pins.releaseDiskPin(blockId); // the host slot holds it now; a spill pins the record again
-                    blocks.hostSlot[blockId] = hs; // the disk record stays too, unless it was evicted meanwhile
+                    blocks.place(blockId, hs, hi, lo); // the disk record stays too, unless it was evicted meanwhile
                     blocks.policy.onAdmit(blockId, 0, lo);
                 } else {
                     blocks.slots.free(hs); // a miss: the lease that needs the block finds it and reports it
@@ -476,7 +510,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 lateCopies.orphanPromotion(blockId, blocks.hostSlot[blockId]);
                 blocks.orphanedSlots++;
                 blocks.policy.onRemove(blockId);
-                blocks.hostSlot[blockId] = -1;
+                blocks.unplace(blockId);
                 blocks.state[blockId] = 0;
                 return;
             }

@@ -59,6 +59,8 @@ public final class KvBlockManager implements AutoCloseable {
     private final BudgetLedger pool;
     private final Budgets capacity;
     private final long[] charged = new long[BudgetKind.values().length];
+    /** The KV event queue, or null without a listener. */
+    private final KvEventQueue events;
     private volatile boolean closed;
 
     KvBlockManager(KvBlockManagerBuilder b, TierSizes sizes) {
@@ -121,6 +123,15 @@ public final class KvBlockManager implements AutoCloseable {
         this.pinned = pin;
         this.disk = dsk;
         this.remote = rmt;
+        this.events = b.kvEventListener == null ? null
+                : new KvEventQueue(b.kvEventListener, b.kvEventQueueCapacity, layout.blockSizeTokens());
+        if (events != null) {
+            cache.setEventSink(events);
+            host.setEventSink(events);
+            if (dsk != null) {
+                dsk.maintenance().setEventSink(events); // the records recovered at open are stored DISK now
+            }
+        }
         this.monitor = new PressureMonitor(b.watermarks, System.nanoTime());
         this.movers = new MoverPool(cache, host, monitor, b.watermarks, counters, b.errorHandler, b.movers,
                 b.moveQueueCapacity);
@@ -370,6 +381,16 @@ public final class KvBlockManager implements AutoCloseable {
     }
 
     /**
+     * The KV event queue's counters: events queued, dropped (queue full), batches and events
+     * delivered, listener errors.
+     *
+     * @return the counters, or empty without a listener ({@link KvBlockManagerBuilder#kvEvents}); thread-safe
+     */
+    public java.util.Optional<io.tierkv.tiers.events.KvEventStats> kvEventStats() {
+        return events == null ? java.util.Optional.empty() : java.util.Optional.of(events.stats());
+    }
+
+    /**
      * Checks the block model's and the host tier's invariants in one snapshot (the host's under
      * the cache's lock, so a move cannot fall between the two checks); thread-safe.
      *
@@ -390,6 +411,9 @@ public final class KvBlockManager implements AutoCloseable {
         }
         closed = true;
         movers.stop();
+        if (events != null) {
+            events.close(); // what is queued, then AllBlocksCleared; the closes below report nothing
+        }
         cache.close();
         host.close();
         if (disk != null) {

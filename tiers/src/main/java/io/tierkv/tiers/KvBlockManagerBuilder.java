@@ -47,10 +47,15 @@ public final class KvBlockManagerBuilder {
     int movers = 1;
     int moveQueueCapacity = 256;
     boolean promoteOnMatch = true;
+    io.tierkv.tiers.events.KvEventListener kvEventListener;
+    int kvEventQueueCapacity = DEFAULT_KV_EVENT_QUEUE_CAPACITY;
     Consumer<Throwable> errorHandler = t -> System.getLogger("io.tierkv.tiers.Mover")
             .log(System.Logger.Level.WARNING, "mover error", t);
     Supplier<Optional<MachineMemory>> machineMemory = MachineMemory::now;
     ToLongFunction<Path> usableDiskBytes = MachineFit::usableBytes;
+
+    /** {@link #kvEvents(io.tierkv.tiers.events.KvEventListener)}'s queue capacity, in events. */
+    public static final int DEFAULT_KV_EVENT_QUEUE_CAPACITY = 65_536;
 
     KvBlockManagerBuilder(KvLayout layout) {
         if (layout == null) {
@@ -299,6 +304,38 @@ public final class KvBlockManagerBuilder {
     }
 
     /**
+     * Sends KV events ({@code BlockStored}, {@code BlockRemoved}, {@code AllBlocksCleared} for the
+     * GPU, CPU and DISK media) to a listener, through a bounded queue of
+     * {@link #DEFAULT_KV_EVENT_QUEUE_CAPACITY} events drained by one thread of the manager. See
+     * {@link #kvEvents(io.tierkv.tiers.events.KvEventListener, int)}.
+     *
+     * @param listener receives the batches; null for none (the default)
+     * @return this
+     */
+    public KvBlockManagerBuilder kvEvents(io.tierkv.tiers.events.KvEventListener listener) {
+        return kvEvents(listener, DEFAULT_KV_EVENT_QUEUE_CAPACITY);
+    }
+
+    /**
+     * Sends KV events to a listener through a bounded queue. Each tier reports a block when it
+     * becomes findable there and when it stops being so (the disk tier's recovered records on
+     * open); the data path never waits: a full queue drops the event, counts it
+     * ({@link KvBlockManager#kvEventStats()}) and leaves a gap in the batch sequence numbers
+     * ({@link io.tierkv.tiers.events.KvEventBatch}). The listener runs on the manager's event
+     * thread. Closing the manager delivers what is queued and a final {@code AllBlocksCleared}.
+     * Without a listener every report is a call on a no-op sink.
+     *
+     * @param listener      receives the batches; null for none (the default)
+     * @param queueCapacity most events waiting, >= 1; checked by {@link #build()}
+     * @return this
+     */
+    public KvBlockManagerBuilder kvEvents(io.tierkv.tiers.events.KvEventListener listener, int queueCapacity) {
+        this.kvEventListener = listener;
+        this.kvEventQueueCapacity = queueCapacity;
+        return this;
+    }
+
+    /**
      * Sets the handler of mover errors.
      *
      * @param handler receives every error of the movers and of {@link KvBlockManager#runMoverCycle()}
@@ -359,6 +396,9 @@ public final class KvBlockManagerBuilder {
         }
         if (watermarks == null) {
             throw new IllegalArgumentException("watermarks: null (expected PressureWatermarks, e.g. PressureWatermarks.defaults())");
+        }
+        if (kvEventQueueCapacity < 1) {
+            throw new IllegalArgumentException("kvEventQueueCapacity: " + kvEventQueueCapacity + " (expected >= 1)");
         }
         if (errorHandler == null) {
             throw new IllegalArgumentException("errorHandler: null (expected a Consumer<Throwable>)");

@@ -88,6 +88,9 @@ public final class DecodeCommand implements Callable<Integer> {
     @CommandLine.Mixin
     private ManagerOptions manager;
 
+    @CommandLine.Mixin
+    private ObserveOptions observe;
+
     @Option(names = "--read", paramLabel = "HOW", defaultValue = "stream", description = "attention reads blocks by "
             + "stream (KvBlockManager.stream, read-ahead) or lease (Sequence.lease per block) (default: "
             + "${DEFAULT-VALUE})")
@@ -113,6 +116,7 @@ public final class DecodeCommand implements Callable<Integer> {
         Check.atLeast("--parallel", parallel, 1);
         Check.atLeast("--block-tokens", blockTokens, 1);
         manager.check();
+        observe.check();
         int recentBlocks = manager.recentBlocks();
         if (deviceBlocks != null) {
             Check.atLeast("--device-blocks", deviceBlocks, recentBlocks + 2L);
@@ -153,7 +157,10 @@ public final class DecodeCommand implements Callable<Integer> {
             TierDecoding.tierkv(model, setup, promptIds, steps, parallel, share);
         }
         TierDecoding.Result arrays = TierDecoding.arrays(model, promptIds, steps, parallel);
-        TierDecoding.Result tier = TierDecoding.tierkv(model, setup, promptIds, steps, parallel, share);
+        TierDecoding.Result tier;
+        try (Observation observation = observe.open()) { // the measured run only, not the warm-ups
+            tier = TierDecoding.tierkv(model, setup, promptIds, steps, parallel, share, observation);
+        }
 
         out.printf(Locale.ROOT, "model:    %s (dim %d, %d layers, %d heads, %d KV heads, vocab %d)%n", dir, cfg.dim(),
                 cfg.layers(), cfg.heads(), cfg.kvHeads(), cfg.vocabSize());

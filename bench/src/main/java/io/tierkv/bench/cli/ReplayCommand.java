@@ -142,6 +142,14 @@ public final class ReplayCommand implements Callable<Integer> {
     @CommandLine.Mixin
     private MultiNodeOptions multiNode = new MultiNodeOptions();
 
+    @CommandLine.Mixin
+    private ObserveOptions observe = new ObserveOptions();
+
+    @Option(names = "--observe-ab", description = "replay six times (the first two warm up), alternating without and with KV events and "
+            + "metrics (--kv-events, --metrics-port, or a loopback publisher and a free port), and print the "
+            + "throughput ratio on/off (best of two each)")
+    private boolean observeAb;
+
     @Option(names = "--progress", negatable = true, description = "progress bar on stderr (default: when stderr is "
             + "a terminal)")
     private Boolean progress;
@@ -175,44 +183,18 @@ public final class ReplayCommand implements Callable<Integer> {
         if (multiNode.enabled()) {
             return multiNode.run(layout, deviceTokens, input, maxDecodeTokens, report, bar, out);
         }
+        if (observeAb) {
+            return observeAb(config, input, out);
+        }
         List<ReplayReport> reports = new ArrayList<>();
-        if (sweep == null || sweep.isEmpty()) {
-            ReplayReport r = replay(config, input, bar, "");
-            reports.add(r);
-            if (Interrupts.requested()) {
-                out.printf(Locale.ROOT, "interrupted after %d of %d requests: partial summary, no files written%n",
-                        r.requests(), input.requests().size());
-            }
-            out.print(r.summary());
-        } else {
-            for (long tokens : sweepTokens) {
-                long blocks = Math.max(config.recentBlocks() + 1L, (tokens + b - 1) / b);
-                ReplayConfig point = config.withDeviceBytes(blocks * layout.bytesPerBlock());
-                ReplayReport r = replay(point, input, bar, String.format(Locale.ROOT, "%.3g tokens ", (double) tokens));
-                reports.add(r);
-                out.printf(Locale.ROOT, "device %10d tokens: hit rate %.4f (ceiling %.4f), %d rejected, %.1f s%n",
-                        r.setup().deviceTokens(), r.hitRate(), r.ceilingHitRate(), r.rejectedRequests(),
-                        r.wallSeconds());
-                out.flush();
-                if (Interrupts.requested()) {
-                    out.printf(Locale.ROOT, "interrupted at %d of %d requests of this point: partial sweep, no "
-                            + "files written%n", r.requests(), input.requests().size());
-                    out.flush();
-                    return 130;
-                }
-            }
-            if (config.tiered() && reports.stream().allMatch(r -> r.hitRate() >= r.ceilingHitRate() - 0.005)) {
-                out.println("note: every point is at the ceiling: the host and disk tiers below the device hold the "
-                        + "working set whatever the device's size; --single-tier sweeps the device alone");
-            }
-            if (sweepCsv != null) {
-                Sweep.writeCsv(sweepCsv, reports);
-                out.println("wrote " + sweepCsv);
-            }
-            if (plot != null) {
-                Sweep.writePlot(plot, reports);
-                out.println("wrote " + plot);
-            }
+        try (Observation observation = observe.open()) {
+            replayAll(config, input, bar, sweepTokens, reports, observation, out);
+        }
+        if (Interrupts.requested() && sweep != null && !sweep.isEmpty()) {
+            return 130;
+        }
+        if (sweep != null && !sweep.isEmpty()) {
+            writeSweep(config, reports, out);
         }
         if (Interrupts.requested()) {
             out.flush();
@@ -227,6 +209,106 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         out.flush();
         return reports.stream().anyMatch(ReplayCommand::failed) ? 1 : 0;
+    }
+
+    /**
+     * The replay, or each point of the sweep (stopping at an interrupt), observed as the options ask.
+     *
+     * @param config      the configuration
+     * @param input       the requests
+     * @param bar         whether to draw a progress bar
+     * @param sweepTokens the sweep's device capacities, empty for one replay
+     * @param reports     receives each report
+     * @param observation what the managers report to
+     * @param out         the summary's writer
+     */
+    private void replayAll(ReplayConfig config, TraceInput input, boolean bar, List<Long> sweepTokens,
+            List<ReplayReport> reports, Observation observation, PrintWriter out) {
+        int b = config.layout().blockSizeTokens();
+        if (sweep == null || sweep.isEmpty()) {
+            ReplayReport r = replay(config, input, bar, "", observation);
+            reports.add(r);
+            if (Interrupts.requested()) {
+                out.printf(Locale.ROOT, "interrupted after %d of %d requests: partial summary, no files written%n",
+                        r.requests(), input.requests().size());
+            }
+            out.print(r.summary());
+        } else {
+            for (long tokens : sweepTokens) {
+                long blocks = Math.max(config.recentBlocks() + 1L, (tokens + b - 1) / b);
+                ReplayConfig point = config.withDeviceBytes(blocks * config.layout().bytesPerBlock());
+                ReplayReport r = replay(point, input, bar, String.format(Locale.ROOT, "%.3g tokens ", (double) tokens),
+                        observation);
+                reports.add(r);
+                out.printf(Locale.ROOT, "device %10d tokens: hit rate %.4f (ceiling %.4f), %d rejected, %.1f s%n",
+                        r.setup().deviceTokens(), r.hitRate(), r.ceilingHitRate(), r.rejectedRequests(),
+                        r.wallSeconds());
+                out.flush();
+                if (Interrupts.requested()) {
+                    out.printf(Locale.ROOT, "interrupted at %d of %d requests of this point: partial sweep, no "
+                            + "files written%n", r.requests(), input.requests().size());
+                    out.flush();
+                    return;
+                }
+            }
+        }
+    }
+
+    /**
+     * The sweep's note and files.
+     *
+     * @param config  the configuration
+     * @param reports the sweep's reports
+     * @param out     the writer
+     * @throws IOException if a file cannot be written
+     */
+    private void writeSweep(ReplayConfig config, List<ReplayReport> reports, PrintWriter out) throws IOException {
+        if (config.tiered() && reports.stream().allMatch(r -> r.hitRate() >= r.ceilingHitRate() - 0.005)) {
+            out.println("note: every point is at the ceiling: the host and disk tiers below the device hold the "
+                    + "working set whatever the device's size; --single-tier sweeps the device alone");
+        }
+        if (sweepCsv != null) {
+            Sweep.writeCsv(sweepCsv, reports);
+            out.println("wrote " + sweepCsv);
+        }
+        if (plot != null) {
+            Sweep.writePlot(plot, reports);
+            out.println("wrote " + plot);
+        }
+    }
+
+    /**
+     * {@code --observe-ab}: the replay six times, off, on, off, on, off, on (on: KV events
+     * published and metrics served), each on a fresh manager; the first pair warms the JIT up; prints
+     * the best throughput of each half of the other four and their ratio.
+     *
+     * @param config the configuration
+     * @param input  the requests
+     * @param out    the writer
+     * @return 0, or 1 if a replay failed its checks
+     */
+    private int observeAb(ReplayConfig config, TraceInput input, PrintWriter out) {
+        double[] best = new double[2];
+        for (int round = 0; round < 6; round++) { // rounds 0 and 1 warm the JIT up and are not counted
+            int on = round % 2;
+            try (Observation observation = on == 1 ? observe.openForComparison() : Observation.none()) {
+                ReplayReport r = replay(config, input, false, "", observation);
+                if (failed(r)) {
+                    out.print(r.summary());
+                    return 1;
+                }
+                if (round >= 2) {
+                    best[on] = Math.max(best[on], r.tokensPerSecond());
+                }
+                out.printf(Locale.ROOT, "%-24s %.0f tokens/s, hit rate %.4f%s%n", on == 1 ? "events and metrics on:"
+                        : "events and metrics off:", r.tokensPerSecond(), r.hitRate(), round < 2 ? " (warm-up)" : "");
+                out.flush();
+            }
+        }
+        out.printf(Locale.ROOT, "observe A/B: off %.0f tokens/s, on %.0f tokens/s (best of 2 each): on/off %.3f%n",
+                best[0], best[1], best[1] / best[0]);
+        out.flush();
+        return 0;
     }
 
     /**
@@ -266,9 +348,10 @@ public final class ReplayCommand implements Callable<Integer> {
         }
     }
 
-    private ReplayReport replay(ReplayConfig config, TraceInput input, boolean bar, String label) {
+    private ReplayReport replay(ReplayConfig config, TraceInput input, boolean bar, String label,
+            Observation observation) {
         try (Progress p = new Progress(System.err, input.requests().size(), bar, label)) {
-            return new Replayer(config).run(input.requests(), input.traceBlockTokens(), input.source(),
+            return new Replayer(config, observation).run(input.requests(), input.traceBlockTokens(), input.source(),
                     input.format(), p);
         }
     }
@@ -296,6 +379,7 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         long disk = Check.bytes("--disk-bytes", diskBytes);
         manager.check();
+        observe.check();
         Check.atLeast("--max-decode-tokens", maxDecodeTokens, -1);
         Check.between("--speed", speed, 0, Double.MAX_VALUE);
         Check.between("--admission-timeout-ms", admissionTimeoutMs, 0, Double.MAX_VALUE);

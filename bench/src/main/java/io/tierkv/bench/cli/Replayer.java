@@ -62,6 +62,7 @@ public final class Replayer {
 
     private final ReplayConfig config;
     private final KvLayout layout;
+    private final Observation observation;
 
     /**
      * Creates a replayer.
@@ -69,8 +70,19 @@ public final class Replayer {
      * @param config the configuration
      */
     public Replayer(ReplayConfig config) {
+        this(config, Observation.none());
+    }
+
+    /**
+     * Creates a replayer whose manager is observed ({@code --kv-events}, {@code --metrics-port}).
+     *
+     * @param config      the configuration
+     * @param observation the publisher and metrics endpoint its manager reports to
+     */
+    Replayer(ReplayConfig config, Observation observation) {
         this.config = config;
         this.layout = config.layout();
+        this.observation = observation;
     }
 
     /**
@@ -91,7 +103,7 @@ public final class Replayer {
             throw new IllegalArgumentException("block-tokens: " + bm + " (expected a divisor of the trace's block size "
                     + traceBlockTokens + ")");
         }
-        try (Backend backend = config.tiered() ? new ManagerBackend(config) : new SingleTierBackend(config)) {
+        try (Backend backend = config.tiered() ? new ManagerBackend(config, observation) : new SingleTierBackend(config)) {
             return new Run(backend, traceBlockTokens).replay(requests, source, format, progress);
         }
     }
@@ -418,7 +430,7 @@ public final class Replayer {
         private final Path tempDir;
         private final boolean moverCycles;
 
-        ManagerBackend(ReplayConfig c) {
+        ManagerBackend(ReplayConfig c, Observation observation) {
             this.moverCycles = c.movers() == 0;
             KvLayout layout = c.layout();
             long block = layout.bytesPerBlock();
@@ -444,7 +456,8 @@ public final class Replayer {
                 if (c.remote() != null) {
                     b.remote(c.remote());
                 }
-                this.kv = buildWith(b, c);
+                this.kv = buildWith(observation.configure(b), c);
+                observation.attach(kv);
             } catch (IOException e) {
                 dev.close();
                 Interrupts.deleteTempDirectory(temp);

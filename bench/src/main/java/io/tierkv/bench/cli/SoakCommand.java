@@ -141,6 +141,9 @@ public final class SoakCommand implements Callable<Integer> {
     @CommandLine.Mixin
     private ManagerOptions manager;
 
+    @CommandLine.Mixin
+    private ObserveOptions observe;
+
     @Option(names = "--restart-every", paramLabel = "TIME", defaultValue = "10s",
             description = "close the manager and reopen it over the same (persistent) disk directory this often; "
                     + "0 = never (default: ${DEFAULT-VALUE})")
@@ -208,8 +211,9 @@ public final class SoakCommand implements Callable<Integer> {
         out.flush();
 
         SoakTally tally = new SoakTally();
+        Observation observation = observe.open();
         SoakManager kv = new SoakManager(layout, diskOptions, deviceBlocks, hostBlocks, manager,
-                admissionTimeoutMs * 1_000_000L, tally);
+                admissionTimeoutMs * 1_000_000L, tally, observation);
         AtomicBoolean stop = new AtomicBoolean();
         List<SoakWorker> workers = new ArrayList<>();
         List<Thread> workerThreads = new ArrayList<>();
@@ -244,6 +248,7 @@ public final class SoakCommand implements Callable<Integer> {
         } finally {
             stop.set(true);
             kv.close();
+            observation.close();
             if (injection != null) {
                 injection.uninstall();
             }
@@ -292,6 +297,7 @@ public final class SoakCommand implements Callable<Integer> {
     private void validate() {
         Check.atLeast("--threads", threads, 1);
         manager.check();
+        observe.check();
         Check.atLeast("--block-tokens", blockTokens, 1);
         Check.atLeast("--documents", documents, 1);
         Check.atLeast("--max-blocks", maxBlocks, 1);

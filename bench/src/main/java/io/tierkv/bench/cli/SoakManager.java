@@ -30,6 +30,7 @@ final class SoakManager {
     private final ManagerOptions options;
     private final long admissionTimeoutNanos;
     private final SoakTally tally;
+    private final Observation observation;
     private final ReentrantReadWriteLock gate = new ReentrantReadWriteLock(true);
     private volatile KvBlockManager kv;
     private EmulatedDevice device;
@@ -45,9 +46,11 @@ final class SoakManager {
      * @param options               recent blocks and movers (the disk's codec is in {@code diskOptions})
      * @param admissionTimeoutNanos how long an allocation waits for device room, nanoseconds
      * @param tally                 receives the stats of each closed manager and the movers' errors
+     * @param observation           the KV event publisher and metrics endpoint every manager reports to
      */
     SoakManager(KvLayout layout, DiskOptions diskOptions, int deviceBlocks, int hostBlocks, ManagerOptions options,
-            long admissionTimeoutNanos, SoakTally tally) {
+            long admissionTimeoutNanos, SoakTally tally, Observation observation) {
+        this.observation = observation;
         this.layout = layout;
         this.diskOptions = diskOptions;
         this.deviceBlocks = deviceBlocks;
@@ -89,7 +92,7 @@ final class SoakManager {
         long block = layout.bytesPerBlock();
         EmulatedDevice dev = new EmulatedDevice((deviceBlocks + 1L) * block);
         try {
-            kv = KvBlockManager.builder(layout)
+            kv = observation.configure(KvBlockManager.builder(layout))
                     .device(dev, deviceBlocks * block)
                     .host(hostBlocks * block)
                     .disk(diskOptions)
@@ -103,6 +106,7 @@ final class SoakManager {
             throw e;
         }
         device = dev;
+        observation.attach(kv);
         generation++;
         DiskStats ds = kv.stats().disk();
         if (ds != null) {

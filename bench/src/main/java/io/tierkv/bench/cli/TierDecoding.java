@@ -127,6 +127,24 @@ public final class TierDecoding {
      * @return the result with the manager's stats
      */
     public static Result tierkv(LlamaModel model, Setup setup, int[] prompt, int steps, int n, Share share) {
+        return tierkv(model, setup, prompt, steps, n, share, Observation.none());
+    }
+
+    /**
+     * As {@link #tierkv(LlamaModel, Setup, int[], int, int, Share)}, with the manager reporting KV
+     * events and metrics ({@code --kv-events}, {@code --metrics-port}).
+     *
+     * @param model       the model
+     * @param setup       the manager's shape
+     * @param prompt      prompt ids (starting with BOS)
+     * @param steps       tokens to generate per branch
+     * @param n           branches
+     * @param share       how branches 1.. share the prompt
+     * @param observation the publisher and metrics endpoint the manager reports to
+     * @return the result with the manager's stats
+     */
+    static Result tierkv(LlamaModel model, Setup setup, int[] prompt, int steps, int n, Share share,
+            Observation observation) {
         LlamaConfig cfg = model.config();
         KvLayout layout = cfg.kvLayout(setup.blockTokens());
         long block = layout.bytesPerBlock();
@@ -145,7 +163,8 @@ public final class TierDecoding {
                 }
                 b.disk(Replayer.diskOptions(dir, layout, setup.diskBytes(), setup.compression()));
             }
-            try (KvBlockManager kv = b.build()) {
+            try (KvBlockManager kv = observation.configure(b).build()) {
+                observation.attach(kv);
                 return run(model, kv, setup, prompt, steps, n, share);
             }
         } catch (IOException e) {

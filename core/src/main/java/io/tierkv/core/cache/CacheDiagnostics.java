@@ -1,5 +1,10 @@
 package io.tierkv.core.cache;
 
+import io.tierkv.core.event.KvBlockHash;
+import io.tierkv.core.event.KvMedium;
+import java.util.List;
+import java.util.Objects;
+
 /**
  * A read-only view of a cache's block state, for tests, tools and diagnostics: where a block is,
  * its hash and reference count, slots in use. Answers describe one moment and may be stale at
@@ -103,5 +108,28 @@ public final class CacheDiagnostics {
     /** {@return top-tier slots} */
     public int deviceCapacityBlocks() {
         return cache.admission.slots.capacity();
+    }
+
+    /**
+     * The block hashes findable in one tier now, by the definition the KV events use ({@link
+     * io.tierkv.core.event.KvEventSink}): what a consumer that applied every event so far holds for
+     * that medium. Taken for one tier at a time; for a consistent picture of all tiers call it
+     * when the manager is quiet (no sequence working, movers idle).
+     *
+     * @param medium the tier
+     * @return the hashes, once per block (GPU) or per copy (below); a fresh list
+     * @throws NullPointerException if medium is null
+     */
+    public List<KvBlockHash> findableHashes(KvMedium medium) {
+        Objects.requireNonNull(medium, "medium");
+        if (medium != KvMedium.GPU) {
+            return cache.lower == null ? List.of() : cache.lower.findableHashes(medium);
+        }
+        cache.lock.lock();
+        try {
+            return cache.events.findableHashes();
+        } finally {
+            cache.lock.unlock();
+        }
     }
 }

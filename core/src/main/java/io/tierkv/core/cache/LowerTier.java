@@ -233,4 +233,16 @@ public interface LowerTier {
      */
     default void endFetch() {
     }
+
+    /**
+     * The hashes findable in one tier below now, as its KV events describe them ({@link
+     * io.tierkv.core.event.KvEventSink}), for diagnostics and tests. Called without the cache lock.
+     * The default holds nothing.
+     *
+     * @param medium a tier below the device
+     * @return the hashes, each once per copy the tier holds; a fresh list
+     */
+    default java.util.List<io.tierkv.core.event.KvBlockHash> findableHashes(io.tierkv.core.event.KvMedium medium) {
+        return java.util.List.of();
+    }
 }

@@ -4,6 +4,7 @@ import io.tierkv.core.KvLayout;
 import io.tierkv.core.error.CapacityExhaustedException;
 import io.tierkv.core.error.CorruptBlockException;
 import io.tierkv.core.error.TransferTimeoutException;
+import io.tierkv.core.event.KvEventSink;
 import io.tierkv.core.policy.EvictionPolicies;
 import io.tierkv.core.policy.EvictionPolicy;
 import io.tierkv.core.pool.SlotMemory;
@@ -145,6 +146,8 @@ public final class PagedKvCache implements AutoCloseable {
     boolean closed;
     private final TierControl tierControl = new TierControl(this);
     private final CacheDiagnostics diagnostics = new CacheDiagnostics(this);
+    /** Tells the event sink when a block becomes findable on the device or stops being so. */
+    final DeviceEvents events = new DeviceEvents(this);
 
     /**
      * Creates a cache over top-tier slot memory, with an optional lower tier.
@@ -265,6 +268,7 @@ public final class PagedKvCache implements AutoCloseable {
 
     /** A block's bytes left the top tier: its slot is free. */
     void releaseSlot(int id) {
+        events.removed(id);
         admission.slots.free(blocks.slot[id]);
         blocks.slot[id] = -1;
         refresh(id);
@@ -275,6 +279,7 @@ public final class PagedKvCache implements AutoCloseable {
     void freeBlock(int id) {
         BlockStates b = blocks;
         policy.onRemove(id);
+        events.removed(id);
         if (b.indexed(id)) {
             prefix.index.remove(id);
         }
@@ -354,6 +359,7 @@ public final class PagedKvCache implements AutoCloseable {
         b.priority[id] = priorityByte(seq.options.priority());
         if (prefix.index.put(id)) {
             b.flags[id] |= INDEXED;
+            events.stored(id);
         } else if (!identities.same(prefix.index.get(b.hashHi[id], b.hashLo[id]), id)) {
             counters.hashCollisions++; // another block holds this hash: this one keeps its own bytes, unindexed
         }
@@ -380,6 +386,7 @@ public final class PagedKvCache implements AutoCloseable {
         if (b.state[id] != LOST && b.refs[id] > b.leases[id]) {
             counters.lostBlocks++;
         }
+        events.removed(id);
         if (b.indexed(id)) {
             prefix.index.remove(id);
             b.flags[id] &= ~INDEXED;
@@ -387,6 +394,23 @@ public final class PagedKvCache implements AutoCloseable {
         b.state[id] = LOST;
         policy.onRemove(id);
         changed.signalAll(); // a lease waiting for a slot for this block fails now, not at its deadline
+    }
+
+    /**
+     * Sets where device KV events go ({@link DeviceEvents}). Set it before the first sequence
+     * opens; events for blocks already findable are not replayed.
+     *
+     * @param sink the sink, called with this cache's lock held; {@link KvEventSink#NONE} for none
+     * @throws NullPointerException if sink is null
+     */
+    public void setEventSink(KvEventSink sink) {
+        java.util.Objects.requireNonNull(sink, "sink");
+        lock.lock();
+        try {
+            events.sink = sink;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Copy-on-write: replaces a shared OPEN block by a private copy holding the same bytes. */

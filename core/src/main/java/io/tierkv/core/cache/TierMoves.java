@@ -90,6 +90,7 @@ final class TierMoves {
         if (result == LowerTier.PROMOTED) {
             cache.counters.promotions++;
             b.slot[id] = s;
+            cache.events.stored(id);
             cache.refresh(id);
             cache.endTransit(id);
             cache.signalChange();

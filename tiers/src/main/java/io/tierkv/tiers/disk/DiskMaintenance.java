@@ -1,6 +1,10 @@
 package io.tierkv.tiers.disk;
 
+import io.tierkv.core.event.KvEventSink;
+import io.tierkv.core.event.KvMedium;
+import io.tierkv.core.prefix.BlockIdentity;
 import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 /**
@@ -188,6 +192,38 @@ public final class DiskMaintenance {
                 if (seg != null) {
                     SegmentTable.dropCachedPages(seg, 0, seg.capacity);
                 }
+            }
+        } finally {
+            t.lock.unlock();
+        }
+    }
+
+    /**
+     * Sets where this tier's KV events go ({@link io.tierkv.core.event.KvMedium#DISK}: a record is
+     * findable while it is indexed) and reports every record indexed now, the ones recovered at
+     * open included, as stored. Later writes report a store; evictions, removals and quarantines
+     * a removal. The sink is called with this tier's lock held.
+     *
+     * @param sink the sink; {@link io.tierkv.core.event.KvEventSink#NONE} for none
+     * @throws NullPointerException  if sink is null
+     * @throws IllegalStateException if the tier is closed
+     */
+    public void setEventSink(KvEventSink sink) {
+        Objects.requireNonNull(sink, "sink");
+        t.lock.lock();
+        try {
+            t.ensureOpen();
+            t.index.events = sink;
+            if (!sink.enabled()) {
+                return;
+            }
+            for (int slot = t.index.first(); slot != RecordIndex.NONE; slot = t.index.after(slot)) {
+                MemorySegment map = t.segments.at(t.index.segment[slot]).map;
+                long off = t.index.offset[slot];
+                int tokens = RecordHeaders.recordTokenCount(map, off);
+                MemorySegment identity = map.asSlice(off + DiskFormat.RECORD_HEADER_BYTES,
+                        BlockIdentity.bytes(tokens));
+                sink.blockStored(KvMedium.DISK, t.index.hashHi[slot], t.index.hashLo[slot], identity);
             }
         } finally {
             t.lock.unlock();

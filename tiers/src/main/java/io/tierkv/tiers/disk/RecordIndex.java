@@ -1,5 +1,8 @@
 package io.tierkv.tiers.disk;
 
+import io.tierkv.core.event.KvEventSink;
+import io.tierkv.core.event.KvMedium;
+
 import java.util.Arrays;
 
 /**
@@ -52,6 +55,13 @@ final class RecordIndex {
     private int pinHead = NONE;
     private int pinnedCount;
     private long lastSerial;
+
+    /**
+     * Told when a record becomes findable (indexed) or stops being so ({@link KvMedium#DISK}), by
+     * the callers of {@link #insert} and {@link #remove} that know the record's identity; guarded by
+     * the tier's lock.
+     */
+    KvEventSink events = KvEventSink.NONE;
 
     /**
      * Creates an empty index.

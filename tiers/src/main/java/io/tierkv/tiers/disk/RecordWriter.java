@@ -1,5 +1,7 @@
 package io.tierkv.tiers.disk;
 
+import io.tierkv.core.event.KvMedium;
+
 import io.tierkv.core.error.DiskFullException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -131,6 +133,9 @@ final class RecordWriter {
         seg.writtenBytes = Math.max(seg.writtenBytes, seg.highWaterMark);
         SegmentHeaders.writeHighWaterMark(seg.map, crc, seg.highWaterMark, off);
         index.insert(hi, lo, seg.slot, off, recordLength);
+        if (index.events.enabled()) {
+            index.events.blockStored(KvMedium.DISK, hi, lo, identity);
+        }
         seg.liveBytes += recordLength;
         seg.liveRecords++;
         counters.liveBytes += recordLength;

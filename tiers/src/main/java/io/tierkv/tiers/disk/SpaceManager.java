@@ -1,5 +1,7 @@
 package io.tierkv.tiers.disk;
 
+import io.tierkv.core.event.KvMedium;
+
 import io.tierkv.core.error.CapacityExhaustedException;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -325,6 +327,7 @@ final class SpaceManager {
         seg.liveRecords--;
         counters.liveBytes -= len;
         index.remove(slot);
+        index.events.blockRemoved(KvMedium.DISK, hi, lo);
         switch (cause) {
             case EVICT, ROOM_EVICT -> {
                 counters.evictions++;

@@ -1,0 +1,73 @@
+package io.tierkv.bench.cli;
+
+import picocli.CommandLine.Option;
+
+/**
+ * The observability options of the commands that build a {@code KvBlockManager}, declared once
+ * and added to each command as a picocli {@code @Mixin}: {@code --kv-events ENDPOINT} publishes
+ * the manager's KV events in vLLM's wire format on a ZeroMQ PUB socket, and
+ * {@code --metrics-port P} serves its Micrometer metrics at {@code http://HOST:P/metrics} for
+ * Prometheus. Both are off by default. See the README, "KV events and metrics".
+ *
+ * <p>Thread-safety: picocli sets the fields while parsing, on the command's thread; the command
+ * reads them afterwards on the same thread.
+ */
+final class ObserveOptions {
+
+    @Option(names = "--kv-events", paramLabel = "ENDPOINT",
+            description = "publish KV events (vLLM's BlockStored/BlockRemoved/AllBlocksCleared, msgpack) on a ZeroMQ "
+                    + "PUB socket: tcp://*:5557 binds, tcp://127.0.0.1:5557 connects to a consumer that binds "
+                    + "(default: off)")
+    private String kvEvents;
+
+    @Option(names = "--metrics-port", paramLabel = "P",
+            description = "serve Prometheus metrics (tierkv_*) at http://HOST:P/metrics, 0..65535, 0 = any free port "
+                    + "(default: off)")
+    private Integer metricsPort;
+
+    /** Creates the options (picocli instantiates them for each command). */
+    ObserveOptions() {
+    }
+
+    /**
+     * Checks the values, before the command does any work.
+     *
+     * @throws IllegalArgumentException naming the option, its value and the bound:
+     *                                  {@code --metrics-port 70000 (expected 0 <= N <= 65535)},
+     *                                  {@code --kv-events nowhere (expected tcp://, ipc:// or inproc://)}
+     */
+    void check() {
+        if (metricsPort != null) {
+            Check.between("--metrics-port", metricsPort, 0, 65_535, "");
+        }
+        if (kvEvents != null && !(kvEvents.startsWith("tcp://") || kvEvents.startsWith("ipc://")
+                || kvEvents.startsWith("inproc://"))) {
+            throw new IllegalArgumentException("--kv-events " + kvEvents + " (expected tcp://, ipc:// or inproc://)");
+        }
+    }
+
+    /**
+     * Opens an observation for the "on" half of {@code tierkv replay --observe-ab}: the options'
+     * endpoint and port, or where they are not given a publisher bound to a free loopback port
+     * ({@code tcp://127.0.0.1:*}, no subscriber: every batch is still encoded and sent) and metrics
+     * on a free port; the publisher does not wait for a subscriber.
+     *
+     * @return the observation; close it after the run
+     */
+    Observation openForComparison() {
+        check();
+        return new Observation(kvEvents != null ? kvEvents : "tcp://127.0.0.1:*", metricsPort != null ? metricsPort : 0,
+                0);
+    }
+
+    /**
+     * Opens what the options ask for: the publisher now, the metrics endpoint at the first manager.
+     *
+     * @return the observation; close it after the last manager
+     * @throws IllegalArgumentException if the endpoint cannot be bound or connected
+     */
+    Observation open() {
+        check();
+        return new Observation(kvEvents, metricsPort, Observation.AWAIT_SUBSCRIBER_MILLIS);
+    }
+}

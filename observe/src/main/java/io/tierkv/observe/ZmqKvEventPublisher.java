@@ -1,0 +1,149 @@
+package io.tierkv.observe;
+
+import io.tierkv.tiers.events.KvEventBatch;
+import io.tierkv.tiers.events.KvEventListener;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Objects;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * Publishes KV event batches as vLLM's {@code ZmqEventPublisher} does: each batch one ZeroMQ
+ * multipart message {@code (topic, 8-byte big-endian sequence number, msgpack payload)} on a PUB
+ * socket ({@link KvEventEncoder} has the payload). Give it to
+ * {@code KvBlockManagerBuilder.kvEvents(publisher)}; it runs on the manager's event thread, never
+ * on the data path.
+ *
+ * <p>Endpoint, as vLLM: an endpoint with a wildcard ({@code tcp://*:5557}), {@code ::}, or an
+ * {@code ipc://} or {@code inproc://} endpoint is bound; any other ({@code tcp://127.0.0.1:5557})
+ * is connected to, so the consumer binds its SUB socket there.
+ *
+ * <p>Sequence numbers: this publisher's own, starting at 0, advancing by 1 per batch plus the
+ * events the manager dropped before it ({@link KvEventBatch#droppedBefore()}), so a consumer sees
+ * every loss as a gap and can resynchronise (vLLM's consumers request a replay; TierKV keeps no
+ * replay buffer, so a consumer that sees a gap rebuilds from the next {@code AllBlocksCleared} or
+ * restarts). One publisher may serve managers one after another (a restart): its sequence goes on.
+ *
+ * <p>Subscribers: a PUB socket drops messages until a subscriber's subscription arrives. This
+ * publisher is an XPUB socket (wire-compatible with PUB) and waits, before its first batch, up to
+ * {@code awaitSubscriberMillis} for a subscription, so a consumer started first misses nothing.
+ *
+ * <p>Thread-safe: {@link #onBatch} and {@link #close} are synchronized (the socket moves between
+ * the event threads of successive managers under that monitor).
+ */
+public final class ZmqKvEventPublisher implements KvEventListener, AutoCloseable {
+
+    private final ZContext context;
+    private final ZMQ.Socket socket;
+    private final byte[] topic;
+    private final KvEventEncoder encoder;
+    private final long awaitSubscriberMillis;
+    private final String endpoint;
+    private boolean subscribed;
+    private long nextSequence;
+    private long sentBatches;
+    private boolean closed;
+
+    /**
+     * Opens the socket.
+     *
+     * @param endpoint              a ZeroMQ endpoint, e.g. {@code tcp://*:5557} (bound) or
+     *                              {@code tcp://127.0.0.1:5557} (connected)
+     * @param topic                 the first frame of every message ({@code ""} as vLLM's default)
+     * @param dataParallelRank      the batches' {@code data_parallel_rank}, >= 0
+     * @param awaitSubscriberMillis how long the first batch waits for a subscriber, >= 0
+     * @throws NullPointerException     if endpoint or topic is null
+     * @throws IllegalArgumentException if a number is out of range (naming it, its value and the
+     *                                  bound), or the endpoint is malformed or cannot be bound
+     *                                  (naming the endpoint)
+     */
+    public ZmqKvEventPublisher(String endpoint, String topic, int dataParallelRank, long awaitSubscriberMillis) {
+        Objects.requireNonNull(endpoint, "endpoint");
+        Objects.requireNonNull(topic, "topic");
+        if (awaitSubscriberMillis < 0) {
+            throw new IllegalArgumentException("awaitSubscriberMillis: " + awaitSubscriberMillis + " (expected >= 0)");
+        }
+        this.encoder = new KvEventEncoder(dataParallelRank);
+        this.endpoint = endpoint;
+        this.topic = topic.getBytes(StandardCharsets.UTF_8);
+        this.awaitSubscriberMillis = awaitSubscriberMillis;
+        this.context = new ZContext(1);
+        this.socket = context.createSocket(SocketType.XPUB);
+        socket.setLinger(1000);
+        socket.setSndHWM(100_000);
+        try {
+            if (binds(endpoint)) {
+                socket.bind(endpoint);
+            } else {
+                socket.connect(endpoint);
+            }
+        } catch (RuntimeException e) {
+            context.close();
+            throw new IllegalArgumentException("kv-events endpoint: " + endpoint + " (expected a ZeroMQ endpoint such as "
+                    + "tcp://*:5557 to bind or tcp://127.0.0.1:5557 to connect): " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Whether vLLM's rule binds this endpoint rather than connecting to it.
+     *
+     * @param endpoint an endpoint
+     * @return true for a wildcard, {@code ::}, {@code ipc://} or {@code inproc://}
+     */
+    static boolean binds(String endpoint) {
+        return endpoint.contains("*") || endpoint.contains("::") || endpoint.startsWith("ipc://")
+                || endpoint.startsWith("inproc://");
+    }
+
+    @Override
+    public synchronized void onBatch(KvEventBatch batch) {
+        if (closed) {
+            return;
+        }
+        if (!subscribed) {
+            awaitSubscriber();
+        }
+        long sequence = nextSequence + batch.droppedBefore();
+        nextSequence = sequence + 1;
+        byte[] payload = encoder.encode(batch);
+        socket.sendMore(topic);
+        socket.sendMore(ByteBuffer.allocate(Long.BYTES).putLong(sequence).array());
+        socket.send(payload);
+        sentBatches++;
+    }
+
+    /** Reads subscription frames for up to {@link #awaitSubscriberMillis} (once; XPUB). */
+    private void awaitSubscriber() {
+        long deadline = System.nanoTime() + awaitSubscriberMillis * 1_000_000L;
+        do {
+            long leftMillis = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+            socket.setReceiveTimeOut((int) Math.min(Integer.MAX_VALUE, Math.max(1, leftMillis)));
+            byte[] frame = socket.recv();
+            if (frame != null && frame.length > 0 && frame[0] == 1) {
+                break;
+            }
+        } while (System.nanoTime() < deadline);
+        subscribed = true; // waited once: later batches go out at once, subscriber or not
+    }
+
+    /** {@return batches sent so far} */
+    public synchronized long sentBatches() {
+        return sentBatches;
+    }
+
+    /** {@return the endpoint as given} */
+    public String endpoint() {
+        return endpoint;
+    }
+
+    /** Closes the socket (pending messages get up to 1 s to leave); idempotent. */
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            context.close();
+        }
+    }
+}
