@@ -103,6 +103,13 @@ final class OwnedLru {
         this.deletePrefix = connection.cluster() ? "" : RemoteCodec.blockKeyPrefix(namespace, fingerprint);
     }
 
+    private volatile io.tierkv.core.spi.BlockStore.RemovalListener removals;
+
+    /** Sets who is told of each key the index evicts; null for none. */
+    void setRemovalListener(io.tierkv.core.spi.BlockStore.RemovalListener l) {
+        this.removals = l;
+    }
+
     /** {@return the index's key, for tests and diagnostics} */
     String indexKeyName() {
         return new String(indexKey.name(), StandardCharsets.US_ASCII);
@@ -139,6 +146,12 @@ final class OwnedLru {
         }
         List<RemoteKey.Block> evicted = f.resultNow();
         counters.lruEvicted.add(evicted.size());
+        io.tierkv.core.spi.BlockStore.RemovalListener l = removals;
+        if (l != null) {
+            for (RemoteKey.Block k : evicted) {
+                l.removed(k.hi(), k.lo());
+            }
+        }
         if (connection.cluster()) {
             @SuppressWarnings("unchecked")
             RedisFuture<Long>[] deletes = new RedisFuture[evicted.size()];

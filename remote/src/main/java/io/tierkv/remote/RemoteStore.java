@@ -81,6 +81,7 @@ public final class RemoteStore implements BlockStore {
     private final OwnedLru lru;
     private final AtomicLong inFlightBytes = new AtomicLong();
     private volatile boolean closed;
+    private volatile RemovalListener removals;
 
     private RemoteStore(RemoteOptions options, long fingerprint) {
         this.options = options;
@@ -239,8 +240,36 @@ public final class RemoteStore implements BlockStore {
      * @throws IllegalArgumentException if {@code count} is out of range or a segment too large
      * @throws IllegalStateException    after {@link #close()}
      */
-    @Override
     public int putAll(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] srcs, int count) {
+        return putAll(hashHi, hashLo, identities, srcs, count, null);
+    }
+
+    /**
+     * Stores blocks once each, as {@link #putAll(long[], long[], MemorySegment[], MemorySegment[], int)},
+     * telling which were stored.
+     *
+     * @param hashHi     hash high words
+     * @param hashLo     hash low words
+     * @param identities the blocks' identities
+     * @param srcs       the payloads
+     * @param count      how many blocks, from index 0, at most every array's length
+     * @param stored     if not null, receives per block whether this call stored it (length at
+     *                   least {@code count})
+     * @return blocks this call stored
+     * @throws IllegalArgumentException if {@code count} is out of range, {@code stored} is shorter
+     *     than {@code count}, or a segment too large
+     * @throws IllegalStateException    after {@link #close()}
+     */
+    @Override
+    public int putAll(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] srcs, int count,
+            boolean[] stored) {
+        if (stored != null) {
+            if (stored.length < count) {
+                throw new IllegalArgumentException("stored: " + stored.length + " entries (expected >= count "
+                        + count + ")");
+            }
+            java.util.Arrays.fill(stored, 0, count, false);
+        }
         checkOpen();
         checkCount(count, hashHi.length, hashLo.length, identities.length, srcs.length);
         if (count == 0) {
@@ -273,7 +302,7 @@ public final class RemoteStore implements BlockStore {
         }
         long[] storedHi = new long[count];
         long[] storedLo = new long[count];
-        int stored = 0;
+        int n = 0;
         boolean timedOut = false;
         for (int i = 0; i < count; i++) {
             if (sets[i] == null) {
@@ -288,17 +317,20 @@ public final class RemoteStore implements BlockStore {
             } else if ("OK".equals(sets[i].resultNow())) {
                 counters.puts.increment();
                 counters.bytesWritten.add(srcs[i].byteSize());
-                storedHi[stored] = hashHi[i];
-                storedLo[stored++] = hashLo[i];
+                if (stored != null) {
+                    stored[i] = true;
+                }
+                storedHi[n] = hashHi[i];
+                storedLo[n++] = hashLo[i];
             } else {
                 counters.putsPresent.increment();
             }
         }
-        if (lru != null && stored > 0 && !timedOut) {
-            lru.addAll(call, storedHi, storedLo, stored);
+        if (lru != null && n > 0 && !timedOut) {
+            lru.addAll(call, storedHi, storedLo, n);
         }
         call.finish();
-        return stored;
+        return n;
     }
 
     /**
@@ -404,6 +436,15 @@ public final class RemoteStore implements BlockStore {
         return leading;
     }
 
+    /** {@inheritDoc} Here: the owned LRU's evictions, and values deleted as damaged, foreign or mismatched. */
+    @Override
+    public void setRemovalListener(RemovalListener listener) {
+        this.removals = listener;
+        if (lru != null) {
+            lru.setRemovalListener(listener);
+        }
+    }
+
     /** {@return a snapshot of the counters and the breaker's state} */
     public RemoteStats stats() {
         return counters.snapshot(breaker, inFlightBytes.get());
@@ -456,6 +497,10 @@ public final class RemoteStore implements BlockStore {
         }
         counters.countMissReason(outcome);
         if (outcome == ReadOutcome.DAMAGED || outcome == ReadOutcome.FOREIGN || outcome == ReadOutcome.MISMATCHED) {
+            RemovalListener l = removals;
+            if (l != null) {
+                l.removed(hi, lo);
+            }
             connection.dispatch(CommandType.DEL, new IntegerOutput<>(codec),
                     new CommandArgs<>(codec).addKey(new RemoteKey.Block(hi, lo)))
                     .whenComplete((r, e) -> RemoteCall.countUnwaited(counters, e));

@@ -131,6 +131,9 @@ public final class KvBlockManager implements AutoCloseable {
             if (dsk != null) {
                 dsk.maintenance().setEventSink(events); // the records recovered at open are stored DISK now
             }
+            if (rmt != null) {
+                rmt.setEventSink(events);
+            }
         }
         this.monitor = new PressureMonitor(b.watermarks, System.nanoTime());
         this.movers = new MoverPool(cache, host, monitor, b.watermarks, counters, b.errorHandler, b.movers,

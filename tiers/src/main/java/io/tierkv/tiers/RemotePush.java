@@ -36,6 +36,8 @@ final class RemotePush implements AutoCloseable {
     private final ArrayBlockingQueue<Integer> ready;
     private final Thread thread;
     private volatile boolean stopping;
+    /** Told of each block the store accepted ({@link io.tierkv.core.event.KvMedium#REMOTE}). */
+    volatile io.tierkv.core.event.KvEventSink events = io.tierkv.core.event.KvEventSink.NONE;
     final LongAdder offered = new LongAdder();
     final LongAdder dropped = new LongAdder();
 
@@ -104,6 +106,7 @@ final class RemotePush implements AutoCloseable {
         long[] lo = new long[BATCH_BLOCKS];
         MemorySegment[] ids = new MemorySegment[BATCH_BLOCKS];
         MemorySegment[] srcs = new MemorySegment[BATCH_BLOCKS];
+        boolean[] stored = new boolean[BATCH_BLOCKS];
         while (true) {
             Integer first;
             try {
@@ -126,7 +129,13 @@ final class RemotePush implements AutoCloseable {
                 srcs[n++] = payloads[i];
             }
             try {
-                store.putAll(hi, lo, ids, srcs, n); // drops and faults are the store's counted misses
+                store.putAll(hi, lo, ids, srcs, n, stored); // drops and faults are the store's counted misses
+                io.tierkv.core.event.KvEventSink sink = events;
+                for (int k = 0; k < n && sink.enabled(); k++) {
+                    if (stored[k]) {
+                        sink.blockStored(io.tierkv.core.event.KvMedium.REMOTE, hi[k], lo[k], ids[k]);
+                    }
+                }
             } catch (RuntimeException e) {
                 TierEvents.fault("remote push of " + n + " blocks failed: " + e);
             } finally {

@@ -12,12 +12,16 @@ import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.spi.StoreStats;
 import io.tierkv.core.testing.TestCaches;
 import io.tierkv.natives.EmulatedDevice;
+import io.tierkv.core.event.KvBlockHash;
+import io.tierkv.core.event.KvMedium;
+import io.tierkv.remote.RemoteEviction;
 import io.tierkv.remote.RemoteOptions;
 import io.tierkv.remote.RemoteStore;
 import io.tierkv.remote.testing.RedisProcess;
 import io.tierkv.remote.testing.RedisTargets;
 import io.tierkv.tiers.KvBlockManager;
 import io.tierkv.tiers.TierStats;
+import io.tierkv.tiers.events.KvEvent;
 import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.lang.foreign.Arena;
@@ -362,6 +366,43 @@ class RemoteTierTest {
         assertEquals(prompts * BLOCKS_PER_PROMPT, leadingInStore(remote, hashes));
         try (KvBlockManager b = manager(remote, null, 8)) {
             assertEquals(prompts * BLOCKS_PER_PROMPT, matchAndVerify(b, 0, prompts));
+        }
+    }
+
+    @Test
+    void theStoresContentsAreKvEventsWithMediumRemoteStoredWhenSentAndRemovedWhenItsLruEvicts() throws Exception {
+        int capacity = 40; // blocks the owned LRU keeps: most of what the run sends is evicted again
+        RemoteOptions remote = options(server.url()).withEviction(RemoteEviction.LRU).withLruCapacityBlocks(capacity);
+        java.util.Map<KvBlockHash, Integer> held = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.concurrent.atomic.AtomicLong stored = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicLong removed = new java.util.concurrent.atomic.AtomicLong();
+        long bb = LAYOUT.bytesPerBlock();
+        TierStats.RemoteTierStats st;
+        try (KvBlockManager a = KvBlockManager.builder(LAYOUT).device(new EmulatedDevice(8 * bb + (1 << 20)), 8 * bb)
+                .host(4 * bb).recentDeviceBlocks(0).movers(0).admissionTimeoutNanos(2_000_000).remote(remote)
+                .kvEvents(batch -> batch.events().forEach(e -> {
+                    if (e instanceof KvEvent.BlockStored s && s.medium() == KvMedium.REMOTE) {
+                        stored.incrementAndGet();
+                        held.merge(s.hash(), 1, Integer::sum);
+                    } else if (e instanceof KvEvent.BlockRemoved r && r.medium() == KvMedium.REMOTE) {
+                        removed.incrementAndGet();
+                        held.merge(r.hash(), -1, Integer::sum);
+                    }
+                })).build()) {
+            writeAll(a);
+            awaitOutboxEmpty(a);
+            st = a.stats().remote();
+        } // close drains the event queue
+        assertTrue(st.store().puts() > capacity, st.toString());
+        assertEquals(st.store().puts(), stored.get(), "one REMOTE BlockStored per block the store accepted");
+        assertEquals(st.store().puts() - capacity, removed.get(), "one BlockRemoved per block the LRU evicted");
+        held.values().removeIf(n -> n == 0);
+        assertEquals(capacity, held.size(), "the events' view holds what the LRU keeps");
+        assertTrue(held.values().stream().allMatch(n -> n == 1), held.toString());
+        try (RemoteStore store = RemoteStore.open(remote, LAYOUT.fingerprint())) {
+            for (KvBlockHash h : held.keySet()) {
+                assertEquals(1, store.lookup(new long[] {h.hi()}, new long[] {h.lo()}, 1), "held by the store: " + h);
+            }
         }
     }
 }

@@ -44,11 +44,36 @@ public interface BlockStore extends AutoCloseable {
      * @param identities each block's identity
      * @param payloads   each block's bytes
      * @param count      how many blocks, at most every array's length
+     * @param stored     if not null, receives per block whether this call stored it, from index 0
+     *                   (at least {@code count} long)
      * @return blocks this call stored (present keys and dropped writes excluded)
      * @throws IllegalArgumentException if {@code count} is out of range or a segment too large
      * @throws IllegalStateException    after {@link #close()}
      */
-    int putAll(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] payloads, int count);
+    int putAll(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] payloads, int count,
+            boolean[] stored);
+
+    /**
+     * Sets who is told of values the store itself deletes that this client sees go: values its own
+     * eviction index evicts and values found damaged, foreign or mismatched on a read. Values the
+     * backend evicts or expires on its own (a server's {@code maxmemory} policy, a TTL) are not seen
+     * by a client and are not reported. {@code null} for none.
+     *
+     * @param listener receives each such key, on the thread of the call that saw it go
+     */
+    void setRemovalListener(RemovalListener listener);
+
+    /** Told of a key the store no longer holds ({@link #setRemovalListener}). Must not block. */
+    @FunctionalInterface
+    interface RemovalListener {
+        /**
+         * A value left the store.
+         *
+         * @param hashHi the block hash, high word
+         * @param hashLo the block hash, low word
+         */
+        void removed(long hashHi, long hashLo);
+    }
 
     /**
      * Reads the leading blocks of a chain, each verified against its expected identity.
