@@ -9,10 +9,12 @@
 module io.tierkv.observe {
     requires transitive io.tierkv.tiers;
     requires jdk.httpserver;
+    requires static info.picocli;
     requires org.zeromq.jeromq;
     requires msgpack.core;
     requires transitive micrometer.core;
     requires transitive micrometer.registry.prometheus;
 
     exports io.tierkv.observe;
+    opens io.tierkv.observe to info.picocli;
 }

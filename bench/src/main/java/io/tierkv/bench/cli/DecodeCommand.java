@@ -1,5 +1,7 @@
 package io.tierkv.bench.cli;
 
+import io.tierkv.observe.Observation;
+import io.tierkv.observe.ObserveOptions;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tierkv.bench.model.LlamaConfig;

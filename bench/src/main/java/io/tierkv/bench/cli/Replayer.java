@@ -1,5 +1,6 @@
 package io.tierkv.bench.cli;
 
+import io.tierkv.observe.Observation;
 import io.tierkv.bench.trace.TraceRequest;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.budget.MachineMemory;

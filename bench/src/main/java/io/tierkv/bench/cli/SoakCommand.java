@@ -1,5 +1,7 @@
 package io.tierkv.bench.cli;
 
+import io.tierkv.observe.Observation;
+import io.tierkv.observe.ObserveOptions;
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.cache.CacheStats;

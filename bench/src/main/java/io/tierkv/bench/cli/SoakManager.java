@@ -1,5 +1,6 @@
 package io.tierkv.bench.cli;
 
+import io.tierkv.observe.Observation;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.error.CapacityExhaustedException;
 import io.tierkv.core.error.TransferTimeoutException;

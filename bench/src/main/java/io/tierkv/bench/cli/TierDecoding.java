@@ -1,5 +1,6 @@
 package io.tierkv.bench.cli;
 
+import io.tierkv.observe.Observation;
 import io.tierkv.bench.model.ArrayKvStore;
 import io.tierkv.bench.model.Decoder;
 import io.tierkv.bench.model.LlamaConfig;

@@ -103,6 +103,9 @@ public final class JlamaCommand implements Callable<Integer> {
             + "MODEL_DIR/ref.json's greedy ids for its prompt)")
     private boolean check;
 
+    @picocli.CommandLine.Mixin
+    private io.tierkv.observe.ObserveOptions observe = new io.tierkv.observe.ObserveOptions();
+
     /** Creates the command (picocli instantiates it). */
     public JlamaCommand() {
     }
@@ -123,6 +126,7 @@ public final class JlamaCommand implements Callable<Integer> {
 
     private int run(PrintWriter out) {
         validate();
+        observe.check(); // before the model loads
         AbstractModel model = ModelSupport.loadModel(modelDir.toFile(), DType.F32, DType.F32);
         try {
             return compare(model, out);
@@ -181,8 +185,9 @@ public final class JlamaCommand implements Callable<Integer> {
                 .withSegmentBytes(Math.min(DiskOptions.DEFAULT_SEGMENT_BYTES, Math.max(DiskOptions.MIN_SEGMENT_BYTES,
                         parseBytes(diskBytes) / 4)))
                 .withPersistent(persistent);
-        try (EmulatedDevice gpu = new EmulatedDevice(Math.max(EmulatedDevice.defaultCapacityBytes(), (deviceBlocks + 1) * bpb));
-             KvBlockManager kv = manager(layout, gpu, disk);
+        try (io.tierkv.observe.Observation observation = observe.open(); // KV events and metrics of the measured run
+             EmulatedDevice gpu = new EmulatedDevice(Math.max(EmulatedDevice.defaultCapacityBytes(), (deviceBlocks + 1) * bpb));
+             KvBlockManager kv = manager(layout, gpu, disk, observation);
              TierKvJlama jlama = TierKvJlama.install(model, kv)) {
             IntConsumer between = spillEveryStep ? length -> {
                 kv.demote(Integer.MAX_VALUE);
@@ -248,21 +253,24 @@ public final class JlamaCommand implements Callable<Integer> {
         StockJlama.generate(model, base, n, prefill, false);
         long bytes = (long) deviceBlocks * layout.bytesPerBlock();
         try (EmulatedDevice gpu = new EmulatedDevice(Math.max(EmulatedDevice.defaultCapacityBytes(), bytes + layout.bytesPerBlock()));
-             KvBlockManager kv = manager(layout, gpu, null);
+             KvBlockManager kv = manager(layout, gpu, null, io.tierkv.observe.Observation.none());
              TierKvJlama jlama = TierKvJlama.install(model, kv);
              JlamaSession s = jlama.openSession(SequenceOptions.salt("tierkv-jlama-warm-up"))) {
             s.generate(base, n, prefill, false, length -> { });
         }
     }
 
-    private KvBlockManager manager(KvLayout layout, EmulatedDevice gpu, DiskOptions disk) {
+    private KvBlockManager manager(KvLayout layout, EmulatedDevice gpu, DiskOptions disk,
+            io.tierkv.observe.Observation observation) {
         KvBlockManagerBuilder b = KvBlockManager.builder(layout)
                 .device(gpu, (long) deviceBlocks * layout.bytesPerBlock())
                 .host((long) hostBlocks * layout.bytesPerBlock());
         if (spillEveryStep) {
             b.recentDeviceBlocks(0).movers(0);
         }
-        return (disk == null ? b : b.disk(disk)).build();
+        KvBlockManager kv = observation.configure(disk == null ? b : b.disk(disk)).build();
+        observation.attach(kv);
+        return kv;
     }
 
     private boolean checkRef(PrintWriter out, int[] p, int[] tokens) {

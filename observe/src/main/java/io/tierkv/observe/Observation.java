@@ -1,8 +1,5 @@
-package io.tierkv.bench.cli;
+package io.tierkv.observe;
 
-import io.tierkv.observe.MetricsEndpoint;
-import io.tierkv.observe.TierKvMetrics;
-import io.tierkv.observe.ZmqKvEventPublisher;
 import io.tierkv.tiers.KvBlockManager;
 import io.tierkv.tiers.KvBlockManagerBuilder;
 import io.tierkv.tiers.events.KvEventStats;
@@ -16,10 +13,10 @@ import java.util.Optional;
  * <p>Thread-safety: {@link #configure} and {@link #attach} run on the thread that builds the
  * managers; scrapes read the attached manager through a volatile field.
  */
-final class Observation implements AutoCloseable {
+public final class Observation implements AutoCloseable {
 
     /** How long the publisher's first batch waits for a subscriber (on the event thread, not the data path). */
-    static final long AWAIT_SUBSCRIBER_MILLIS = 1_000;
+    public static final long AWAIT_SUBSCRIBER_MILLIS = 1_000;
 
     private final ZmqKvEventPublisher publisher;
     private final Integer metricsPort;
@@ -32,14 +29,15 @@ final class Observation implements AutoCloseable {
      * @param kvEvents              the endpoint, or null for no events
      * @param metricsPort           the port, or null for no metrics
      * @param awaitSubscriberMillis the publisher's wait for a first subscriber
+     * @throws IllegalArgumentException if the endpoint cannot be bound or connected
      */
-    Observation(String kvEvents, Integer metricsPort, long awaitSubscriberMillis) {
+    public Observation(String kvEvents, Integer metricsPort, long awaitSubscriberMillis) {
         this.publisher = kvEvents == null ? null : new ZmqKvEventPublisher(kvEvents, "", 0, awaitSubscriberMillis);
         this.metricsPort = metricsPort;
     }
 
     /** {@return an observation of nothing} */
-    static Observation none() {
+    public static Observation none() {
         return new Observation(null, null, 0);
     }
 
@@ -49,7 +47,7 @@ final class Observation implements AutoCloseable {
      * @param b the builder
      * @return the builder
      */
-    KvBlockManagerBuilder configure(KvBlockManagerBuilder b) {
+    public KvBlockManagerBuilder configure(KvBlockManagerBuilder b) {
         return publisher == null ? b : b.kvEvents(publisher);
     }
 
@@ -57,8 +55,9 @@ final class Observation implements AutoCloseable {
      * Makes a manager the one the metrics show; starts the endpoint at the first one.
      *
      * @param kv the manager just built
+     * @throws IllegalArgumentException if the metrics port cannot be bound
      */
-    void attach(KvBlockManager kv) {
+    public void attach(KvBlockManager kv) {
         current = kv;
         if (metricsPort != null && endpoint == null) {
             endpoint = new MetricsEndpoint(new TierKvMetrics(() -> current.stats(), this::eventStats), metricsPort);
@@ -71,7 +70,7 @@ final class Observation implements AutoCloseable {
     }
 
     /** {@return whether events or metrics are on} */
-    boolean enabled() {
+    public boolean enabled() {
         return publisher != null || metricsPort != null;
     }
 

@@ -1,4 +1,4 @@
-package io.tierkv.bench.cli;
+package io.tierkv.observe;
 
 import picocli.CommandLine.Option;
 
@@ -12,7 +12,7 @@ import picocli.CommandLine.Option;
  * <p>Thread-safety: picocli sets the fields while parsing, on the command's thread; the command
  * reads them afterwards on the same thread.
  */
-final class ObserveOptions {
+public final class ObserveOptions {
 
     @Option(names = "--kv-events", paramLabel = "ENDPOINT",
             description = "publish KV events (vLLM's BlockStored/BlockRemoved/AllBlocksCleared, msgpack) on a ZeroMQ "
@@ -26,7 +26,7 @@ final class ObserveOptions {
     private Integer metricsPort;
 
     /** Creates the options (picocli instantiates them for each command). */
-    ObserveOptions() {
+    public ObserveOptions() {
     }
 
     /**
@@ -36,9 +36,9 @@ final class ObserveOptions {
      *                                  {@code --metrics-port 70000 (expected 0 <= N <= 65535)},
      *                                  {@code --kv-events nowhere (expected tcp://, ipc:// or inproc://)}
      */
-    void check() {
-        if (metricsPort != null) {
-            Check.between("--metrics-port", metricsPort, 0, 65_535, "");
+    public void check() {
+        if (metricsPort != null && (metricsPort < 0 || metricsPort > 65_535)) {
+            throw new IllegalArgumentException("--metrics-port " + metricsPort + " (expected 0 <= N <= 65535)");
         }
         if (kvEvents != null && !(kvEvents.startsWith("tcp://") || kvEvents.startsWith("ipc://")
                 || kvEvents.startsWith("inproc://"))) {
@@ -54,7 +54,7 @@ final class ObserveOptions {
      *
      * @return the observation; close it after the run
      */
-    Observation openForComparison() {
+    public Observation openForComparison() {
         check();
         return new Observation(kvEvents != null ? kvEvents : "tcp://127.0.0.1:*", metricsPort != null ? metricsPort : 0,
                 0);
@@ -66,7 +66,7 @@ final class ObserveOptions {
      * @return the observation; close it after the last manager
      * @throws IllegalArgumentException if the endpoint cannot be bound or connected
      */
-    Observation open() {
+    public Observation open() {
         check();
         return new Observation(kvEvents, metricsPort, Observation.AWAIT_SUBSCRIBER_MILLIS);
     }
