@@ -144,8 +144,7 @@ public final class RestartBenchCommand implements Callable<Integer> {
                 write(options, layout, n);
                 double[][] t = new double[4][runs];
                 for (int r = 0; r < runs; r++) {
-                    for (int k = 0; k < 3; k++) {
-                        int step = (r + k) % 3; // run r starts with step r: none is always first
+                    for (int step : stepOrder(r)) {
                         dropCache(dir);
                         t[step][r] = switch (step) {
                             case 0 -> timeRecovery(options, layout, n);
@@ -169,6 +168,19 @@ public final class RestartBenchCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /**
+     * The order of a run's three steps (0 recovery, 1 sequential read, 2 header read): run
+     * {@code r} starts with step {@code r mod 3} and goes on cyclically, so that over three runs
+     * each step is first, second and third once.
+     *
+     * @param run the run, from 0
+     * @return the three steps in the order to time them
+     */
+    static int[] stepOrder(int run) {
+        int first = run % 3;
+        return new int[] {first, (first + 1) % 3, (first + 2) % 3};
     }
 
     /**
