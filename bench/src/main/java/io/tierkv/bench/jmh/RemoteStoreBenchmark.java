@@ -61,7 +61,10 @@ import org.openjdk.jmh.runner.IterationType;
  *
  * <p><b>Scenario.</b> Blocks of 64 KiB, 256 KiB, 1 MiB and 2 MiB (a layout of 8 layers x 8 KV
  * heads x 64 F16 holds 64 KiB per 4 tokens), random bytes, identity of 16 tokens (96 bytes).
- * One thread, one connection per client (RESP2 for the store, Lettuce's default for the peer).
+ * One thread; the store, plain {@code SET}/{@code GET} and plain {@code SET NX} each have their own
+ * client, connection and event-loop thread (RESP2 for the store, Lettuce's default for the peers),
+ * so no side finds its event loop still busy from the operation just before it, which two peers
+ * sharing a connection would, each time one followed the other.
  * {@code put}: the store's {@code put} of a new key ({@code SET key value NX} from an off-heap
  * segment, CRC32C over identity and payload on the caller's thread), then plain {@code SET} of a
  * new key from a {@code byte[]}, then plain {@code SET ... NX} of a new key (the command the store
@@ -97,6 +100,9 @@ public class RemoteStoreBenchmark {
     private RedisClient plainClient;
     private StatefulRedisConnection<byte[], byte[]> plainConnection;
     private RedisCommands<byte[], byte[]> plain;
+    private RedisClient plainNxClient;
+    private StatefulRedisConnection<byte[], byte[]> plainNxConnection;
+    private RedisCommands<byte[], byte[]> plainNx;
     private MemorySegment payload;
     private MemorySegment identity;
     private MemorySegment dst;
@@ -158,6 +164,9 @@ public class RemoteStoreBenchmark {
         plainClient = RedisClient.create(RedisURI.create(u.getHost(), u.getPort()));
         plainConnection = plainClient.connect(ByteArrayCodec.INSTANCE);
         plain = plainConnection.sync();
+        plainNxClient = RedisClient.create(RedisURI.create(u.getHost(), u.getPort()));
+        plainNxConnection = plainNxClient.connect(ByteArrayCodec.INSTANCE);
+        plainNx = plainNxConnection.sync();
 
         arena = Arena.ofShared();
         payload = arena.allocate(blockBytes, 64);
@@ -189,6 +198,8 @@ public class RemoteStoreBenchmark {
         store.close();
         plainConnection.close();
         plainClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        plainNxConnection.close();
+        plainNxClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         arena.close();
         if (server != null) {
             server.destroy();
@@ -217,7 +228,7 @@ public class RemoteStoreBenchmark {
             switch (side) {
                 case 0 -> ok &= store.put(key, blockBytes, identity, payload);
                 case 1 -> ok &= "OK".equals(plain.set(plainKey(key), payloadBytes));
-                default -> ok &= "OK".equals(plain.set(plainKey(key), payloadBytes, nx));
+                default -> ok &= "OK".equals(plainNx.set(plainKey(key), payloadBytes, nx));
             }
             long dt = System.nanoTime() - t0;
             switch (side) {
