@@ -1,5 +1,6 @@
 package io.tierkv.bench.cli;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -54,6 +55,18 @@ class RestartBenchCommandTest {
         try (Stream<Path> left = Files.list(dir)) {
             assertEquals(0, left.count(), "the tiers are deleted after their rows");
         }
+    }
+
+    /**
+     * The three timed steps rotate: every run times each step once, and over three runs each
+     * step is first, second and third once (none always follows the tier's writing).
+     */
+    @Test
+    void theStepsRotateSoThatEachIsFirstOnceInThreeRuns() {
+        assertArrayEquals(new int[] {0, 1, 2}, RestartBenchCommand.stepOrder(0));
+        assertArrayEquals(new int[] {1, 2, 0}, RestartBenchCommand.stepOrder(1));
+        assertArrayEquals(new int[] {2, 0, 1}, RestartBenchCommand.stepOrder(2));
+        assertArrayEquals(new int[] {0, 1, 2}, RestartBenchCommand.stepOrder(3));
     }
 
     /** Bad options: exit status 2 and a line naming the option, its value and the bound. */

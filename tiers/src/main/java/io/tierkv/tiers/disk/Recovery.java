@@ -332,7 +332,8 @@ final class Recovery {
     private void indexRecord(Segment seg, long pos, long len, Set<Deleted> deleted) {
         long hi = RecordHeaders.recordHashHi(seg.map, pos);
         long lo = RecordHeaders.recordHashLo(seg.map, pos);
-        if (!deleted.contains(new Deleted(seg.nonce, pos, hi, lo)) && index.find(hi, lo) == RecordIndex.NONE) {
+        if ((deleted.isEmpty() || !deleted.contains(new Deleted(seg.nonce, pos, hi, lo)))
+                && index.find(hi, lo) == RecordIndex.NONE) {
             index.insert(hi, lo, seg.slot, pos, len);
             seg.liveBytes += len;
             seg.liveRecords++;
