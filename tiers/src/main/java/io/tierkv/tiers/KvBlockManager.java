@@ -126,7 +126,7 @@ public final class KvBlockManager implements AutoCloseable {
         this.events = b.kvEventListener == null ? null
                 : new KvEventQueue(b.kvEventListener, b.kvEventQueueCapacity, layout.blockSizeTokens());
         if (events != null) {
-            cache.setEventSink(events);
+            cache.tierControl().setEventSink(events);
             host.setEventSink(events);
             if (dsk != null) {
                 dsk.maintenance().setEventSink(events); // the records recovered at open are stored DISK now

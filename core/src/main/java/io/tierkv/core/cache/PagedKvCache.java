@@ -4,7 +4,6 @@ import io.tierkv.core.KvLayout;
 import io.tierkv.core.error.CapacityExhaustedException;
 import io.tierkv.core.error.CorruptBlockException;
 import io.tierkv.core.error.TransferTimeoutException;
-import io.tierkv.core.event.KvEventSink;
 import io.tierkv.core.policy.EvictionPolicies;
 import io.tierkv.core.policy.EvictionPolicy;
 import io.tierkv.core.pool.SlotMemory;
@@ -394,23 +393,6 @@ public final class PagedKvCache implements AutoCloseable {
         b.state[id] = LOST;
         policy.onRemove(id);
         changed.signalAll(); // a lease waiting for a slot for this block fails now, not at its deadline
-    }
-
-    /**
-     * Sets where device KV events go ({@link DeviceEvents}). Set it before the first sequence
-     * opens; events for blocks already findable are not replayed.
-     *
-     * @param sink the sink, called with this cache's lock held; {@link KvEventSink#NONE} for none
-     * @throws NullPointerException if sink is null
-     */
-    public void setEventSink(KvEventSink sink) {
-        java.util.Objects.requireNonNull(sink, "sink");
-        lock.lock();
-        try {
-            events.sink = sink;
-        } finally {
-            lock.unlock();
-        }
     }
 
     /** Copy-on-write: replaces a shared OPEN block by a private copy holding the same bytes. */

@@ -81,10 +81,8 @@ public final class Sequence implements AutoCloseable {
      * fingerprint of salt and extra keys, parent hash, token ids) is compared:
      * a hash alone never proves identity.
      *
-     * <p>With a store below that fetches by hash (a remote tier), a match that misses locally
-     * releases the cache lock, fetches the leading blocks of the rest of the chain from the
-     * store into local memory (waiting at most the store's timeout per call), and then continues
-     * under the lock as above; other threads are never held up by the network.
+     * <p>With a remote store below, a local miss releases the lock, fetches the rest of the chain
+     * from the store (each call bounded by its timeout; no other thread waits) and continues.
      *
      * <p>The match stops at this sequence's {@link SequenceOptions#budgetBytes() budgetBytes}: it
      * takes at most {@code budgetBytes / bytesPerBlock} blocks and returns the tokens taken, so the
@@ -295,7 +293,6 @@ public final class Sequence implements AutoCloseable {
         MemorySegment.copy(v, 0, dst, ValueLayout.JAVA_FLOAT, l.offsetOf(layer, KvLayout.V, offset), n);
         afterWrite(id, layer, offset);
     }
-
 
     private int writableBlock(int layer, int position) {
         checkClosed();
@@ -588,7 +585,6 @@ public final class Sequence implements AutoCloseable {
         Checks.index("position", position, length, "length ");
         Checks.index("layer", layer, cache.layout.layers(), "");
     }
-
 
     private void checkOpen() {
         checkClosed();

@@ -278,4 +278,21 @@ public final class TierControl {
     public java.util.List<String> checkInvariants(java.util.function.Supplier<java.util.List<String>> below) {
         return cache.checkInvariants(below);
     }
+
+    /**
+     * Sets where device KV events go ({@link DeviceEvents}). Set it before the first sequence
+     * opens; events for blocks already findable are not replayed.
+     *
+     * @param sink the sink, called with this cache's lock held; {@link io.tierkv.core.event.KvEventSink#NONE} for none
+     * @throws NullPointerException if sink is null
+     */
+    public void setEventSink(io.tierkv.core.event.KvEventSink sink) {
+        java.util.Objects.requireNonNull(sink, "sink");
+        cache.lock.lock();
+        try {
+            cache.events.sink = sink;
+        } finally {
+            cache.lock.unlock();
+        }
+    }
 }
