@@ -410,6 +410,9 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         String field = message.substring(0, colon);
         String rest = message.substring(colon + 2).replace("recentBlocks", "--recent-blocks");
+        if (field.equals("remote")) { // "URL (expected a host or disk tier ...)"
+            return "--remote " + rest.replace("not a single tier", "not --single-tier");
+        }
         String typed = switch (field) {
             case "deviceBytes" -> deviceBytes != null ? "--device-bytes " + deviceBytes
                     : "--device-tokens " + deviceTokens;
