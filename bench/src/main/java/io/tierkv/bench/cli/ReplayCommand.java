@@ -147,10 +147,14 @@ public final class ReplayCommand implements Callable<Integer> {
     @CommandLine.Mixin
     private ObserveOptions observe = new ObserveOptions();
 
-    @Option(names = "--observe-ab", description = "replay six times (the first two warm up), alternating without and with KV events and "
-            + "metrics (--kv-events, --metrics-port, or a loopback publisher and a free port), and print the "
-            + "throughput ratio on/off (best of two each)")
+    @Option(names = "--observe-ab", description = "replay in pairs, without then with KV events and metrics "
+            + "(--kv-events, --metrics-port, or a loopback publisher and a free port), the first pair a warm-up, and "
+            + "print the median of the pairs' on/off throughput ratios")
     private boolean observeAb;
+
+    @Option(names = "--ab-pairs", paramLabel = "N", defaultValue = "2",
+            description = "with --observe-ab: counted pairs after the warm-up pair, 1..100 (default: ${DEFAULT-VALUE})")
+    private int abPairs;
 
     @Option(names = "--progress", negatable = true, description = "progress bar on stderr (default: when stderr is "
             + "a terminal)")
@@ -280,9 +284,11 @@ public final class ReplayCommand implements Callable<Integer> {
     }
 
     /**
-     * {@code --observe-ab}: the replay six times, off, on, off, on, off, on (on: KV events
-     * published and metrics served), each on a fresh manager; the first pair warms the JIT up; prints
-     * the best throughput of each half of the other four and their ratio.
+     * {@code --observe-ab}: the replay in pairs, off then on (on: KV events published and metrics
+     * served), each on a fresh manager; the first pair warms the JIT up; prints each counted pair's
+     * on/off throughput ratio and their median (a pair's two halves run back to back, so the
+     * machine's drift between pairs, which on these shared machines is larger than the effect,
+     * cancels within a pair).
      *
      * @param config the configuration
      * @param input  the requests
@@ -290,8 +296,10 @@ public final class ReplayCommand implements Callable<Integer> {
      * @return 0, or 1 if a replay failed its checks
      */
     private int observeAb(ReplayConfig config, TraceInput input, PrintWriter out) {
-        double[] best = new double[2];
-        for (int round = 0; round < 6; round++) { // rounds 0 and 1 warm the JIT up and are not counted
+        int pairs = (int) Check.between("--ab-pairs", abPairs, 1, 100, "");
+        double[] ratios = new double[pairs];
+        double[] tokensPerSecond = new double[2];
+        for (int round = 0; round < 2 * (pairs + 1); round++) { // the first pair warms the JIT up
             int on = round % 2;
             try (Observation observation = on == 1 ? observe.openForComparison() : Observation.none()) {
                 ReplayReport r = replay(config, input, false, "", observation);
@@ -299,16 +307,22 @@ public final class ReplayCommand implements Callable<Integer> {
                     out.print(r.summary());
                     return 1;
                 }
-                if (round >= 2) {
-                    best[on] = Math.max(best[on], r.tokensPerSecond());
+                tokensPerSecond[on] = r.tokensPerSecond();
+                boolean counted = round >= 2;
+                if (counted && on == 1) {
+                    ratios[round / 2 - 1] = tokensPerSecond[1] / tokensPerSecond[0];
                 }
                 out.printf(Locale.ROOT, "%-24s %.0f tokens/s, hit rate %.4f%s%n", on == 1 ? "events and metrics on:"
-                        : "events and metrics off:", r.tokensPerSecond(), r.hitRate(), round < 2 ? " (warm-up)" : "");
+                        : "events and metrics off:", r.tokensPerSecond(), r.hitRate(), !counted ? " (warm-up)"
+                        : on == 1 ? String.format(Locale.ROOT, "  pair on/off %.3f", ratios[round / 2 - 1]) : "");
                 out.flush();
             }
         }
-        out.printf(Locale.ROOT, "observe A/B: off %.0f tokens/s, on %.0f tokens/s (best of 2 each): on/off %.3f%n",
-                best[0], best[1], best[1] / best[0]);
+        double[] sorted = ratios.clone();
+        java.util.Arrays.sort(sorted);
+        double median = pairs % 2 == 1 ? sorted[pairs / 2] : (sorted[pairs / 2 - 1] + sorted[pairs / 2]) / 2;
+        out.printf(Locale.ROOT, "observe A/B: on/off median %.3f of %d pairs (min %.3f, max %.3f)%n", median, pairs,
+                sorted[0], sorted[pairs - 1]);
         out.flush();
         return 0;
     }

@@ -68,6 +68,7 @@ class BadUsageCliTest {
         "replay --remote redis://127.0.0.1:1 --requests 5 | tierkv replay: --remote redis://127.0.0.1:1: the store is unavailable (",
         "replay --remote redis://127.0.0.1:1 --single-tier | tierkv replay: --remote redis://127.0.0.1:1 (expected a host or disk tier with it, not --single-tier",
         "replay --remote redis://127.0.0.1:1 --node-device-tokens 3e6 | tierkv replay: --node-device-tokens 3e6 without --nodes (expected --nodes N)",
+        "replay --observe-ab --ab-pairs 0 --requests 5 | tierkv replay: --ab-pairs 0 (expected 1 <= N <= 100)",
         "replay --movers 9                | tierkv replay: --movers 9 (expected 0 <= N <= 8)",
         "replay --recent-blocks -1        | tierkv replay: --recent-blocks -1 (expected >= 0)",
         "replay --device-tokens 3         | tierkv replay: --device-tokens 3 (2048 bytes; expected >= 3 blocks of 2048 bytes: --recent-blocks + 1)",
