@@ -64,9 +64,9 @@ final class Departures {
         MemorySegment map = seg.map;
         long hi = index.hashHi[slot];
         long lo = index.hashLo[slot];
-        if (rules.check(map, off, off + len, crc, seg.nonce) != DiskFormat.VALID
-                || RecordHeaders.recordHashHi(map, off) != hi || RecordHeaders.recordHashLo(map, off) != lo) {
-            return;
+        if (rules.headerProblem(map, off, len, crc, seg.nonce, hi, lo) != null
+                || RecordRules.payloadCrc(map, off, crc) != RecordHeaders.recordPayloadCrc(map, off)) {
+            return; // the same checks as a read's, without its counting and quarantine
         }
         int tokens = RecordHeaders.recordTokenCount(map, off);
         int raw = RecordHeaders.recordRawLength(map, off);
@@ -74,12 +74,6 @@ final class Departures {
         int codecByte = RecordHeaders.recordCodec(map, off);
         long identityOff = off + DiskFormat.RECORD_HEADER_BYTES;
         long payloadOff = off + DiskFormat.payloadOffset(tokens);
-        crc.reset();
-        DiskFormat.update(crc, map, identityOff, BlockIdentity.bytes(tokens));
-        DiskFormat.update(crc, map, payloadOff, stored);
-        if ((int) crc.getValue() != RecordHeaders.recordPayloadCrc(map, off)) {
-            return;
-        }
         MemorySegment payload;
         if (codecByte == DiskFormat.CODEC_RAW) {
             payload = map.asSlice(payloadOff, raw);

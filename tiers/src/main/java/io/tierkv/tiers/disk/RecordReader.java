@@ -271,12 +271,8 @@ final class RecordReader {
         Segment seg = segments.at(index.segment[slot]);
         long off = index.offset[slot];
         MemorySegment map = seg.map;
-        int tokens = RecordHeaders.recordTokenCount(map, off);
         int expected = RecordHeaders.recordPayloadCrc(map, off);
-        crc.reset();
-        DiskFormat.update(crc, map, off + DiskFormat.RECORD_HEADER_BYTES,
-                BlockIdentity.bytes(tokens) + RecordHeaders.recordStoredLength(map, off));
-        int actual = (int) crc.getValue();
+        int actual = RecordRules.payloadCrc(map, off, crc);
         if (actual != expected) {
             counters.gets++;
             corrupt(slot, seg, off, CorruptionLog.Kind.PAYLOAD, "payload checksum mismatch", expected & 0xFFFFFFFFL,
@@ -296,10 +292,7 @@ final class RecordReader {
         long off = index.offset[slot];
         long len = index.length[slot];
         MemorySegment map = seg.map;
-        int status = rules.check(map, off, off + len, crc, seg.nonce);
-        String reason = status != DiskFormat.VALID ? DiskFormat.reason(status)
-                : RecordHeaders.recordHashHi(map, off) != hi || RecordHeaders.recordHashLo(map, off) != lo
-                        || RecordHeaders.recordBytesAt(map, off) != len ? "header names another block or length" : null;
+        String reason = rules.headerProblem(map, off, len, crc, seg.nonce, hi, lo);
         if (reason == null) {
             return true;
         }

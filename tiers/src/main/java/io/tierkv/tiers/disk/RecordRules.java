@@ -49,4 +49,45 @@ record RecordRules(long fingerprint, int maxTokens, int maxRaw) {
         }
         return tokens;
     }
+
+    /**
+     * Why the record at {@code off}, indexed under a key with a length, is not to be trusted by
+     * its header: the header's own check ({@link #check}), then that it names that key and
+     * length.
+     *
+     * @param map   the mapped segment
+     * @param off   the record's offset
+     * @param len   the record's length as indexed
+     * @param crc   a checksum object
+     * @param nonce the segment's nonce
+     * @param hi    the key, high 64 bits
+     * @param lo    the key, low 64 bits
+     * @return null if the header is sound and names the key and length, else the reason
+     */
+    String headerProblem(MemorySegment map, long off, long len, CRC32C crc, long nonce, long hi, long lo) {
+        int status = check(map, off, off + len, crc, nonce);
+        if (status != DiskFormat.VALID) {
+            return DiskFormat.reason(status);
+        }
+        return RecordHeaders.recordHashHi(map, off) != hi || RecordHeaders.recordHashLo(map, off) != lo
+                || RecordHeaders.recordBytesAt(map, off) != len ? "header names another block or length" : null;
+    }
+
+    /**
+     * The CRC32C of a record's identity and stored payload, the bytes its header's payload
+     * checksum covers ({@link DiskFormat}); compare with {@link RecordHeaders#recordPayloadCrc}.
+     * The header must be sound.
+     *
+     * @param map the mapped segment
+     * @param off the record's offset
+     * @param crc a checksum object (reset here)
+     * @return the checksum of the record's bytes as they are now
+     */
+    static int payloadCrc(MemorySegment map, long off, CRC32C crc) {
+        crc.reset();
+        DiskFormat.update(crc, map, off + DiskFormat.RECORD_HEADER_BYTES,
+                io.tierkv.core.prefix.BlockIdentity.bytes(RecordHeaders.recordTokenCount(map, off))
+                        + RecordHeaders.recordStoredLength(map, off));
+        return (int) crc.getValue();
+    }
 }
