@@ -399,6 +399,12 @@ public final class ReplayCommand implements Callable<Integer> {
         Check.atLeast("--max-decode-tokens", maxDecodeTokens, -1);
         Check.between("--speed", speed, 0, Double.MAX_VALUE);
         Check.between("--admission-timeout-ms", admissionTimeoutMs, 0, Double.MAX_VALUE);
+        io.tierkv.remote.RemoteOptions remote = multiNode.belowManager();
+        if (remote != null && (singleTier || host == 0 && disk == 0)) {
+            throw new IllegalArgumentException("--remote " + remote.url() + " with " + (singleTier ? "--single-tier"
+                    : "no host or disk tier (host 0 bytes, --disk-bytes 0)") + " (expected a host or disk tier: the "
+                    + "store lies below the lowest local tier)");
+        }
         if (singleTier) {
             host = 0;
             disk = 0;
@@ -406,7 +412,7 @@ public final class ReplayCommand implements Callable<Integer> {
         try {
             return new ReplayConfig(layout, dev, host, diskDir, disk, manager.compression(),
                     policy.toLowerCase(Locale.ROOT), manager.recentBlocks(), manager.movers(), payload,
-                    maxDecodeTokens, speed, Math.round(admissionTimeoutMs * 1e6), multiNode.belowManager());
+                    maxDecodeTokens, speed, Math.round(admissionTimeoutMs * 1e6), remote);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(asTyped(e.getMessage())); // the option, not the field: no cause
         }
@@ -424,9 +430,6 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         String field = message.substring(0, colon);
         String rest = message.substring(colon + 2).replace("recentBlocks", "--recent-blocks");
-        if (field.equals("remote")) { // "URL (expected a host or disk tier ...)"
-            return "--remote " + rest.replace("not a single tier", "not --single-tier");
-        }
         String typed = switch (field) {
             case "deviceBytes" -> deviceBytes != null ? "--device-bytes " + deviceBytes
                     : "--device-tokens " + deviceTokens;

@@ -104,8 +104,8 @@ public record ReplayConfig(KvLayout layout, long deviceBytes, long hostBytes, Pa
             throw new IllegalArgumentException("admissionTimeoutNanos: " + admissionTimeoutNanos + " (expected >= 0)");
         }
         if (remote != null && hostBytes == 0 && diskBytes == 0) {
-            throw new IllegalArgumentException("remote: " + remote.url() + " (expected a host or disk tier with it, "
-                    + "not a single tier: the store lies below the lowest local tier)");
+            throw new IllegalArgumentException("remote: " + remote.url() + " with hostBytes 0 and diskBytes 0 "
+                    + "(expected a host or disk tier: the store lies below the lowest local tier)");
         }
     }
 

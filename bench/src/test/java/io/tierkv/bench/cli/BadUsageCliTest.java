@@ -66,7 +66,7 @@ class BadUsageCliTest {
         "replay --nodes 2 --remote ftp://x:1 | tierkv replay: --remote ftp://x:1 (expected",
         "replay --nodes 2 --remote redis://127.0.0.1:1 --requests 5 | tierkv replay: --remote redis://127.0.0.1:1: the store is unavailable (",
         "replay --remote redis://127.0.0.1:1 --requests 5 | tierkv replay: --remote redis://127.0.0.1:1: the store is unavailable (",
-        "replay --remote redis://127.0.0.1:1 --single-tier | tierkv replay: --remote redis://127.0.0.1:1 (expected a host or disk tier with it, not --single-tier",
+        "replay --remote redis://127.0.0.1:1 --single-tier | tierkv replay: --remote redis://127.0.0.1:1 with --single-tier (expected a host or disk tier",
         "replay --remote redis://127.0.0.1:1 --node-device-tokens 3e6 | tierkv replay: --node-device-tokens 3e6 without --nodes (expected --nodes N)",
         "replay --observe-ab --ab-pairs 0 --requests 5 | tierkv replay: --ab-pairs 0 (expected 1 <= N <= 100)",
         "replay --movers 9                | tierkv replay: --movers 9 (expected 0 <= N <= 8)",
