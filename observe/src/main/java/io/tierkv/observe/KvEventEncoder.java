@@ -1,12 +1,16 @@
 package io.tierkv.observe;
 
 import io.tierkv.core.event.KvBlockHash;
-import io.tierkv.tiers.events.KvEvent;
+import io.tierkv.core.event.KvMedium;
 import io.tierkv.tiers.events.KvEventBatch;
+import io.tierkv.tiers.events.KvEventView;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import org.msgpack.core.MessageBufferPacker;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessagePacker;
 
 /**
  * Encodes a {@link KvEventBatch} as the msgpack payload vLLM's {@code ZmqEventPublisher} sends:
@@ -29,12 +33,35 @@ import org.msgpack.core.MessagePack;
  * newer releases) is sent as nil so that decoders of both layouts accept the array; older
  * decoders ignore the extra trailing element.
  *
- * <p>Not thread-safe: one encoder per thread (it reuses its buffer).
+ * <p>Not thread-safe: one encoder per thread (it reuses its buffer, so a steady stream of batches
+ * allocates nothing but the arrays {@link #encode} returns).
  */
 public final class KvEventEncoder {
 
+    private static final byte[] BLOCK_STORED = utf8("BlockStored");
+    private static final byte[] BLOCK_REMOVED = utf8("BlockRemoved");
+    private static final byte[] ALL_BLOCKS_CLEARED = utf8("AllBlocksCleared");
+    private static final byte[][] MEDIA = Arrays.stream(KvMedium.values()).map(m -> utf8(m.name())).toArray(byte[][]::new);
+
     private final int dataParallelRank;
-    private final MessageBufferPacker packer = MessagePack.newDefaultBufferPacker();
+    /** What the packer flushes into; reused, so a steady stream of batches allocates nothing. */
+    private final Bytes out = new Bytes();
+    private final MessagePacker packer = MessagePack.newDefaultPacker(out);
+    /** An event's token ids, copied out of the view in one go; grows to B. */
+    private int[] scratch = new int[0];
+    /** The same ids as msgpack integers ({@link MsgpackInts}). */
+    private byte[] encoded = new byte[0];
+
+    /** A byte sink whose array is read in place. */
+    private static final class Bytes extends ByteArrayOutputStream {
+        Bytes() {
+            super(1 << 16);
+        }
+
+        byte[] array() {
+            return buf;
+        }
+    }
 
     /**
      * Creates an encoder.
@@ -49,6 +76,10 @@ public final class KvEventEncoder {
         this.dataParallelRank = dataParallelRank;
     }
 
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
     /**
      * Encodes one batch.
      *
@@ -57,52 +88,92 @@ public final class KvEventEncoder {
      * @throws NullPointerException if batch is null
      */
     public byte[] encode(KvEventBatch batch) {
-        packer.clear();
-        try {
-            packer.packArrayHeader(3);
-            packer.packDouble(batch.timestampSeconds());
-            packer.packArrayHeader(batch.events().size());
-            for (KvEvent e : batch.events()) {
-                pack(e);
-            }
-            packer.packInt(dataParallelRank);
-            return packer.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException("msgpack into memory failed", e); // a buffer packer does not do I/O
-        }
+        return encode(batch.timestampSeconds(), KvEventView.of(batch.events()));
     }
 
-    private void pack(KvEvent e) throws IOException {
-        switch (e) {
-            case KvEvent.BlockStored s -> {
+    /**
+     * Encodes one batch given as a view.
+     *
+     * @param timestampSeconds the batch's {@code ts}, seconds since the epoch
+     * @param events           the events
+     * @return the msgpack bytes; a fresh array
+     * @throws NullPointerException if events is null
+     */
+    public byte[] encode(double timestampSeconds, KvEventView events) {
+        int n = encodeInPlace(timestampSeconds, events);
+        return Arrays.copyOf(out.array(), n);
+    }
+
+    /**
+     * Encodes one batch into this encoder's buffer ({@link #buffer()}), valid until the next call.
+     *
+     * @param timestampSeconds the batch's {@code ts}
+     * @param events           the events
+     * @return the payload's length in bytes, at the start of {@link #buffer()}
+     */
+    int encodeInPlace(double timestampSeconds, KvEventView events) {
+        out.reset();
+        try {
+            packer.packArrayHeader(3);
+            packer.packDouble(timestampSeconds);
+            int n = events.size();
+            packer.packArrayHeader(n);
+            for (int i = 0; i < n; i++) {
+                pack(events, i);
+            }
+            packer.packInt(dataParallelRank);
+            packer.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException("msgpack into memory failed", e); // a memory sink does not do I/O
+        }
+        return out.size();
+    }
+
+    /** {@return the buffer {@link #encodeInPlace} wrote; not copied} */
+    byte[] buffer() {
+        return out.array();
+    }
+
+    private void packString(byte[] utf8) throws IOException {
+        packer.packRawStringHeader(utf8.length);
+        packer.writePayload(utf8);
+    }
+
+    private void pack(KvEventView events, int i) throws IOException {
+        switch (events.type(i)) {
+            case BLOCK_STORED -> {
                 packer.packArrayHeader(8);
-                packer.packString("BlockStored");
+                packString(BLOCK_STORED);
                 packer.packArrayHeader(1);
-                packer.packLong(s.hash().wireHash());
-                if (s.parentHash() == null) {
-                    packer.packNil();
+                packer.packLong(events.hashHi(i)); // KvBlockHash.wireHash(): the high 64 bits
+                if (events.hasParent(i)) {
+                    packer.packLong(events.parentHashHi(i));
                 } else {
-                    packer.packLong(s.parentHash().wireHash());
+                    packer.packNil();
                 }
-                packer.packArrayHeader(s.tokenIds().length);
-                for (int t : s.tokenIds()) {
-                    packer.packInt(t);
+                int tokens = events.tokenCount(i);
+                if (scratch.length < tokens) {
+                    scratch = new int[tokens];
+                    encoded = new byte[tokens * MsgpackInts.MAX_BYTES_PER_INT];
                 }
-                packer.packInt(s.blockSizeTokens());
+                events.copyTokenIds(i, scratch, 0);
+                packer.packArrayHeader(tokens);
+                packer.writePayload(encoded, 0, MsgpackInts.encode(scratch, tokens, encoded));
+                packer.packInt(events.blockSizeTokens(i));
                 packer.packNil(); // lora_id
-                packer.packString(s.medium().name());
+                packString(MEDIA[events.medium(i).ordinal()]);
                 packer.packNil(); // lora_name
             }
-            case KvEvent.BlockRemoved r -> {
+            case BLOCK_REMOVED -> {
                 packer.packArrayHeader(3);
-                packer.packString("BlockRemoved");
+                packString(BLOCK_REMOVED);
                 packer.packArrayHeader(1);
-                packer.packLong(r.hash().wireHash());
-                packer.packString(r.medium().name());
+                packer.packLong(events.hashHi(i));
+                packString(MEDIA[events.medium(i).ordinal()]);
             }
-            case KvEvent.AllBlocksCleared c -> {
+            case ALL_BLOCKS_CLEARED -> {
                 packer.packArrayHeader(1);
-                packer.packString("AllBlocksCleared");
+                packString(ALL_BLOCKS_CLEARED);
             }
         }
     }

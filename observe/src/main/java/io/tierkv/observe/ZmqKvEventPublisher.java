@@ -2,6 +2,7 @@ package io.tierkv.observe;
 
 import io.tierkv.tiers.events.KvEventBatch;
 import io.tierkv.tiers.events.KvEventListener;
+import io.tierkv.tiers.events.KvEventView;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
@@ -41,6 +42,8 @@ public final class ZmqKvEventPublisher implements KvEventListener, AutoCloseable
     private final KvEventEncoder encoder;
     private final long awaitSubscriberMillis;
     private final String endpoint;
+    /** The 8-byte big-endian sequence frame, reused (sent through the copying send). */
+    private final ByteBuffer sequenceFrame = ByteBuffer.allocate(Long.BYTES);
     private boolean subscribed;
     private long nextSequence;
     private long sentBatches;
@@ -98,19 +101,28 @@ public final class ZmqKvEventPublisher implements KvEventListener, AutoCloseable
     }
 
     @Override
-    public synchronized void onBatch(KvEventBatch batch) {
+    public void onBatch(KvEventBatch batch) {
+        onEvents(batch.sequence(), batch.timestampSeconds(), batch.droppedBefore(), KvEventView.of(batch.events()));
+    }
+
+    /** Encodes the view in place (no object per event) and sends it; the manager calls this. */
+    @Override
+    public synchronized void onEvents(long sequence, double timestampSeconds, long droppedBefore,
+            KvEventView events) {
         if (closed) {
             return;
         }
         if (!subscribed) {
             awaitSubscriber();
         }
-        long sequence = nextSequence + batch.droppedBefore();
-        nextSequence = sequence + 1;
-        byte[] payload = encoder.encode(batch);
+        long ours = nextSequence + droppedBefore;
+        nextSequence = ours + 1;
+        int length = encoder.encodeInPlace(timestampSeconds, events);
         socket.sendMore(topic);
-        socket.sendMore(ByteBuffer.allocate(Long.BYTES).putLong(sequence).array());
-        socket.send(payload);
+        sequenceFrame.putLong(0, ours);
+        // send(array, offset, length, flags) copies the bytes (sendMore(array) would queue the array itself).
+        socket.send(sequenceFrame.array(), 0, Long.BYTES, ZMQ.SNDMORE);
+        socket.send(encoder.buffer(), 0, length, 0);
         sentBatches++;
     }
 

@@ -75,4 +75,15 @@ class KvEventDropsTest {
                 KvBlockManager.builder(Workload.LAYOUT).kvEvents(batch -> { }, 0), dir.resolve("kv")));
         assertEquals("kvEventQueueCapacity: 0 (expected >= 1)", e.getMessage());
     }
+
+    @Test
+    void aQueueLargerThanAQuarterOfTheHeapIsRefusedBeforeAnythingIsAllocated() {
+        var e = assertThrows(IllegalArgumentException.class, () -> Workload.manager(
+                KvBlockManager.builder(Workload.LAYOUT).kvEvents(batch -> { }, Integer.MAX_VALUE), dir.resolve("kv")));
+        long heap = Runtime.getRuntime().maxMemory();
+        assertTrue(e.getMessage().startsWith("kvEventQueueCapacity: " + Integer.MAX_VALUE + " events of "
+                + Workload.LAYOUT.blockSizeTokens() + " tokens take up to "), e.getMessage());
+        assertTrue(e.getMessage().endsWith("(expected <= " + heap / 4 + ", a quarter of the JVM's max heap " + heap + ")"),
+                e.getMessage());
+    }
 }

@@ -325,8 +325,14 @@ public final class KvBlockManagerBuilder {
      * thread. Closing the manager delivers what is queued and a final {@code AllBlocksCleared}.
      * Without a listener every report is a call on a no-op sink.
      *
+     * <p>The queue is a ring of primitive slots: a report allocates nothing and takes no lock.
+     * Its capacity counts the events waiting and those of the batch being delivered (freed when
+     * the listener returns); it takes up to {@code queueCapacity * (48 + 4 * B)} bytes of heap,
+     * allocated in chunks as it first fills and kept.
+     *
      * @param listener      receives the batches; null for none (the default)
-     * @param queueCapacity most events waiting, >= 1; checked by {@link #build()}
+     * @param queueCapacity most events waiting or being delivered, >= 1, and at most a quarter of
+     *                      the max heap by the bytes above; checked by {@link #build()}
      * @return this
      */
     public KvBlockManagerBuilder kvEvents(io.tierkv.tiers.events.KvEventListener listener, int queueCapacity) {
@@ -399,6 +405,15 @@ public final class KvBlockManagerBuilder {
         }
         if (kvEventQueueCapacity < 1) {
             throw new IllegalArgumentException("kvEventQueueCapacity: " + kvEventQueueCapacity + " (expected >= 1)");
+        }
+        if (kvEventListener != null) {
+            long ringBytes = KvEventRing.maxHeapBytes(kvEventQueueCapacity, layout.blockSizeTokens());
+            long heapBytes = Runtime.getRuntime().maxMemory();
+            if (ringBytes > heapBytes / 4) {
+                throw new IllegalArgumentException("kvEventQueueCapacity: " + kvEventQueueCapacity + " events of "
+                        + layout.blockSizeTokens() + " tokens take up to " + ringBytes + " bytes of heap (expected <= "
+                        + heapBytes / 4 + ", a quarter of the JVM's max heap " + heapBytes + ")");
+            }
         }
         if (errorHandler == null) {
             throw new IllegalArgumentException("errorHandler: null (expected a Consumer<Throwable>)");

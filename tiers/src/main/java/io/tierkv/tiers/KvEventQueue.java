@@ -1,44 +1,35 @@
 package io.tierkv.tiers;
 
-import io.tierkv.core.event.KvBlockHash;
 import io.tierkv.core.event.KvEventSink;
 import io.tierkv.core.event.KvMedium;
-import io.tierkv.core.prefix.BlockIdentity;
-import io.tierkv.tiers.events.KvEvent;
 import io.tierkv.tiers.events.KvEventBatch;
 import io.tierkv.tiers.events.KvEventListener;
 import io.tierkv.tiers.events.KvEventStats;
+import io.tierkv.tiers.events.KvEventView;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * The manager's KV event queue: the {@link KvEventSink} every tier reports to, and the one thread
- * that turns those reports into {@link KvEventBatch}es for the {@link KvEventListener}.
+ * that hands those reports to the {@link KvEventListener} in batches.
  *
- * <p>Data path: a report builds one small event (the block's token ids copied out of its identity)
- * and offers it to a bounded {@link ArrayBlockingQueue}; a full queue drops it and counts the drop.
- * Nothing on the data path waits for the listener.
+ * <p>Data path: a report writes the event (the block's token ids copied out of its identity) into
+ * a {@link KvEventRing}, allocating nothing and taking no lock; a full ring drops it and counts
+ * the drop. Nothing on the data path waits for the listener.
  *
- * <p>Event thread: every {@link #FLUSH_INTERVAL_NANOS} takes what is queued (up to
- * {@link #MAX_BATCH_EVENTS} per batch), folds
- * duplicate copies (the host tier may hold two block ids with one hash: only the first copy's
- * store and the last copy's removal are delivered, so a consumer keeping a set per medium stays
- * exact), numbers the batch ({@link KvEventBatch} explains the gaps) and calls the listener.
- * {@link #close()} stops the reports, delivers what is queued plus a final {@code AllBlocksCleared}
- * and ends the thread.
+ * <p>Event thread: every {@link #FLUSH_INTERVAL_NANOS} reads what the ring holds (up to
+ * {@link #MAX_BATCH_EVENTS} per batch), folds duplicate copies (the host tier may hold two block
+ * ids with one hash: only the first copy's store and the last copy's removal are delivered, so a
+ * consumer keeping a set per medium stays exact), numbers the batch ({@link KvEventBatch} explains
+ * the gaps) and calls {@link KvEventListener#onEvents} with a view of the kept events read in
+ * place; the ring's slots are freed when the call returns. {@link #close()} stops the reports,
+ * delivers what is queued plus a final {@code AllBlocksCleared} and ends the thread.
  *
- * <p>Thread-safe: the sink methods may be called from any thread; the fold table and the sequence
- * belong to the event thread.
+ * <p>Thread-safe: the sink methods may be called from any thread; the fold table, the view and the
+ * sequence belong to the event thread.
  */
 final class KvEventQueue implements KvEventSink, AutoCloseable {
 
@@ -51,12 +42,10 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
      */
     static final long FLUSH_INTERVAL_NANOS = 5_000_000L;
     private static final long CLOSE_TIMEOUT_MILLIS = 10_000;
-    private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    private final ArrayBlockingQueue<KvEvent> queue;
+    private final KvEventRing ring;
     private final KvEventListener listener;
     private final int blockSizeTokens;
-    private final LongAdder queued = new LongAdder();
     private final LongAdder dropped = new LongAdder();
     private final AtomicLong batches = new AtomicLong();
     private final AtomicLong delivered = new AtomicLong();
@@ -68,7 +57,9 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
      * Host copies reported per hash; event thread only. Only the host tier can hold two copies of
      * one hash (two block ids); the device index, the disk index and the remote store hold one.
      */
-    private final Map<KvBlockHash, Integer> hostCopies = new HashMap<>();
+    private final HashCounts hostCopies = new HashCounts();
+    /** The batch being delivered; event thread only. */
+    private final BatchView view = new BatchView();
     /** Event thread only. */
     private long nextSequence;
     /** Drops already accounted for in a sequence gap; event thread only. */
@@ -83,7 +74,7 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
      */
     KvEventQueue(KvEventListener listener, int capacity, int blockSizeTokens) {
         this.listener = listener;
-        this.queue = new ArrayBlockingQueue<>(capacity);
+        this.ring = new KvEventRing(capacity, blockSizeTokens);
         this.blockSizeTokens = blockSizeTokens;
         this.thread = Thread.ofPlatform().daemon().name("tierkv-kv-events").unstarted(this::run);
         thread.start();
@@ -91,50 +82,34 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
 
     @Override
     public void blockStored(KvMedium medium, long hashHi, long hashLo, MemorySegment identity) {
-        if (!accepting) {
-            return;
+        if (accepting && !ring.stored(medium, hashHi, hashLo, identity)) {
+            dropped.increment();
         }
-        long parentHi = identity.get(LONG_LE, BlockIdentity.PARENT_HI);
-        long parentLo = identity.get(LONG_LE, BlockIdentity.PARENT_LO);
-        KvBlockHash parent = parentHi == 0 && parentLo == 0 ? null : new KvBlockHash(parentHi, parentLo);
-        int[] tokens = new int[(int) ((identity.byteSize() - BlockIdentity.KEY_BYTES) / Integer.BYTES)];
-        MemorySegment.copy(identity, ValueLayout.JAVA_INT_UNALIGNED, BlockIdentity.KEY_BYTES, tokens, 0, tokens.length);
-        offer(new KvEvent.BlockStored(new KvBlockHash(hashHi, hashLo), parent, tokens, blockSizeTokens, medium));
     }
 
     @Override
     public void blockRemoved(KvMedium medium, long hashHi, long hashLo) {
-        if (accepting) {
-            offer(new KvEvent.BlockRemoved(new KvBlockHash(hashHi, hashLo), medium));
-        }
-    }
-
-    private void offer(KvEvent e) {
-        if (queue.offer(e)) {
-            queued.increment();
-        } else {
+        if (accepting && !ring.removed(medium, hashHi, hashLo)) {
             dropped.increment();
         }
     }
 
     /** {@return a snapshot of the counters; thread-safe} */
     KvEventStats stats() {
-        int depth = queue.size();
-        return new KvEventStats(queue.remainingCapacity() + depth, depth, queued.sum(), dropped.sum(), batches.get(),
+        return new KvEventStats(ring.capacity(), ring.depth(), ring.accepted(), dropped.sum(), batches.get(),
                 delivered.get(), listenerErrors.get());
     }
 
     private void run() {
-        List<KvEvent> raw = new ArrayList<>();
         for (;;) {
             boolean last = stopping; // read before the drain: nothing is accepted once it is set
-            while (queue.drainTo(raw, MAX_BATCH_EVENTS) > 0) {
-                deliver(raw);
-                raw.clear();
+            while (drain() > 0) {
+                // each pass delivers one batch
             }
             if (last) {
-                raw.add(new KvEvent.AllBlocksCleared());
-                deliver(raw);
+                view.clear();
+                view.addCleared();
+                deliver();
                 return;
             }
             LockSupport.parkNanos(FLUSH_INTERVAL_NANOS);
@@ -144,36 +119,44 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
         }
     }
 
-    /** Folds duplicate copies, numbers the batch and hands it to the listener. Event thread. */
-    private void deliver(List<KvEvent> raw) {
-        List<KvEvent> out = new ArrayList<>(raw.size());
-        for (KvEvent e : raw) {
-            switch (e) {
-                case KvEvent.BlockStored s -> {
-                    if (s.medium() != KvMedium.CPU || hostCopies.merge(s.hash(), 1, Integer::sum) == 1) {
-                        out.add(s);
-                    }
-                }
-                case KvEvent.BlockRemoved r when r.medium() != KvMedium.CPU -> out.add(r);
-                case KvEvent.BlockRemoved r -> {
-                    Map<KvBlockHash, Integer> m = hostCopies;
-                    Integer n = m.get(r.hash());
-                    if (n == null || n == 1) {
-                        m.remove(r.hash());
-                        out.add(r); // n == null: its store was dropped; pass the removal on
-                    } else {
-                        m.put(r.hash(), n - 1);
-                    }
-                }
-                case KvEvent.AllBlocksCleared c -> {
-                    hostCopies.clear();
-                    out.add(c);
-                }
+    /**
+     * Reads up to {@link #MAX_BATCH_EVENTS} ready events, folds duplicate host copies, delivers
+     * what is kept and frees the slots. Event thread.
+     *
+     * @return the events read
+     */
+    private int drain() {
+        long from = ring.head();
+        int n = ring.ready(from, MAX_BATCH_EVENTS);
+        view.clear();
+        for (long t = from; t < from + n; t++) {
+            if (kept(t)) {
+                view.add(t);
             }
         }
-        if (out.isEmpty()) {
-            return;
+        if (view.size() > 0) {
+            deliver();
         }
+        ring.release(from + n);
+        return n;
+    }
+
+    /** {@return whether ring position t survives the fold of host copies} */
+    private boolean kept(long t) {
+        if (ring.medium(t) != KvMedium.CPU) {
+            return true;
+        }
+        long hi = ring.hashHi(t);
+        long lo = ring.hashLo(t);
+        if (ring.type(t) == KvEventView.Type.BLOCK_STORED) {
+            return hostCopies.increment(hi, lo) == 1;
+        }
+        // The last copy's removal passes, as does one whose store was dropped (count 0); earlier copies' do not.
+        return hostCopies.decrement(hi, lo) == 0;
+    }
+
+    /** Numbers the view's batch and hands it to the listener. Event thread. */
+    private void deliver() {
         long gap = dropped.sum() - droppedSeen;
         droppedSeen += gap;
         long sequence = nextSequence + gap;
@@ -181,14 +164,14 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
         Instant now = Instant.now();
         double ts = now.getEpochSecond() + now.getNano() / 1e9;
         try {
-            listener.onBatch(new KvEventBatch(sequence, ts, out, gap));
+            listener.onEvents(sequence, ts, gap, view);
         } catch (RuntimeException e) {
             listenerErrors.incrementAndGet();
             System.getLogger("io.tierkv.tiers.KvEventQueue").log(System.Logger.Level.WARNING,
                     "KV event listener failed on batch " + sequence, e);
         }
         batches.incrementAndGet();
-        delivered.addAndGet(out.size());
+        delivered.addAndGet(view.size());
     }
 
     /**
@@ -204,6 +187,109 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
             thread.join(CLOSE_TIMEOUT_MILLIS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * The batch being delivered: ring positions read in place, or the final
+     * {@code AllBlocksCleared} (position -1). Event thread only.
+     */
+    private final class BatchView implements KvEventView {
+
+        private static final long CLEARED = -1;
+        private final long[] positions = new long[MAX_BATCH_EVENTS];
+        private int size;
+
+        void clear() {
+            size = 0;
+        }
+
+        void add(long t) {
+            positions[size++] = t;
+        }
+
+        void addCleared() {
+            hostCopies.clear();
+            positions[size++] = CLEARED;
+        }
+
+        private long at(int i) {
+            if (i < 0 || i >= size) {
+                throw new IndexOutOfBoundsException("event " + i + " (the batch has " + size + ")");
+            }
+            return positions[i];
+        }
+
+        @Override
+        public int size() {
+            return size;
+        }
+
+        @Override
+        public Type type(int i) {
+            long t = at(i);
+            return t == CLEARED ? Type.ALL_BLOCKS_CLEARED : ring.type(t);
+        }
+
+        @Override
+        public KvMedium medium(int i) {
+            long t = at(i);
+            return t == CLEARED ? null : ring.medium(t);
+        }
+
+        @Override
+        public long hashHi(int i) {
+            long t = at(i);
+            return t == CLEARED ? 0 : ring.hashHi(t);
+        }
+
+        @Override
+        public long hashLo(int i) {
+            long t = at(i);
+            return t == CLEARED ? 0 : ring.hashLo(t);
+        }
+
+        @Override
+        public boolean hasParent(int i) {
+            return parentHashHi(i) != 0 || parentHashLo(i) != 0;
+        }
+
+        @Override
+        public long parentHashHi(int i) {
+            long t = at(i);
+            return t == CLEARED ? 0 : ring.parentHi(t);
+        }
+
+        @Override
+        public long parentHashLo(int i) {
+            long t = at(i);
+            return t == CLEARED ? 0 : ring.parentLo(t);
+        }
+
+        @Override
+        public int tokenCount(int i) {
+            long t = at(i);
+            return t == CLEARED ? 0 : ring.tokenCount(t);
+        }
+
+        @Override
+        public int tokenId(int i, int j) {
+            long t = at(i);
+            if (t == CLEARED) {
+                throw new IndexOutOfBoundsException("token " + j + " of event " + i + " (it has no tokens)");
+            }
+            return ring.token(t, j);
+        }
+
+        @Override
+        public int copyTokenIds(int i, int[] dst, int offset) {
+            long t = at(i);
+            return t == CLEARED ? 0 : ring.copyTokens(t, dst, offset);
+        }
+
+        @Override
+        public int blockSizeTokens(int i) {
+            return type(i) == Type.BLOCK_STORED ? blockSizeTokens : 0;
         }
     }
 }

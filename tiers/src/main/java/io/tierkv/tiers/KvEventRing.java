@@ -1,0 +1,320 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.event.KvMedium;
+import io.tierkv.core.prefix.BlockIdentity;
+import io.tierkv.tiers.events.KvEventView;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * The KV event queue's storage: a bounded many-producer, one-consumer ring of events held in
+ * primitive arrays, so that reporting an event allocates nothing and takes no lock.
+ *
+ * <p>Design (D. Vyukov's bounded MPMC queue, with one consumer): producers claim the next
+ * position {@code t} by a compare-and-set on the tail, after checking that it is less than
+ * {@code capacity} ahead of the head (else the event is refused: the caller counts a drop); write
+ * the event into slot {@code t % capacity}; and publish it by storing {@code t + 1} in the slot's
+ * sequence word with release semantics. The consumer reads position {@code h} once the slot's
+ * sequence word is {@code h + 1} (acquire), and frees the positions it has read by moving the head
+ * on ({@link #release}), after which producers may overwrite them. A producer stalled between claim
+ * and publish holds the consumer at its position until it publishes; later positions wait.
+ *
+ * <p>A slot holds 5 longs (hash, parent hash, and the type, medium and token count) and B ints
+ * (the token ids). The slots are allocated in chunks (of {@value #CHUNK_EVENTS} slots, fewer for
+ * blocks of over 256 tokens, so that a chunk holds at most 2^18 token ids) as the ring first
+ * fills them and kept, so a ring of capacity C costs at most {@code C * (48 + 4 * B)} bytes of
+ * heap and nothing until it is used.
+ *
+ * <p>Thread-safe for any number of producers ({@link #stored}, {@link #removed}) and one consumer
+ * (every other method but {@link #depth} and {@link #accepted}, which any thread may call).
+ */
+final class KvEventRing {
+
+    /** Most slots per chunk. */
+    static final int CHUNK_EVENTS = 1024;
+    /** Most token ids per chunk (1 MiB), so large blocks get smaller chunks. */
+    private static final int CHUNK_TOKENS = 1 << 18;
+    private static final int WORDS = 5;
+    private static final int HASH_HI = 0;
+    private static final int HASH_LO = 1;
+    private static final int PARENT_HI = 2;
+    private static final int PARENT_LO = 3;
+    private static final int META = 4;
+    private static final KvEventView.Type[] TYPES = KvEventView.Type.values();
+    private static final KvMedium[] MEDIA = KvMedium.values();
+    private static final VarHandle PUBLISHED = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final int capacity;
+    private final int maxTokens;
+    /** log2 of the slots per chunk. */
+    private final int chunkShift;
+    private final int chunkMask;
+    private final AtomicReferenceArray<Chunk> chunks;
+    /** The next position a producer claims; also the number of events ever accepted. */
+    private final AtomicLong tail = new AtomicLong();
+    /** The first position not yet released by the consumer. */
+    private final AtomicLong head = new AtomicLong();
+
+    /** One chunk of slots. */
+    private static final class Chunk {
+        final long[] words;
+        final int[] tokens;
+        /** Per slot: the position it holds plus 1, once published. */
+        final long[] published;
+
+        Chunk(int events, int maxTokens) {
+            words = new long[events * WORDS];
+            tokens = new int[events * maxTokens];
+            published = new long[events];
+        }
+    }
+
+    /**
+     * Creates an empty ring.
+     *
+     * @param capacity  most events held, >= 1
+     * @param maxTokens token ids a slot holds, B, >= 1
+     */
+    KvEventRing(int capacity, int maxTokens) {
+        this.capacity = capacity;
+        this.maxTokens = maxTokens;
+        int perChunk = Math.max(1, Math.min(CHUNK_EVENTS, CHUNK_TOKENS / maxTokens));
+        this.chunkShift = 31 - Integer.numberOfLeadingZeros(perChunk);
+        this.chunkMask = (1 << chunkShift) - 1;
+        this.chunks = new AtomicReferenceArray<>((int) ((capacity + (long) chunkMask) >>> chunkShift));
+    }
+
+    /**
+     * {@return the most heap bytes a ring takes once every slot has been used: per slot 5 longs,
+     * a sequence word and B ints}
+     *
+     * @param capacity  events, >= 1
+     * @param maxTokens B, >= 1
+     */
+    static long maxHeapBytes(int capacity, int maxTokens) {
+        return (long) capacity * (WORDS * Long.BYTES + Long.BYTES + (long) Integer.BYTES * maxTokens);
+    }
+
+    /** {@return the capacity in events} */
+    int capacity() {
+        return capacity;
+    }
+
+    /** {@return events accepted so far; any thread} */
+    long accepted() {
+        return tail.get();
+    }
+
+    /** {@return events accepted and not yet released; any thread} */
+    int depth() {
+        return (int) Math.max(0, tail.get() - head.get());
+    }
+
+    /**
+     * Adds a {@code BlockStored}; producer side.
+     *
+     * @param medium   the tier
+     * @param hi       the block hash's high bits
+     * @param lo       the block hash's low bits
+     * @param identity the block's identity ({@link BlockIdentity}: key, then token ids)
+     * @return false if the ring is full or the identity holds more than B tokens (nothing added)
+     */
+    boolean stored(KvMedium medium, long hi, long lo, MemorySegment identity) {
+        long tokens = (identity.byteSize() - BlockIdentity.KEY_BYTES) / Integer.BYTES;
+        if (tokens > maxTokens) {
+            return false;
+        }
+        long t = claim();
+        if (t < 0) {
+            return false;
+        }
+        int slot = (int) (t % capacity);
+        Chunk c = chunkForWrite(slot);
+        int k = slot & chunkMask;
+        int w = k * WORDS;
+        c.words[w + HASH_HI] = hi;
+        c.words[w + HASH_LO] = lo;
+        c.words[w + PARENT_HI] = identity.get(LONG_LE, BlockIdentity.PARENT_HI);
+        c.words[w + PARENT_LO] = identity.get(LONG_LE, BlockIdentity.PARENT_LO);
+        c.words[w + META] = meta(KvEventView.Type.BLOCK_STORED, medium, (int) tokens);
+        MemorySegment.copy(identity, ValueLayout.JAVA_INT_UNALIGNED, BlockIdentity.KEY_BYTES, c.tokens,
+                k * maxTokens, (int) tokens);
+        PUBLISHED.setRelease(c.published, k, t + 1);
+        return true;
+    }
+
+    /**
+     * Adds a {@code BlockRemoved}; producer side.
+     *
+     * @param medium the tier
+     * @param hi     the block hash's high bits
+     * @param lo     the block hash's low bits
+     * @return false if the ring is full (nothing added)
+     */
+    boolean removed(KvMedium medium, long hi, long lo) {
+        long t = claim();
+        if (t < 0) {
+            return false;
+        }
+        int slot = (int) (t % capacity);
+        Chunk c = chunkForWrite(slot);
+        int k = slot & chunkMask;
+        int w = k * WORDS;
+        c.words[w + HASH_HI] = hi;
+        c.words[w + HASH_LO] = lo;
+        c.words[w + PARENT_HI] = 0;
+        c.words[w + PARENT_LO] = 0;
+        c.words[w + META] = meta(KvEventView.Type.BLOCK_REMOVED, medium, 0);
+        PUBLISHED.setRelease(c.published, k, t + 1);
+        return true;
+    }
+
+    private static long meta(KvEventView.Type type, KvMedium medium, int tokens) {
+        return type.ordinal() | (long) medium.ordinal() << 8 | (long) tokens << 16;
+    }
+
+    /** {@return the claimed position, or -1 if the ring is full} */
+    private long claim() {
+        for (;;) {
+            long t = tail.get();
+            if (t - head.getAcquire() >= capacity) {
+                return -1;
+            }
+            if (tail.compareAndSet(t, t + 1)) {
+                return t;
+            }
+        }
+    }
+
+    private Chunk chunkForWrite(int slot) {
+        int ci = slot >>> chunkShift;
+        Chunk c = chunks.get(ci);
+        if (c == null) {
+            c = new Chunk(Math.min(chunkMask + 1, capacity - (ci << chunkShift)), maxTokens);
+            if (!chunks.compareAndSet(ci, null, c)) {
+                c = chunks.get(ci);
+            }
+        }
+        return c;
+    }
+
+    /** {@return the first position not yet released; consumer side} */
+    long head() {
+        return head.get();
+    }
+
+    /**
+     * Counts the published positions from {@code from} on, stopping at the first unpublished one;
+     * consumer side.
+     *
+     * @param from the first position, the head or after it
+     * @param max  most positions counted
+     * @return how many of positions {@code from, from + 1, ...} can be read, {@code <= max}
+     */
+    int ready(long from, int max) {
+        long available = tail.get() - from;
+        int n = 0;
+        while (n < max && n < available) {
+            long t = from + n;
+            int slot = (int) (t % capacity);
+            Chunk c = chunks.get(slot >>> chunkShift);
+            if (c == null || (long) PUBLISHED.getAcquire(c.published, slot & chunkMask) != t + 1) {
+                break;
+            }
+            n++;
+        }
+        return n;
+    }
+
+    /**
+     * Frees every position before {@code upTo} for the producers; consumer side.
+     *
+     * @param upTo the new head, {@code head() <= upTo <=} the last ready position plus 1
+     */
+    void release(long upTo) {
+        head.setRelease(upTo);
+    }
+
+    private Chunk chunk(long t) {
+        return chunks.get((int) (t % capacity) >>> chunkShift);
+    }
+
+    private int index(long t) {
+        return (int) (t % capacity) & chunkMask;
+    }
+
+    private long word(long t, int field) {
+        return chunk(t).words[index(t) * WORDS + field];
+    }
+
+    /** {@return position t's kind; t ready} */
+    KvEventView.Type type(long t) {
+        return TYPES[(int) (word(t, META) & 0xFF)];
+    }
+
+    /** {@return position t's medium; t ready} */
+    KvMedium medium(long t) {
+        return MEDIA[(int) (word(t, META) >>> 8 & 0xFF)];
+    }
+
+    /** {@return position t's token count; t ready} */
+    int tokenCount(long t) {
+        return (int) (word(t, META) >>> 16);
+    }
+
+    /** {@return position t's hash, high bits; t ready} */
+    long hashHi(long t) {
+        return word(t, HASH_HI);
+    }
+
+    /** {@return position t's hash, low bits; t ready} */
+    long hashLo(long t) {
+        return word(t, HASH_LO);
+    }
+
+    /** {@return position t's parent hash, high bits (0 for none); t ready} */
+    long parentHi(long t) {
+        return word(t, PARENT_HI);
+    }
+
+    /** {@return position t's parent hash, low bits (0 for none); t ready} */
+    long parentLo(long t) {
+        return word(t, PARENT_LO);
+    }
+
+    /**
+     * Copies position t's token ids.
+     *
+     * @param t      a ready position
+     * @param dst    where to copy
+     * @param offset the first index written
+     * @return the ids copied, {@code tokenCount(t)}
+     * @throws IndexOutOfBoundsException if dst has no room
+     */
+    int copyTokens(long t, int[] dst, int offset) {
+        int n = tokenCount(t);
+        System.arraycopy(chunk(t).tokens, index(t) * maxTokens, dst, offset, n);
+        return n;
+    }
+
+    /**
+     * {@return token j of position t}
+     *
+     * @param t a ready position
+     * @param j the token, {@code 0 <= j < tokenCount(t)}
+     * @throws IndexOutOfBoundsException if j is out of range
+     */
+    int token(long t, int j) {
+        int n = tokenCount(t);
+        if (j < 0 || j >= n) {
+            throw new IndexOutOfBoundsException("token " + j + " (the event has " + n + ")");
+        }
+        return chunk(t).tokens[index(t) * maxTokens + j];
+    }
+}
