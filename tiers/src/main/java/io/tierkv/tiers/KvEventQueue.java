@@ -107,6 +107,7 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
                 // each pass delivers one batch
             }
             if (last) {
+                hostCopies.clear();
                 view.clear();
                 view.addCleared();
                 deliver();
@@ -209,7 +210,6 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
         }
 
         void addCleared() {
-            hostCopies.clear();
             positions[size++] = CLEARED;
         }
 
