@@ -37,6 +37,21 @@ class TierKvCliTest {
         return new Result(status, out.toString(), err.toString());
     }
 
+    /**
+     * {@code --observe-ab} alternates the order within its pairs (the second run of a pair is the
+     * slower one whatever it does) and prints one ratio per counted pair and their median.
+     */
+    @Test
+    void observeAbAlternatesTheOrderWithinPairs() {
+        Result r = run("replay", "--observe-ab", "--ab-pairs", "3", "--requests", "30", "--movers", "0");
+        assertEquals(0, r.status(), r.err());
+        List<String> halves = r.out().lines().filter(l -> l.startsWith("events and metrics"))
+                .map(l -> l.startsWith("events and metrics on:") ? "on" : "off").toList();
+        assertEquals(List.of("off", "on", "on", "off", "off", "on", "on", "off"), halves, r.out());
+        assertEquals(3, r.out().lines().filter(l -> l.contains("pair on/off")).count(), r.out());
+        assertTrue(r.out().contains("observe A/B: on/off median "), r.out());
+    }
+
     /** The top command lists its subcommands. */
     @Test
     void helpListsCommands() {
