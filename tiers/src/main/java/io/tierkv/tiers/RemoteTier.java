@@ -1,9 +1,9 @@
 package io.tierkv.tiers;
 
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.StoreStats;
 import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.spi.BlockStore;
-import io.tierkv.core.spi.StoreStats;
 
 /**
  * The remote tier as the manager wires it: a {@link BlockStore} below the lowest local tier, the

@@ -1,8 +1,10 @@
-package io.tierkv.core.spi;
+package io.tierkv.core;
 
 /**
- * A {@link BlockStore}'s counters since it opened, as the tier manager reports them. Counters only
- * grow, except {@code breakerState}.
+ * A tier store's counters since it opened (the remote tier's store, for example), as the tier
+ * manager reports them in its statistics ({@code TierStats.RemoteTierStats#store()}). Counters
+ * only grow, except {@code breakerState}. Public, unlike the store SPI that produces it
+ * ({@code io.tierkv.core.spi}), because the manager's statistics carry it.
  *
  * @param lookups       lookup calls
  * @param lookupHits    leading keys those calls found, in total
