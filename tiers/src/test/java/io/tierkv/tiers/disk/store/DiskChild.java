@@ -1,6 +1,7 @@
 package io.tierkv.tiers.disk.store;
 
 import io.tierkv.core.error.DiskFullException;
+import io.tierkv.core.testing.ChildJava;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -213,36 +214,20 @@ public final class DiskChild {
     }
 
     /**
-     * Starts a child JVM with this JVM's java binary, class path and the tierkv JVM flags.
+     * Starts a child JVM with this JVM's java binary, paths and test JVM flags ({@link ChildJava}).
      *
      * @param args the child's arguments
      * @return the running child; stderr goes to this JVM's stderr
      * @throws IOException if it cannot start
      */
     static Running start(String... args) throws IOException {
-        String javaBinary = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin",
-                "java").toString());
-        List<String> cmd = new ArrayList<>();
-        cmd.add(javaBinary);
-        // the same module flags as this JVM (surefire's tierkv.jvm.flags), else the documented set
-        List<String> flags = Stream.of(ProcessHandle.current().info().arguments().orElse(new String[0]))
-                .filter(a -> a.startsWith("--add-opens") || a.startsWith("--add-exports")
-                        || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc-unsafe-memory-access"))
-                .toList();
-        cmd.addAll(flags.isEmpty() ? List.of("--enable-native-access=ALL-UNNAMED",
-                "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-                "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow")
-                : flags);
-        cmd.add("-Xmx256m");
-        cmd.add("-XX:TieredStopAtLevel=1");
         // lz4-java extracts its native library into java.io.tmpdir and deletes it at exit, which a
         // child killed with SIGKILL never reaches: the children share one directory that this JVM
         // deletes when it exits, so no liblz4-java-*.so is left in the system's temp directory.
-        cmd.add("-Djava.io.tmpdir=" + ChildTmp.DIR);
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add(DiskChild.class.getName());
-        cmd.addAll(List.of(args));
+        // ChildJava: this JVM's access flags (the build's tierkv.test.jvm.flags) and paths (the
+        // module path with these test classes patched into io.tierkv.tiers, as surefire runs them).
+        List<String> cmd = ChildJava.command(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1",
+                "-Djava.io.tmpdir=" + ChildTmp.DIR), DiskChild.class, args);
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.redirectError(ProcessBuilder.Redirect.INHERIT);
         return new Running(pb.start());
