@@ -6,7 +6,7 @@
  */
 @SuppressWarnings("requires-automatic")
 module io.tierkv.remote {
-    requires io.tierkv.core;
+    requires transitive io.tierkv.core;
     requires lettuce.core;
     requires io.netty.buffer;
     requires io.netty.common;

@@ -11,5 +11,8 @@ module io.tierkv.tiers {
 
     exports io.tierkv.tiers;
     exports io.tierkv.tiers.disk;
+    // The disk tier itself, its byte format and its test hooks: the command line's benchmarks and
+    // fault-injection runs open a tier on their own; no library user does.
+    exports io.tierkv.tiers.disk.store to io.tierkv.bench;
     exports io.tierkv.tiers.events;
 }

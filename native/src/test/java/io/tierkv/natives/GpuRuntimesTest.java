@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tierkv.natives.runtime.NativeAccess;
 import io.tierkv.natives.testing.ChildJvm;
 import io.tierkv.natives.testing.FakeGpuLibrary;
 import java.util.List;
@@ -107,8 +108,10 @@ class GpuRuntimesTest {
         ChildJvm.Result r = ChildJvm.run(List.of(), List.of(), ProbeMain.class, fake);
         assertEquals(0, r.exitCode(), r.output());
         assertTrue(r.output().contains("runtime=EMPTY"), r.output());
-        assertTrue(r.output().contains("HIP skipped: native access is not enabled for unnamed module"), r.output());
-        assertTrue(r.output().contains("start the JVM with --enable-native-access=ALL-UNNAMED"), r.output());
+        // the child runs as this JVM does: in module io.tierkv.natives on the module path, else unnamed
+        String module = NativeAccess.class.getModule().isNamed() ? "module io.tierkv.natives" : "unnamed module";
+        assertTrue(r.output().contains("HIP skipped: native access is not enabled for " + module), r.output());
+        assertTrue(r.output().contains("start the JVM with " + NativeAccess.flag()), r.output());
     }
 
     /** Child JVM entry: probes the fake library and prints the outcome. */

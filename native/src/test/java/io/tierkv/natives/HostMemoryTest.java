@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.abort;
 
 import io.tierkv.natives.libc.Libc;
+import io.tierkv.natives.runtime.NativeAccess;
 import io.tierkv.natives.testing.ChildJvm;
 import java.lang.foreign.Arena;
 import java.nio.file.Files;
@@ -72,7 +73,7 @@ class HostMemoryTest {
             }
             prefix.addAll(List.of("setpriv", "--inh-caps=-ipc_lock", "--bounding-set=-ipc_lock"));
         }
-        ChildJvm.Result r = ChildJvm.run(prefix, List.of("--enable-native-access=ALL-UNNAMED"), PinMain.class);
+        ChildJvm.Result r = ChildJvm.run(prefix, List.of(NativeAccess.flag()), PinMain.class);
         assertEquals(0, r.exitCode(), r.output());
         assertTrue(r.output().contains("small requested=16384 pinned=16384"), r.output());
         assertTrue(r.output().contains("large requested=1048576 pinned=0"), r.output());

@@ -1,6 +1,6 @@
 package io.tierkv.tiers;
 
-import io.tierkv.tiers.disk.DiskTier;
+import io.tierkv.tiers.disk.store.DiskTier;
 
 import static io.tierkv.tiers.HostBlocks.NEEDED;
 import static io.tierkv.tiers.HostBlocks.ON_DISK;
@@ -29,16 +29,16 @@ import static io.tierkv.tiers.HostBlocks.PINNED;
  * calls in with its own lock held (cache before host).
  *
  * <h2>Pin ownership, and a pinned record found damaged</h2>
- * A pin names one record (the serial {@link io.tierkv.tiers.disk.RecordPins#pin} returns, kept per id), never a key:
+ * A pin names one record (the serial {@link io.tierkv.tiers.disk.store.RecordPins#pin} returns, kept per id), never a key:
  * several ids may hold the same hash (a block sealed while another indexed its hash keeps its own
  * id and shares the record), and a key may hold a new record after the old one went. A pinned
  * record still leaves the disk when it fails verification (found by any reader: a promotion, a
  * read, read-ahead, a match, a spill that verifies it) or is removed; its pins become broken pins
- * ({@link io.tierkv.tiers.disk.RecordPins#pinBroken}, asked without the disk lock). Every id holding one finds out the
+ * ({@link io.tierkv.tiers.disk.store.RecordPins#pinBroken}, asked without the disk lock). Every id holding one finds out the
  * next time anything asks about its disk copy ({@link HostTier#hasCopy}, {@link HostTier#takeOverCopy},
  * {@link HostTier#residence}, {@link HostTier#pinBelow}, a promotion, read or read-ahead), and at once for the
  * indexed id through the eviction notice ({@link #drainDiskEvictions}): the copy is gone (ON_DISK
- * and PINNED cleared) and the broken pin released through {@link io.tierkv.tiers.disk.RecordPins#unpin}, which touches no
+ * and PINNED cleared) and the broken pin released through {@link io.tierkv.tiers.disk.store.RecordPins#unpin}, which touches no
  * other record. A block left without a copy anywhere is then lost as a counted event (the cache
  * marks it LOST: its next lease or read fails with {@code CorruptBlockException}); a block with
  * another copy (device, host) loses nothing.
@@ -155,7 +155,7 @@ final class DiskPins {
      * Tells the cache about disk records evicted, removed or quarantined since the last call, so
      * ids held only on disk are freed or marked lost. A notice reaches the id the cache indexes
      * under the key. For an id that holds a pin, its pin says exactly whether its record went
-     * ({@link io.tierkv.tiers.disk.RecordPins#pinBroken}; the broken pin is released here); for one that does not, a key
+     * ({@link io.tierkv.tiers.disk.store.RecordPins#pinBroken}; the broken pin is released here); for one that does not, a key
      * that is on disk again (written anew since) makes the notice stale and it is skipped. Called
      * by the mover, outside every lock.
      *

@@ -1,7 +1,7 @@
 package io.tierkv.tiers;
 
 import io.tierkv.core.cache.LowerTier;
-import io.tierkv.tiers.disk.DiskTier;
+import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.MemorySegment;
 
 import static io.tierkv.tiers.HostBlocks.ON_DISK;

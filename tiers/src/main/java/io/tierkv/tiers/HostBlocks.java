@@ -8,7 +8,7 @@ import io.tierkv.core.policy.EvictionPolicy;
 import io.tierkv.core.pool.SlotAllocator;
 import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.natives.PinnedHostBuffer;
-import io.tierkv.tiers.disk.DiskTier;
+import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
@@ -57,7 +57,7 @@ final class HostBlocks {
     final byte[] state;
     final long[] hashHi;
     final long[] hashLo;
-    /** Per id: the pin it holds on its disk record ({@link io.tierkv.tiers.disk.RecordPins#pin}) while PINNED, else {@link DiskTier#NO_PIN}. */
+    /** Per id: the pin it holds on its disk record ({@link io.tierkv.tiers.disk.store.RecordPins#pin}) while PINNED, else {@link DiskTier#NO_PIN}. */
     final long[] diskPin;
     /** Host slots taken for a copy in flight (a demotion, a load, an adoption's read). */
     int reservedHostSlots;

@@ -1,6 +1,6 @@
 package io.tierkv.tiers;
 
-import io.tierkv.tiers.disk.DiskTier;
+import io.tierkv.tiers.disk.store.DiskTier;
 
 import static io.tierkv.tiers.HostBlocks.MOVING;
 import static io.tierkv.tiers.HostBlocks.NEEDED;

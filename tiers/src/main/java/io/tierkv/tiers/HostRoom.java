@@ -1,7 +1,7 @@
 package io.tierkv.tiers;
 
 import io.tierkv.core.error.TierKvException;
-import io.tierkv.tiers.disk.DiskTier;
+import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.MemorySegment;
 
 import static io.tierkv.tiers.HostBlocks.CLEAN;

@@ -5,7 +5,7 @@ import io.tierkv.core.cache.LowerTier;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.natives.GpuEvent;
 import io.tierkv.natives.PinnedHostBuffer;
-import io.tierkv.tiers.disk.DiskTier;
+import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentLinkedQueue;

@@ -9,7 +9,7 @@ import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.natives.GpuRuntime;
 import io.tierkv.natives.MemoryInfo;
 import io.tierkv.tiers.disk.DiskOptions;
-import io.tierkv.tiers.disk.DiskTier;
+import io.tierkv.tiers.disk.store.DiskTier;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

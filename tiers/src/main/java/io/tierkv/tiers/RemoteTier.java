@@ -1,9 +1,9 @@
 package io.tierkv.tiers;
 
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.StoreStats;
 import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.spi.BlockStore;
-import io.tierkv.core.spi.StoreStats;
 
 /**
  * The remote tier as the manager wires it: a {@link BlockStore} below the lowest local tier, the
@@ -11,7 +11,7 @@ import io.tierkv.core.spi.StoreStats;
  * blocks up for a prefix match ({@link RemoteFetch}).
  *
  * <p>Where blocks go down: a record the disk tier evicts, verified, just before its bytes go
- * ({@link io.tierkv.tiers.disk.DepartureSink}); without a disk tier, an unreferenced
+ * ({@link io.tierkv.tiers.disk.store.DepartureSink}); without a disk tier, an unreferenced
  * hashed host block the host tier frees for room. Where they come up: a prefix match that misses
  * locally fetches the rest of its chain into host slots with every lock released, then adopts
  * them as host-resident blocks (promoted to the device by the lease, like any host block). With

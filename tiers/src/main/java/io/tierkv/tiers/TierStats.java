@@ -1,5 +1,6 @@
 package io.tierkv.tiers;
 
+import io.tierkv.core.StoreStats;
 import io.tierkv.core.cache.CacheStats;
 import io.tierkv.core.pressure.PressureMode;
 import io.tierkv.tiers.disk.DiskStats;
@@ -64,7 +65,7 @@ public record TierStats(CacheStats cache, int hostCapacityBlocks, int hostUsedBl
      * @param fetched      blocks prefix matches fetched from the store into host slots
      * @param adopted      of those, blocks the matches took (the rest were freed unused)
      */
-    public record RemoteTierStats(String where, io.tierkv.core.spi.StoreStats store, long pushOffered,
+    public record RemoteTierStats(String where, StoreStats store, long pushOffered,
             long pushDropped, int pushPending, long fetched, long adopted) {
     }
 

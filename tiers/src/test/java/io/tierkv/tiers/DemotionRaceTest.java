@@ -17,7 +17,7 @@ import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskOptions;
-import io.tierkv.tiers.disk.DiskTier;
+import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;

@@ -20,7 +20,7 @@ import io.tierkv.natives.GpuStream;
 import io.tierkv.natives.MemoryInfo;
 import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.DiskOptions;
-import io.tierkv.tiers.disk.DiskTier;
+import io.tierkv.tiers.disk.store.DiskTier;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

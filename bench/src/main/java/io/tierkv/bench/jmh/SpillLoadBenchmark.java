@@ -8,7 +8,7 @@ import io.tierkv.bench.jmh.SpillLoadStates.ColdSpill;
 import io.tierkv.bench.jmh.SpillLoadStates.Tier;
 import io.tierkv.natives.libc.Libc;
 import io.tierkv.tiers.disk.Compression;
-import io.tierkv.tiers.disk.DiskTier;
+import io.tierkv.tiers.disk.store.DiskTier;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -69,7 +69,7 @@ import org.openjdk.jmh.annotations.Threads;
  * {@code lz4shuffle} compresses the same bytes the tier's codec does, without the shuffle
  * pass.</li>
  * <li>Cold page cache ({@code *Cold} methods; root is not needed): before each call, untimed in a
- * {@code Level.Invocation} setup, every page of the tier ({@link io.tierkv.tiers.disk.DiskMaintenance#dropCachedPages()}) or
+ * {@code Level.Invocation} setup, every page of the tier ({@link io.tierkv.tiers.disk.store.DiskMaintenance#dropCachedPages()}) or
  * of the plain file ({@code msync}, {@code MADV_DONTNEED} on the mapping, then
  * {@code POSIX_FADV_DONTNEED}) is written back and dropped from the page cache, and keys or
  * positions are visited in a seeded random order (random reads, so neither side profits from the

@@ -13,7 +13,7 @@ import io.tierkv.core.KvLayout;
 import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskOptions;
-import io.tierkv.tiers.disk.DiskTier;
+import io.tierkv.tiers.disk.store.DiskTier;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -237,7 +237,7 @@ public final class SpillLoadStates {
     /**
      * {@link Tier} with a cold page cache for {@link SpillLoadBenchmark#loadCold}: before each load, untimed, every
      * page of the tier is written back, released from its mappings and dropped from the page cache
-     * ({@link io.tierkv.tiers.disk.DiskMaintenance#dropCachedPages()}); keys are read in a seeded random order.
+     * ({@link io.tierkv.tiers.disk.store.DiskMaintenance#dropCachedPages()}); keys are read in a seeded random order.
      */
     @State(Scope.Thread)
     public static class ColdLoad extends Tier {
@@ -284,7 +284,7 @@ public final class SpillLoadStates {
 
     /**
      * Prints the tier's resident page-cache bytes ({@code fincore}) before and after
-     * {@link io.tierkv.tiers.disk.DiskMaintenance#dropCachedPages()}: the check that dropping works.
+     * {@link io.tierkv.tiers.disk.store.DiskMaintenance#dropCachedPages()}: the check that dropping works.
      *
      * @param t the tier state
      */
@@ -305,7 +305,7 @@ public final class SpillLoadStates {
      * {@link Tier} with a cold page cache for {@link SpillLoadBenchmark#spillCold}: the setup first spills a whole
      * budget (so every later spill goes to a recycled segment, the steady state); before each
      * spill, untimed, every segment is written back, unmapped and dropped from the page cache
-     * ({@link io.tierkv.tiers.disk.DiskMaintenance#dropCachedPages()}), so the spill writes to pages that are not cached.
+     * ({@link io.tierkv.tiers.disk.store.DiskMaintenance#dropCachedPages()}), so the spill writes to pages that are not cached.
      */
     @State(Scope.Thread)
     public static class ColdSpill extends Tier {

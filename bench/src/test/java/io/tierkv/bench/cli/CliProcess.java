@@ -1,7 +1,7 @@
 package io.tierkv.bench.cli;
 
+import io.tierkv.core.testing.ChildJava;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -10,8 +10,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code tierkv} run as the user runs it: in its own JVM, with the test JVM's class path and
- * access flags, stdout and stderr together.
+ * {@code tierkv} run as the user runs it: in its own JVM, with the test JVM's paths and access
+ * flags ({@link ChildJava}: the module path, as surefire runs bench's tests), stdout and stderr
+ * together.
  */
 final class CliProcess {
 
@@ -45,19 +46,9 @@ final class CliProcess {
      * @return java, its flags, the main class and {@code args}
      */
     static List<String> command(List<String> jvmOptions, String... args) {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (a.startsWith("--enable-native-access") || a.startsWith("--add-opens") || a.startsWith("--add-exports")
-                    || a.startsWith("--sun-misc-unsafe-memory-access")) {
-                cmd.add(a);
-            }
-        }
-        cmd.addAll(jvmOptions);
-        cmd.addAll(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                TierKvCli.class.getName()));
-        cmd.addAll(List.of(args));
-        return cmd;
+        List<String> options = new ArrayList<>(jvmOptions);
+        options.addAll(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"));
+        return ChildJava.command(options, TierKvCli.class, args);
     }
 
     /**

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tierkv.core.testing.ChildJava;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -63,21 +63,13 @@ class MachineLimitCliTest {
         assertFalse(out.contains("Exception") || out.contains("Error") || out.contains("\tat "), out);
     }
 
-    /** Runs the command line in a child JVM with the test JVM's access flags and class path. */
+    /** Runs the command line in a child JVM with the test JVM's access flags and paths ({@link ChildJava}). */
     private static Result tierkv(String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         if (Files.isExecutable(Path.of("/usr/bin/prlimit"))) {
             cmd.addAll(List.of("/usr/bin/prlimit", "--as=" + (6L << 30)));
         }
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (a.startsWith("--enable-native-access") || a.startsWith("--add-opens") || a.startsWith("--add-exports")
-                    || a.startsWith("--sun-misc-unsafe-memory-access")) {
-                cmd.add(a);
-            }
-        }
-        cmd.addAll(List.of("-Xmx512m", "-cp", System.getProperty("java.class.path"), TierKvCli.class.getName()));
-        cmd.addAll(List.of(args));
+        cmd.addAll(ChildJava.command(List.of("-Xmx512m"), TierKvCli.class, args));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().put("MALLOC_ARENA_MAX", "2");
         Process p = pb.start();

@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.StoreStats;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.prefix.BlockIdentity;
-import io.tierkv.core.spi.StoreStats;
 import io.tierkv.core.testing.TestCaches;
 import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.core.event.KvBlockHash;

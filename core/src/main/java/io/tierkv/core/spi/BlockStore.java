@@ -1,5 +1,6 @@
 package io.tierkv.core.spi;
 
+import io.tierkv.core.StoreStats;
 import java.lang.foreign.MemorySegment;
 
 /**

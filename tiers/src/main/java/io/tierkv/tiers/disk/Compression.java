@@ -4,7 +4,7 @@ package io.tierkv.tiers.disk;
  * How the disk tier stores a block's bytes.
  *
  * <p>Whatever is chosen, a record whose compressed form would not save at least 1/32 of its raw
- * length is stored raw, so incompressible data never grows on disk (see {@link DiskFormat}).
+ * length is stored raw, so incompressible data never grows on disk.
  */
 public enum Compression {
     /** Every block is stored raw: the payload is the block's bytes. */

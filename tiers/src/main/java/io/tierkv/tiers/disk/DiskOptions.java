@@ -1,14 +1,17 @@
 package io.tierkv.tiers.disk;
 
 import io.tierkv.core.KvLayout;
+import io.tierkv.tiers.disk.store.DiskFormat;
 import java.nio.file.Path;
 
 /**
- * Configuration of a {@link DiskTier}. Immutable; each field is validated on its own, so the
- * {@code withX} methods may be called in any order (for example {@code withBudgetBytes(1 << 20)}
- * before {@code withSegmentBytes(64 << 10)}). The rules that tie fields together or to the block
- * layout (the budget holds at least one segment plus metadata, a segment holds the largest record)
- * are checked once where the options are used: {@link #checkFor(KvLayout)}, called by {@link DiskTier#open} and by the tier manager's builder.
+ * Configuration of the disk tier, given to the tier manager's
+ * {@link io.tierkv.tiers.KvBlockManagerBuilder#disk}. Immutable; each field is validated on its
+ * own, so the {@code withX} methods may be called in any order (for example
+ * {@code withBudgetBytes(1 << 20)} before {@code withSegmentBytes(64 << 10)}). The rules that tie
+ * fields together or to the block layout (the budget holds at least one segment plus metadata, a
+ * segment holds the largest record) are checked once where the options are used:
+ * {@link #checkFor(KvLayout)}, called by the tier manager's builder and when the tier opens.
  *
  * <p>Start from {@link #at(Path)} and adjust with the {@code withX} methods; each returns a
  * validated copy. Every rejection is an {@link IllegalArgumentException} whose message names the
@@ -243,7 +246,7 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     public void checkFor(KvLayout layout) {
         java.util.Objects.requireNonNull(layout, "layout");
         DiskFormat.checkSegmentFits(segmentBytes(), layout);
-        long journalCapacity = persistent() ? journalCapacityFor(layout) : 0;
+        long journalCapacity = persistent() ? DiskFormat.journalCapacity(budgetBytes(), layout) : 0;
         long overhead = DiskFormat.META_BYTES + (persistent() ? DiskFormat.journalBytes(journalCapacity) : 0);
         if (budgetBytes() < segmentBytes() + overhead) {
             throw new IllegalArgumentException("budgetBytes: " + budgetBytes() + " (expected >= segmentBytes "
@@ -254,9 +257,10 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     }
 
     /**
-     * Bytes {@link DiskTier#open} reserves on the file system before the first record: the metadata file
-     * and, when persistent, the deletion journal (reserved whole with {@code posix_fallocate};
-     * sized from the budget, see {@link DiskFormat#journalBytes}). Segments are not among them:
+     * Bytes the disk tier reserves on the file system when it opens, before the first record: the
+     * metadata file and, when persistent, the deletion journal (reserved whole with
+     * {@code posix_fallocate}; twice the full records the budget holds, within [1024, 2^20]
+     * entries). Segments are not among them:
      * each is reserved when a record first needs it, after a check of usable space. Touches no
      * file.
      *
@@ -267,17 +271,6 @@ public record DiskOptions(Path directory, long budgetBytes, long segmentBytes, C
     public long reservedAtOpenBytes(KvLayout layout) {
         java.util.Objects.requireNonNull(layout, "layout");
         return DiskFormat.META_BYTES
-                + (persistent() ? DiskFormat.journalBytes(journalCapacityFor(layout)) : 0);
-    }
-
-    /**
-     * Journal capacity: twice the full records the budget holds, within [1024, 2^20] entries.
-     *
-     * @param layout  the block layout
-     * @return entries
-     */
-    long journalCapacityFor(KvLayout layout) {
-        long records = budgetBytes() / DiskFormat.maxRecordBytes(layout);
-        return Math.max(1024, Math.min(1L << 20, 2 * records));
+                + (persistent() ? DiskFormat.journalBytes(DiskFormat.journalCapacity(budgetBytes(), layout)) : 0);
     }
 }

@@ -1,8 +1,9 @@
 package io.tierkv.tiers.disk;
 
 /**
- * An immutable snapshot of a {@link DiskTier}'s counters, taken under its lock (so the fields are
- * consistent with each other). Counters count since {@link DiskTier#open}; byte counts are bytes.
+ * An immutable snapshot of the disk tier's counters, taken under its lock (so the fields are
+ * consistent with each other). Counters count since the tier was opened; byte counts are bytes.
+ * The tier manager reports them in {@link io.tierkv.tiers.TierStats#disk()}.
  *
  * @param puts               records written by {@code put}
  * @param putsExisting       {@code put} calls for a key already on disk (no-ops)

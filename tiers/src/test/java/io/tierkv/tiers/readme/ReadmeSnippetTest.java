@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tierkv.core.testing.ChildJava;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -79,13 +80,16 @@ class ReadmeSnippetTest {
     }
 
     /**
-     * Runs a main class of this module's tests (class path) against TierKV's modules and their
-     * dependencies on the module path, with the flags of the README's module-path command.
+     * Runs a main class of this module's tests (class path: {@code io.tierkv.tiers.readme} is not a
+     * package of the module) against TierKV's modules and their dependencies on the module path,
+     * with the flags of the README's module-path command.
      */
     private static Result onModulePath(String mainClass, String... args) throws IOException, InterruptedException {
         Path testClasses = Path.of("target/test-classes").toAbsolutePath();
         List<String> modules = new ArrayList<>();
-        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+        // TierKV's modules are on this JVM's module path (surefire runs the tests there), their
+        // dependencies on it or on the class path: all go on the child's module path
+        for (String entry : ChildJava.pathEntries()) {
             Path p = Path.of(entry).toAbsolutePath();
             String name = p.getFileName().toString();
             boolean test = name.equals("test-classes") || name.endsWith("-tests.jar") || name.startsWith("junit-")
@@ -95,7 +99,7 @@ class ReadmeSnippetTest {
             }
         }
         List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add(ChildJava.java());
         cmd.addAll(readmeModulePathFlags());
         cmd.addAll(List.of("-Xmx512m", "--module-path", String.join(File.pathSeparator, modules),
                 "--add-modules=io.tierkv.tiers", "-cp", testClasses.toString(), mainClass));
