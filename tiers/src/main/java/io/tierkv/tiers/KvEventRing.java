@@ -127,26 +127,7 @@ final class KvEventRing {
      */
     boolean stored(KvMedium medium, long hi, long lo, MemorySegment identity) {
         long tokens = (identity.byteSize() - BlockIdentity.KEY_BYTES) / Integer.BYTES;
-        if (tokens > maxTokens) {
-            return false;
-        }
-        long t = claim();
-        if (t < 0) {
-            return false;
-        }
-        int slot = (int) (t % capacity);
-        Chunk c = chunkForWrite(slot);
-        int k = slot & chunkMask;
-        int w = k * WORDS;
-        c.words[w + HASH_HI] = hi;
-        c.words[w + HASH_LO] = lo;
-        c.words[w + PARENT_HI] = identity.get(LONG_LE, BlockIdentity.PARENT_HI);
-        c.words[w + PARENT_LO] = identity.get(LONG_LE, BlockIdentity.PARENT_LO);
-        c.words[w + META] = meta(KvEventView.Type.BLOCK_STORED, medium, (int) tokens);
-        MemorySegment.copy(identity, ValueLayout.JAVA_INT_UNALIGNED, BlockIdentity.KEY_BYTES, c.tokens,
-                k * maxTokens, (int) tokens);
-        PUBLISHED.setRelease(c.published, k, t + 1);
-        return true;
+        return tokens <= maxTokens && add(KvEventView.Type.BLOCK_STORED, medium, hi, lo, identity, (int) tokens);
     }
 
     /**
@@ -158,6 +139,11 @@ final class KvEventRing {
      * @return false if the ring is full (nothing added)
      */
     boolean removed(KvMedium medium, long hi, long lo) {
+        return add(KvEventView.Type.BLOCK_REMOVED, medium, hi, lo, null, 0);
+    }
+
+    /** Claims a position, writes the event into its slot and publishes it; false if full. */
+    private boolean add(KvEventView.Type type, KvMedium medium, long hi, long lo, MemorySegment identity, int tokens) {
         long t = claim();
         if (t < 0) {
             return false;
@@ -168,15 +154,15 @@ final class KvEventRing {
         int w = k * WORDS;
         c.words[w + HASH_HI] = hi;
         c.words[w + HASH_LO] = lo;
-        c.words[w + PARENT_HI] = 0;
-        c.words[w + PARENT_LO] = 0;
-        c.words[w + META] = meta(KvEventView.Type.BLOCK_REMOVED, medium, 0);
+        c.words[w + PARENT_HI] = identity == null ? 0 : identity.get(LONG_LE, BlockIdentity.PARENT_HI);
+        c.words[w + PARENT_LO] = identity == null ? 0 : identity.get(LONG_LE, BlockIdentity.PARENT_LO);
+        c.words[w + META] = type.ordinal() | (long) medium.ordinal() << 8 | (long) tokens << 16;
+        if (tokens > 0) {
+            MemorySegment.copy(identity, ValueLayout.JAVA_INT_UNALIGNED, BlockIdentity.KEY_BYTES, c.tokens,
+                    k * maxTokens, tokens);
+        }
         PUBLISHED.setRelease(c.published, k, t + 1);
         return true;
-    }
-
-    private static long meta(KvEventView.Type type, KvMedium medium, int tokens) {
-        return type.ordinal() | (long) medium.ordinal() << 8 | (long) tokens << 16;
     }
 
     /** {@return the claimed position, or -1 if the ring is full} */
