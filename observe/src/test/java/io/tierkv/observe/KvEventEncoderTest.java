@@ -44,6 +44,80 @@ class KvEventEncoderTest {
         assertArrayEquals(viaPackInt(values), java.util.Arrays.copyOf(dst, n));
     }
 
+    /** vLLM's layout packed one field per msgpack-core call: the reference the encoder's constant runs must equal. */
+    private static byte[] packedFieldByField(KvEventBatch batch, int rank) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (MessagePacker p = MessagePack.newDefaultPacker(out)) {
+            p.packArrayHeader(3);
+            p.packDouble(batch.timestampSeconds());
+            p.packArrayHeader(batch.events().size());
+            for (KvEvent e : batch.events()) {
+                switch (e) {
+                    case KvEvent.BlockStored s -> {
+                        p.packArrayHeader(8);
+                        p.packString("BlockStored");
+                        p.packArrayHeader(1);
+                        p.packLong(s.hash().hi());
+                        if (s.parentHash() == null) {
+                            p.packNil();
+                        } else {
+                            p.packLong(s.parentHash().hi());
+                        }
+                        p.packArrayHeader(s.tokenIds().length);
+                        for (int t : s.tokenIds()) {
+                            p.packInt(t);
+                        }
+                        p.packInt(s.blockSizeTokens());
+                        p.packNil();
+                        p.packString(s.medium().name());
+                        p.packNil();
+                    }
+                    case KvEvent.BlockRemoved r -> {
+                        p.packArrayHeader(3);
+                        p.packString("BlockRemoved");
+                        p.packArrayHeader(1);
+                        p.packLong(r.hash().hi());
+                        p.packString(r.medium().name());
+                    }
+                    case KvEvent.AllBlocksCleared c -> {
+                        p.packArrayHeader(1);
+                        p.packString("AllBlocksCleared");
+                    }
+                }
+            }
+            p.packInt(rank);
+        }
+        return out.toByteArray();
+    }
+
+    @Test
+    void aBatchEqualsVllmsLayoutPackedFieldByFieldByteForByte() throws Exception {
+        long seed = 20261203L;
+        Random random = new Random(seed);
+        KvMedium[] media = KvMedium.values();
+        List<KvEvent> events = new java.util.ArrayList<>();
+        for (int i = 0; i < 2_000; i++) {
+            KvBlockHash hash = new KvBlockHash(random.nextLong() >> random.nextInt(64), random.nextLong());
+            KvMedium medium = media[random.nextInt(media.length)];
+            switch (random.nextInt(3)) {
+                case 0 -> {
+                    int[] tokens = new int[1 + random.nextInt(20)];
+                    for (int t = 0; t < tokens.length; t++) {
+                        tokens[t] = random.nextInt() >> random.nextInt(32);
+                    }
+                    KvBlockHash parent = random.nextBoolean() ? null
+                            : new KvBlockHash(random.nextLong() >> random.nextInt(64), 1);
+                    events.add(new KvEvent.BlockStored(hash, parent, tokens, tokens.length, medium));
+                }
+                case 1 -> events.add(new KvEvent.BlockRemoved(hash, medium));
+                default -> events.add(new KvEvent.AllBlocksCleared());
+            }
+        }
+        KvEventBatch batch = new KvEventBatch(9, 1.7e9 + random.nextDouble(), events, 0);
+        int rank = 300;
+        assertArrayEquals(packedFieldByField(batch, rank), new KvEventEncoder(rank).encode(batch), "seed " + seed);
+    }
+
     @Test
     void aBatchDecodesBackToItsFieldsAndEncodingIsRepeatable() throws Exception {
         int[] tokens = {5, 70_000, -3, 200};

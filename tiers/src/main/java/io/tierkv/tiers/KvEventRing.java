@@ -18,17 +18,20 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * <p>Design (D. Vyukov's bounded MPMC queue, with one consumer): producers claim the next
  * position {@code t} by a compare-and-set on the tail, after checking that it is less than
  * {@code capacity} ahead of the head (else the event is refused: the caller counts a drop); write
- * the event into slot {@code t % capacity}; and publish it by storing {@code t + 1} in the slot's
+ * the event into slot {@code t mod slots}; and publish it by storing {@code t + 1} in the slot's
  * sequence word with release semantics. The consumer reads position {@code h} once the slot's
  * sequence word is {@code h + 1} (acquire), and frees the positions it has read by moving the head
  * on ({@link #release}), after which producers may overwrite them. A producer stalled between claim
  * and publish holds the consumer at its position until it publishes; later positions wait.
  *
  * <p>A slot holds 5 longs (hash, parent hash, and the type, medium and token count) and B ints
- * (the token ids). The slots are allocated in chunks (of {@value #CHUNK_EVENTS} slots, fewer for
- * blocks of over 256 tokens, so that a chunk holds at most 2^18 token ids) as the ring first
- * fills them and kept, so a ring of capacity C costs at most {@code C * (48 + 4 * B)} bytes of
- * heap and nothing until it is used.
+ * (the token ids). There are {@code slots} of them, the capacity C rounded up to a power of two,
+ * so that a position's slot is a mask, not a division (the consumer resolves eight fields per
+ * event); at most C positions are ever claimed and unreleased, so the extra slots change only
+ * which slot a position lands in. The slots are allocated in chunks (of {@value #CHUNK_EVENTS}
+ * slots, fewer for blocks of over 256 tokens, so that a chunk holds at most 2^18 token ids) as the
+ * ring first fills them and kept, so a ring costs at most {@code slots * (48 + 4 * B)} bytes of
+ * heap ({@link #maxHeapBytes}) and nothing until it is used.
  *
  * <p>Thread-safe for any number of producers ({@link #stored}, {@link #removed}) and one consumer
  * (every other method but {@link #depth} and {@link #accepted}, which any thread may call).
@@ -51,6 +54,8 @@ final class KvEventRing {
     private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final int capacity;
+    /** {@code slots - 1}, slots being capacity rounded up to a power of two. */
+    private final int slotMask;
     private final int maxTokens;
     /** log2 of the slots per chunk. */
     private final int chunkShift;
@@ -83,22 +88,28 @@ final class KvEventRing {
      */
     KvEventRing(int capacity, int maxTokens) {
         this.capacity = capacity;
+        this.slotMask = (int) (slots(capacity) - 1);
         this.maxTokens = maxTokens;
         int perChunk = Math.max(1, Math.min(CHUNK_EVENTS, CHUNK_TOKENS / maxTokens));
         this.chunkShift = 31 - Integer.numberOfLeadingZeros(perChunk);
         this.chunkMask = (1 << chunkShift) - 1;
-        this.chunks = new AtomicReferenceArray<>((int) ((capacity + (long) chunkMask) >>> chunkShift));
+        this.chunks = new AtomicReferenceArray<>((int) ((slotMask + 1L + chunkMask) >>> chunkShift));
+    }
+
+    /** {@return capacity rounded up to a power of two: the slot count, at most 2^31} */
+    private static long slots(int capacity) {
+        return capacity == 1 ? 1 : Long.highestOneBit(capacity - 1L) << 1;
     }
 
     /**
      * {@return the most heap bytes a ring takes once every slot has been used: per slot 5 longs,
-     * a sequence word and B ints}
+     * a sequence word and B ints, for capacity rounded up to a power of two slots}
      *
      * @param capacity  events, >= 1
      * @param maxTokens B, >= 1
      */
     static long maxHeapBytes(int capacity, int maxTokens) {
-        return (long) capacity * (WORDS * Long.BYTES + Long.BYTES + (long) Integer.BYTES * maxTokens);
+        return slots(capacity) * (WORDS * Long.BYTES + Long.BYTES + (long) Integer.BYTES * maxTokens);
     }
 
     /** {@return the capacity in events} */
@@ -148,7 +159,7 @@ final class KvEventRing {
         if (t < 0) {
             return false;
         }
-        int slot = (int) (t % capacity);
+        int slot = (int) t & slotMask;
         Chunk c = chunkForWrite(slot);
         int k = slot & chunkMask;
         int w = k * WORDS;
@@ -182,7 +193,7 @@ final class KvEventRing {
         int ci = slot >>> chunkShift;
         Chunk c = chunks.get(ci);
         if (c == null) {
-            c = new Chunk(Math.min(chunkMask + 1, capacity - (ci << chunkShift)), maxTokens);
+            c = new Chunk(Math.min(chunkMask + 1, slotMask + 1 - (ci << chunkShift)), maxTokens);
             if (!chunks.compareAndSet(ci, null, c)) {
                 c = chunks.get(ci);
             }
@@ -208,7 +219,7 @@ final class KvEventRing {
         int n = 0;
         while (n < max && n < available) {
             long t = from + n;
-            int slot = (int) (t % capacity);
+            int slot = (int) t & slotMask;
             Chunk c = chunks.get(slot >>> chunkShift);
             if (c == null || (long) PUBLISHED.getAcquire(c.published, slot & chunkMask) != t + 1) {
                 break;
@@ -228,11 +239,11 @@ final class KvEventRing {
     }
 
     private Chunk chunk(long t) {
-        return chunks.get((int) (t % capacity) >>> chunkShift);
+        return chunks.get(((int) t & slotMask) >>> chunkShift);
     }
 
     private int index(long t) {
-        return (int) (t % capacity) & chunkMask;
+        return (int) t & slotMask & chunkMask;
     }
 
     private long word(long t, int field) {
