@@ -11,6 +11,7 @@ module io.tierkv.bench {
     requires HdrHistogram;
     requires org.knowm.xchart;
     requires java.desktop;
+    requires jdk.management;
     requires jmh.core;
     requires io.netty.buffer;
     requires org.lz4.java;

@@ -4,7 +4,6 @@ import io.tierkv.core.event.KvBlockHash;
 import io.tierkv.core.event.KvMedium;
 import io.tierkv.tiers.events.KvEventBatch;
 import io.tierkv.tiers.events.KvEventView;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -13,6 +12,8 @@ import java.util.function.Function;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePacker;
+import org.msgpack.core.buffer.MessageBuffer;
+import org.msgpack.core.buffer.MessageBufferOutput;
 
 /**
  * Encodes a {@link KvEventBatch} as the msgpack payload vLLM's {@code ZmqEventPublisher} sends:
@@ -71,7 +72,7 @@ public final class KvEventEncoder {
     });
 
     private final int dataParallelRank;
-    /** What the packer flushes into; reused, so a steady stream of batches allocates nothing. */
+    /** What the packer writes into, in place; reused, so a steady stream of batches allocates nothing. */
     private final Bytes out = new Bytes();
     private final MessagePacker packer = MessagePack.newDefaultPacker(out);
     /** An event's token ids, copied out of the view in one go; grows to B. */
@@ -79,14 +80,65 @@ public final class KvEventEncoder {
     /** The same ids as msgpack integers ({@link MsgpackInts}). */
     private byte[] encoded = new byte[0];
 
-    /** A byte sink whose array is read in place. */
-    private static final class Bytes extends ByteArrayOutputStream {
-        Bytes() {
-            super(1 << 16);
+    /**
+     * The packer's output: one growing array that the packer writes into directly (each buffer it
+     * asks for is a {@link MessageBuffer#wrap} of the array's free tail), so a batch is packed
+     * without the copy per flush that an {@code OutputStream} sink costs.
+     */
+    private static final class Bytes implements MessageBufferOutput {
+        private byte[] array = new byte[1 << 16];
+        /** Bytes written and flushed, from index 0. */
+        private int size;
+
+        void reset() {
+            size = 0;
         }
 
         byte[] array() {
-            return buf;
+            return array;
+        }
+
+        int size() {
+            return size;
+        }
+
+        private void ensureFree(int bytes) {
+            if (array.length - size < bytes) {
+                array = Arrays.copyOf(array, Math.max(2 * array.length, Math.addExact(size, bytes)));
+            }
+        }
+
+        @Override
+        public MessageBuffer next(int minimumSize) {
+            ensureFree(Math.max(minimumSize, 1 << 12));
+            return MessageBuffer.wrap(array, size, array.length - size);
+        }
+
+        @Override
+        public void writeBuffer(int length) {
+            size += length; // the packer wrote these bytes into the wrapped tail
+        }
+
+        @Override
+        public void write(byte[] buffer, int offset, int length) {
+            ensureFree(length);
+            System.arraycopy(buffer, offset, array, size, length);
+            size += length;
+        }
+
+        @Override
+        public void add(byte[] buffer, int offset, int length) {
+            write(buffer, offset, length);
+        }
+
+        @Override
+        public void flush() {
+            // the bytes are in the array already
+        }
+
+        @Override
+        public void close() {
+            // nothing to release
         }
     }
 

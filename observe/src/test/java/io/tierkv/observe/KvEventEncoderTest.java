@@ -96,12 +96,13 @@ class KvEventEncoderTest {
         Random random = new Random(seed);
         KvMedium[] media = KvMedium.values();
         List<KvEvent> events = new java.util.ArrayList<>();
-        for (int i = 0; i < 2_000; i++) {
+        for (int i = 0; i < 5_000; i++) { // well past the encoder's first 64 KiB
             KvBlockHash hash = new KvBlockHash(random.nextLong() >> random.nextInt(64), random.nextLong());
             KvMedium medium = media[random.nextInt(media.length)];
             switch (random.nextInt(3)) {
                 case 0 -> {
-                    int[] tokens = new int[1 + random.nextInt(20)];
+                    // now and then a block of 5,000 ids: a payload past the packer's 8 KiB flush threshold
+                    int[] tokens = new int[random.nextInt(100) == 0 ? 5_000 : 1 + random.nextInt(20)];
                     for (int t = 0; t < tokens.length; t++) {
                         tokens[t] = random.nextInt() >> random.nextInt(32);
                     }
@@ -115,7 +116,9 @@ class KvEventEncoderTest {
         }
         KvEventBatch batch = new KvEventBatch(9, 1.7e9 + random.nextDouble(), events, 0);
         int rank = 300;
-        assertArrayEquals(packedFieldByField(batch, rank), new KvEventEncoder(rank).encode(batch), "seed " + seed);
+        byte[] reference = packedFieldByField(batch, rank);
+        assertTrue(reference.length > 1 << 17, "grows the buffer: " + reference.length);
+        assertArrayEquals(reference, new KvEventEncoder(rank).encode(batch), "seed " + seed);
     }
 
     @Test

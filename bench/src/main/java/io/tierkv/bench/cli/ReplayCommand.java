@@ -148,12 +148,13 @@ public final class ReplayCommand implements Callable<Integer> {
     private ObserveOptions observe = new ObserveOptions();
 
     @Option(names = "--observe-ab", description = "replay in pairs, without and with KV events and metrics "
-            + "(--kv-events, --metrics-port, or a loopback publisher and a free port), in alternating order, the first "
-            + "pair a warm-up, and print the median of the pairs' on/off throughput ratios")
+            + "(--kv-events, --metrics-port, or a loopback publisher and a free port), in alternating order, after "
+            + "warm-up pairs that last until the JIT has settled, and print the median of the pairs' on/off throughput "
+            + "ratios and of their CPU time per token")
     private boolean observeAb;
 
     @Option(names = "--ab-pairs", paramLabel = "N", defaultValue = "2",
-            description = "with --observe-ab: counted pairs after the warm-up pair, 1..100 (default: ${DEFAULT-VALUE})")
+            description = "with --observe-ab: counted pairs after the warm-up, 1..100 (default: ${DEFAULT-VALUE})")
     private int abPairs;
 
     @Option(names = "--progress", negatable = true, description = "progress bar on stderr (default: when stderr is "
@@ -190,7 +191,8 @@ public final class ReplayCommand implements Callable<Integer> {
             return multiNode.run(layout, deviceTokens, input, maxDecodeTokens, report, bar, out);
         }
         if (observeAb) {
-            return observeAb(config, input, out);
+            int pairs = (int) Check.between("--ab-pairs", abPairs, 1, 100, "");
+            return new ObserveAb(pairs, out).run(o -> replay(config, input, false, "", o), observe::openForComparison);
         }
         List<ReplayReport> reports = new ArrayList<>();
         try (Observation observation = observe.open()) {
@@ -281,55 +283,6 @@ public final class ReplayCommand implements Callable<Integer> {
             Sweep.writePlot(plot, reports);
             out.println("wrote " + plot);
         }
-    }
-
-    /**
-     * {@code --observe-ab}: the replay in pairs of one run without and one with observation (on:
-     * KV events published and metrics served), each on a fresh manager; the first pair warms the JIT
-     * up; prints each counted pair's on/off throughput ratio and their median. A pair's two halves
-     * run back to back, so the machine's drift between pairs, which on these shared machines is
-     * larger than the effect, cancels within a pair; and the order within a pair alternates (off
-     * first in the even pairs, on first in the odd ones), because the second run of a pair is
-     * slower whatever it does: two runs both without observation measured 0.929 (median of 7
-     * pairs) with a fixed order.
-     *
-     * @param config the configuration
-     * @param input  the requests
-     * @param out    the writer
-     * @return 0, or 1 if a replay failed its checks
-     */
-    private int observeAb(ReplayConfig config, TraceInput input, PrintWriter out) {
-        int pairs = (int) Check.between("--ab-pairs", abPairs, 1, 100, "");
-        double[] ratios = new double[pairs];
-        double[] tokensPerSecond = new double[2];
-        for (int round = 0; round < 2 * (pairs + 1); round++) { // the first pair warms the JIT up
-            int pair = round / 2;
-            boolean second = round % 2 == 1;
-            int on = (pair % 2 == 0) == second ? 1 : 0; // off first in even pairs, on first in odd ones
-            try (Observation observation = on == 1 ? observe.openForComparison() : Observation.none()) {
-                ReplayReport r = replay(config, input, false, "", observation);
-                if (failed(r)) {
-                    out.print(r.summary());
-                    return 1;
-                }
-                tokensPerSecond[on] = r.tokensPerSecond();
-                boolean counted = pair >= 1;
-                if (counted && second) {
-                    ratios[pair - 1] = tokensPerSecond[1] / tokensPerSecond[0];
-                }
-                out.printf(Locale.ROOT, "%-24s %.0f tokens/s, hit rate %.4f%s%n", on == 1 ? "events and metrics on:"
-                        : "events and metrics off:", r.tokensPerSecond(), r.hitRate(), !counted ? " (warm-up)"
-                        : second ? String.format(Locale.ROOT, "  pair on/off %.3f", ratios[pair - 1]) : "");
-                out.flush();
-            }
-        }
-        double[] sorted = ratios.clone();
-        java.util.Arrays.sort(sorted);
-        double median = pairs % 2 == 1 ? sorted[pairs / 2] : (sorted[pairs / 2 - 1] + sorted[pairs / 2]) / 2;
-        out.printf(Locale.ROOT, "observe A/B: on/off median %.3f of %d pairs (min %.3f, max %.3f)%n", median, pairs,
-                sorted[0], sorted[pairs - 1]);
-        out.flush();
-        return 0;
     }
 
     /**

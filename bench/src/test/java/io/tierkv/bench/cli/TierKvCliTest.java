@@ -38,18 +38,38 @@ class TierKvCliTest {
     }
 
     /**
-     * {@code --observe-ab} alternates the order within its pairs (the second run of a pair is the
-     * slower one whatever it does) and prints one ratio per counted pair and their median.
+     * {@code --observe-ab} warms up in (off, on) pairs until the JIT has settled, then alternates
+     * the order within its counted pairs (the second run of a pair is the slower one whatever it
+     * does) and prints one throughput ratio and one CPU-per-token ratio per counted pair and
+     * their medians.
      */
     @Test
-    void observeAbAlternatesTheOrderWithinPairs() {
+    void observeAbWarmsUpThenAlternatesTheOrderWithinPairs() {
         Result r = run("replay", "--observe-ab", "--ab-pairs", "3", "--requests", "30", "--movers", "0");
         assertEquals(0, r.status(), r.err());
-        List<String> halves = r.out().lines().filter(l -> l.startsWith("events and metrics"))
-                .map(l -> l.startsWith("events and metrics on:") ? "on" : "off").toList();
-        assertEquals(List.of("off", "on", "on", "off", "off", "on", "on", "off"), halves, r.out());
-        assertEquals(3, r.out().lines().filter(l -> l.contains("pair on/off")).count(), r.out());
+        List<String> runs = r.out().lines().filter(l -> l.startsWith("events and metrics")).toList();
+        List<String> warmups = runs.stream().filter(l -> l.endsWith("(warm-up)")).map(TierKvCliTest::kind).toList();
+        List<String> counted = runs.stream().filter(l -> !l.endsWith("(warm-up)")).map(TierKvCliTest::kind).toList();
+        assertTrue(warmups.size() >= 2 && warmups.size() <= 2 * ObserveAb.MAX_WARMUP_PAIRS, r.out());
+        for (int i = 0; i < warmups.size(); i++) {
+            assertEquals(i % 2 == 0 ? "off" : "on", warmups.get(i), r.out());
+        }
+        assertEquals(List.of("on", "off", "off", "on", "on", "off"), counted, r.out());
+        assertEquals(3, r.out().lines().filter(l -> l.matches("  pair [123]: on/off [0-9.]+, CPU per token off/on [0-9.]+"))
+                .count(), r.out());
         assertTrue(r.out().contains("observe A/B: on/off median "), r.out());
+        assertTrue(r.out().contains("; CPU per token off/on median "), r.out());
+        int warmupPairs = warmups.size() / 2;
+        assertTrue(r.out().contains("; " + warmupPairs + " warm-up pairs (JIT "), r.out());
+        runs.forEach(l -> {
+            double nanos = Double.parseDouble(l.replaceAll(".* tokens/s, ([0-9.]+) CPU ns/token.*", "$1"));
+            assertTrue(nanos > 0, l); // the process's CPU time over the run, per token replayed
+        });
+    }
+
+    /** {@return "on" or "off": a printed run's kind} */
+    private static String kind(String line) {
+        return line.startsWith("events and metrics on:") ? "on" : "off";
     }
 
     /** The top command lists its subcommands. */
