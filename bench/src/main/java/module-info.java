@@ -12,6 +12,7 @@ module io.tierkv.bench {
     requires org.knowm.xchart;
     requires java.desktop;
     requires jdk.management;
+    requires msgpack.core;
     requires jmh.core;
     requires io.netty.buffer;
     requires org.lz4.java;

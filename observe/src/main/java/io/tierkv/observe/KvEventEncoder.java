@@ -246,7 +246,7 @@ public final class KvEventEncoder {
                 int tokens = events.tokenCount(i);
                 if (scratch.length < tokens) {
                     scratch = new int[tokens];
-                    encoded = new byte[tokens * MsgpackInts.MAX_BYTES_PER_INT];
+                    encoded = new byte[MsgpackInts.capacityFor(tokens)];
                 }
                 events.copyTokenIds(i, scratch, 0);
                 packer.packArrayHeader(tokens);

@@ -39,7 +39,7 @@ class KvEventEncoderTest {
         for (int i = edges.length; i < values.length; i++) {
             values[i] = random.nextInt() >> random.nextInt(32); // every magnitude
         }
-        byte[] dst = new byte[values.length * MsgpackInts.MAX_BYTES_PER_INT];
+        byte[] dst = new byte[MsgpackInts.capacityFor(values.length)];
         int n = MsgpackInts.encode(values, values.length, dst);
         assertArrayEquals(viaPackInt(values), java.util.Arrays.copyOf(dst, n));
     }
