@@ -42,7 +42,7 @@ import java.nio.file.Path;
  * <p>Used for segments walked on their mapping: those whose first record is longer than
  * {@link #DENSE_RECORD_BYTES}. A segment of shorter records is read with positional reads into a
  * buffer instead ({@link RecoveryWindow}), which measured faster than advising its mapping
- * (BENCHMARKS.md, "Cold restart: positional reads and no rewrite of unchanged files"); the dense mode
+ * (BENCHMARKS.md, "Cold restart: positional reads"); the dense mode
  * here still serves the shorter records of a segment that starts with a long one.
  *
  * <p>Not thread-safe: one per segment, used by one recovery.

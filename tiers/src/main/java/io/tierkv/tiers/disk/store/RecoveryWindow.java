@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ul>
  *   <li><b>Buffered</b> (records of at most {@link RecoveryReadAhead#DENSE_RECORD_BYTES}, where
  *       reading the bytes between headers costs less than a read per header): the file is read
- *       from byte 0 up to a limit (the high-water mark) with large positional reads,
+ *       from byte 0 up to a limit (the high-water mark) with sequential positional reads,
  *       {@link #CHUNK_BYTES} at a time, into one reused off-heap buffer, and the walk parses the
  *       headers from that buffer. A forward walk makes this the sequential read of the files (the
  *       kernel reads ahead of it, so the device reads the next chunk while the walk parses this
@@ -39,8 +39,15 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class RecoveryWindow implements AutoCloseable {
 
-    /** Bytes per positional read in the buffered mode: the sequential-read limit's chunk. */
-    static final long CHUNK_BYTES = 1L << 20;
+    /**
+     * Bytes per positional read in the buffered mode. Measured ({@code tierkv restart-bench}, 4 KiB
+     * blocks, 1e4 and 1e5 records, jars alternated, BENCHMARKS.md "Cold restart: positional
+     * reads"): 8 MiB (the sequential-read limit's chunk) left recovery at 1.70-3.11 of the limit,
+     * 1 MiB at 0.84-2.25, 256 KiB at 0.95-1.69 (likely because a small buffer stays in the CPU's
+     * cache between the copy out of the page cache and the walk over its headers), and it costs
+     * little to allocate (zeroed) at every open.
+     */
+    static final long CHUNK_BYTES = 256L << 10;
     /** Alignment of the buffer's file offset, and of its first read: one page. */
     static final long PAGE_BYTES = 4096;
     /**
