@@ -152,8 +152,8 @@
  *       size); with {@code MADV_WILLNEED} for short records too, 0.76 of the faster of a sequential
  *       read and a header-only pread at 1e6 records of 4 KiB blocks but 1.7-2.7 at 1e4-1e5, where
  *       the advice calls blocked and the open rewrote its journal and metadata; with the buffer
- *       and no rewrite of unchanged files, see BENCHMARKS.md ("Cold restart: positional reads").
- *       0.17-0.35 of the header reads with 256 KiB blocks.</li>
+ *       and no rewrite of unchanged files 1.18-1.46 at 1e5 and 1.14-2.16 at 1e4 (BENCHMARKS.md,
+ *       "Cold restart: positional reads"). 0.17-0.45 of the header reads with 256 KiB blocks.</li>
  * </ul>
  */
 package io.tierkv.tiers.disk.store;
