@@ -1,12 +1,18 @@
 package io.tierkv.tiers.disk.store;
 
 import io.tierkv.core.error.DiskFullException;
+import java.io.EOFException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.function.LongPredicate;
 import net.openhft.chronicle.bytes.MappedBytes;
 
@@ -51,44 +57,50 @@ final class DeletionJournal implements AutoCloseable {
         if (!Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             return new long[0];
         }
-        long size;
-        try {
-            size = Files.size(file);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read the size of deletion journal " + file, e);
-        }
-        if (size < DiskFormat.JOURNAL_HEADER_BYTES) {
-            return new long[0];
-        }
-        MappedBytes in;
-        try {
-            in = MappedBytes.singleMappedBytes(file.toFile(), size, true);
-        } catch (FileNotFoundException e) {
-            return new long[0];
-        }
-        try {
-            in.singleThreadedCheckDisabled(true);
-            if (in.readLong(DiskFormat.JRN_MAGIC) != DiskFormat.JOURNAL_MAGIC
-                    || in.readInt(DiskFormat.JRN_VERSION) != DiskFormat.FORMAT_VERSION
-                    || in.readInt(DiskFormat.JRN_ENTRY_BYTES) != DiskFormat.JOURNAL_ENTRY_BYTES
-                    || in.readLong(DiskFormat.JRN_FINGERPRINT) != fingerprint) {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            long size = ch.size();
+            if (size < DiskFormat.JOURNAL_HEADER_BYTES) {
+                return new long[0];
+            }
+            ByteBuffer head = readFully(ch, 0, DiskFormat.JOURNAL_HEADER_BYTES);
+            if (head.getLong((int) DiskFormat.JRN_MAGIC) != DiskFormat.JOURNAL_MAGIC
+                    || head.getInt((int) DiskFormat.JRN_VERSION) != DiskFormat.FORMAT_VERSION
+                    || head.getInt((int) DiskFormat.JRN_ENTRY_BYTES) != DiskFormat.JOURNAL_ENTRY_BYTES
+                    || head.getLong((int) DiskFormat.JRN_FINGERPRINT) != fingerprint) {
                 return new long[0];
             }
             long fits = (size - DiskFormat.JOURNAL_HEADER_BYTES) / DiskFormat.JOURNAL_ENTRY_BYTES;
-            long n = Math.max(0, Math.min(in.readLong(DiskFormat.JRN_COUNT), Math.min(fits,
-                    in.readLong(DiskFormat.JRN_CAPACITY))));
+            long n = Math.max(0, Math.min(head.getLong((int) DiskFormat.JRN_COUNT), Math.min(fits,
+                    head.getLong((int) DiskFormat.JRN_CAPACITY))));
             long[] entries = new long[Math.toIntExact(4 * n)];
-            for (int i = 0; i < n; i++) {
-                long at = DiskFormat.JOURNAL_HEADER_BYTES + (long) i * DiskFormat.JOURNAL_ENTRY_BYTES;
-                entries[4 * i] = in.readLong(at);
-                entries[4 * i + 1] = in.readLong(at + 8);
-                entries[4 * i + 2] = in.readLong(at + 16);
-                entries[4 * i + 3] = in.readLong(at + 24);
+            if (n > 0) {
+                ByteBuffer in = readFully(ch, DiskFormat.JOURNAL_HEADER_BYTES,
+                        Math.toIntExact(n * DiskFormat.JOURNAL_ENTRY_BYTES));
+                for (int i = 0; i < n; i++) {
+                    int at = i * DiskFormat.JOURNAL_ENTRY_BYTES;
+                    entries[4 * i] = in.getLong(at);
+                    entries[4 * i + 1] = in.getLong(at + 8);
+                    entries[4 * i + 2] = in.getLong(at + 16);
+                    entries[4 * i + 3] = in.getLong(at + 24);
+                }
             }
             return entries;
-        } finally {
-            in.close();
+        } catch (NoSuchFileException e) {
+            return new long[0];
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read deletion journal " + file, e);
         }
+    }
+
+    /** Reads {@code bytes} at {@code position}, little-endian (the journal's byte order, see the class comment). */
+    private static ByteBuffer readFully(FileChannel ch, long position, int bytes) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        while (b.hasRemaining()) {
+            if (ch.read(b, position + b.position()) < 0) {
+                throw new EOFException("deletion journal ends at " + (position + b.position()) + " B");
+            }
+        }
+        return b;
     }
 
     /**
@@ -154,6 +166,52 @@ final class DeletionJournal implements AutoCloseable {
             throw new UncheckedIOException("cannot install deletion journal " + file, (IOException) e);
         }
         return new DeletionJournal(file, out, capacity, fileBytes, n);
+    }
+
+    /**
+     * Opens the existing journal in place if it already is the journal {@link #create} would
+     * write: a regular file of {@link DiskFormat#journalBytes}{@code (capacity)} bytes whose
+     * header names this layout, {@code capacity} and {@code count} entries (the entries recovery
+     * read and keeps, all of them). Nothing is written, so a restart that changed nothing leaves
+     * the file as it was; bytes past the last entry are never read. The file's space is reserved
+     * again ({@code posix_fallocate}, a no-op for a file {@link #create} wrote) before it is
+     * mapped, so a copy that left holes cannot fault a later write.
+     *
+     * @param dir         the tier's directory
+     * @param fingerprint the layout fingerprint
+     * @param capacity    the capacity {@link #create} would be given, in entries
+     * @param count       entries the file must hold (all of them kept)
+     * @return the open journal, or null where the file differs (then {@link #create} a fresh one)
+     * @throws DiskFullException when its space cannot be reserved
+     */
+    static DeletionJournal reopen(Path dir, long fingerprint, long capacity, long count) {
+        Path file = dir.resolve(DiskFormat.JOURNAL_FILE);
+        long fileBytes = DiskFormat.journalBytes(capacity);
+        try {
+            if (!Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS) || Files.size(file) != fileBytes) {
+                return null;
+            }
+        } catch (IOException e) {
+            return null;
+        }
+        DiskFiles.reserve(file, fileBytes, dir);
+        MappedBytes out;
+        try {
+            out = MappedBytes.singleMappedBytes(file.toFile(), fileBytes);
+        } catch (FileNotFoundException e) {
+            return null;
+        }
+        out.singleThreadedCheckDisabled(true);
+        if (out.readLong(DiskFormat.JRN_MAGIC) != DiskFormat.JOURNAL_MAGIC
+                || out.readInt(DiskFormat.JRN_VERSION) != DiskFormat.FORMAT_VERSION
+                || out.readInt(DiskFormat.JRN_ENTRY_BYTES) != DiskFormat.JOURNAL_ENTRY_BYTES
+                || out.readLong(DiskFormat.JRN_FINGERPRINT) != fingerprint
+                || out.readLong(DiskFormat.JRN_CAPACITY) != capacity
+                || out.readLong(DiskFormat.JRN_COUNT) != count) {
+            out.close();
+            return null;
+        }
+        return new DeletionJournal(file, out, capacity, fileBytes, count);
     }
 
     /**

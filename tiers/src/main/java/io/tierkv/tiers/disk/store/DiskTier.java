@@ -93,7 +93,7 @@ public final class DiskTier implements AutoCloseable {
         this.rules = RecordRules.of(layout);
         this.corruptionLog = new CorruptionLog(dir);
         long expectedRecords = Math.max(16, options.budgetBytes() / DiskFormat.maxRecordBytes(layout));
-        this.index = new RecordIndex((int) Math.min(1 << 16, expectedRecords));
+        this.index = new RecordIndex((int) Math.min(RecordIndex.INITIAL_CAPACITY, expectedRecords));
         this.segments = new SegmentTable(options, rules.fingerprint(), crc, counters);
         Compactor compactor = new Compactor(index, segments, rules, crc, counters, corruptionLog);
         this.departures = new Departures(rules, index, segments, options, layout.dtype().sizeBytes());

@@ -89,38 +89,62 @@ final class RecordHeaders {
      */
     static int checkRecordHeader(MemorySegment seg, long off, long limit, CRC32C crc, long fingerprint, long nonce,
                                  int maxTokens, int maxRaw) {
+        return checkRecordHeader(seg, 0, off, limit, crc, fingerprint, nonce, maxTokens, maxRaw);
+    }
+
+    /**
+     * Validates the record header at file offset {@code off}, read from memory that holds the
+     * file's bytes from file offset {@code base} on ({@code seg} offset {@code off - base}): the
+     * verdict of {@link #checkRecordHeader(MemorySegment, long, long, CRC32C, long, long, int, int)}
+     * on the whole file, which judges offsets (the first record, the previous record offset, the
+     * end against {@code limit}) as file offsets.
+     *
+     * @param seg         memory holding at least the header's 64 bytes at {@code off - base}
+     * @param base        file offset of {@code seg}'s byte 0, {@code <= off}
+     * @param off         the record's file offset, a multiple of 64
+     * @param limit       first file byte past the readable data (high-water mark or file length)
+     * @param crc         a checksum object
+     * @param fingerprint the expected layout fingerprint
+     * @param nonce       the segment's nonce
+     * @param maxTokens   the layout's {@code blockSizeTokens}
+     * @param maxRaw      the layout's {@code bytesPerBlock}
+     * @return {@link DiskFormat#VALID} or the first problem found
+     */
+    static int checkRecordHeader(MemorySegment seg, long base, long off, long limit, CRC32C crc, long fingerprint,
+                                 long nonce, int maxTokens, int maxRaw) {
         if (off + RECORD_HEADER_BYTES > limit) {
             return TRUNCATED;
         }
-        if (seg.get(INT, off + REC_MAGIC) != RECORD_MAGIC) {
+        long at = off - base;
+        if (seg.get(INT, at + REC_MAGIC) != RECORD_MAGIC) {
             return NO_MAGIC;
         }
-        if (seg.get(INT, off + REC_HEADER_CRC) != crc32c(crc, seg, off, REC_HEADER_CRC)) {
+        if (seg.get(INT, at + REC_HEADER_CRC) != crc32c(crc, seg, at, REC_HEADER_CRC)) {
             return BAD_HEADER_CRC;
         }
-        int codec = seg.get(ValueLayout.JAVA_BYTE, off + REC_CODEC);
-        int shuffle = seg.get(ValueLayout.JAVA_BYTE, off + REC_SHUFFLE);
-        if (seg.get(ValueLayout.JAVA_BYTE, off + REC_VERSION) != FORMAT_VERSION
+        int codec = seg.get(ValueLayout.JAVA_BYTE, at + REC_CODEC);
+        int shuffle = seg.get(ValueLayout.JAVA_BYTE, at + REC_SHUFFLE);
+        if (seg.get(ValueLayout.JAVA_BYTE, at + REC_VERSION) != FORMAT_VERSION
                 || (codec != CODEC_RAW && codec != CODEC_LZ4)
-                || seg.get(ValueLayout.JAVA_BYTE, off + REC_RESERVED_BYTE) != 0
+                || seg.get(ValueLayout.JAVA_BYTE, at + REC_RESERVED_BYTE) != 0
                 || (shuffle != 0 && shuffle != 2 && shuffle != 4)
                 || (codec == CODEC_RAW && shuffle != 0)) {
             return BAD_VERSION;
         }
-        if (seg.get(LONG, off + REC_FINGERPRINT) != fingerprint) {
+        if (seg.get(LONG, at + REC_FINGERPRINT) != fingerprint) {
             return BAD_FINGERPRINT;
         }
-        int tokens = seg.get(INT, off + REC_TOKENS);
-        int raw = seg.get(INT, off + REC_RAW);
-        int stored = seg.get(INT, off + REC_STORED);
+        int tokens = seg.get(INT, at + REC_TOKENS);
+        int raw = seg.get(INT, at + REC_RAW);
+        int stored = seg.get(INT, at + REC_STORED);
         if (tokens < 0 || tokens > maxTokens || raw < 0 || raw > maxRaw || stored < 0 || stored > raw
                 || (codec == CODEC_RAW && stored != raw)) {
             return BAD_LENGTH;
         }
-        if (seg.get(LONG, off + REC_NONCE) != nonce) {
+        if (seg.get(LONG, at + REC_NONCE) != nonce) {
             return STALE_NONCE;
         }
-        int previous = seg.get(INT, off + REC_PREVIOUS);
+        int previous = seg.get(INT, at + REC_PREVIOUS);
         if (off == SEGMENT_HEADER_BYTES ? previous != 0
                 : previous < SEGMENT_HEADER_BYTES || previous > off - RECORD_ALIGN_BYTES
                         || previous % RECORD_ALIGN_BYTES != 0) {

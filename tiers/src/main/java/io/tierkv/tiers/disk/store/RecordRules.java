@@ -38,6 +38,23 @@ record RecordRules(long fingerprint, int maxTokens, int maxRaw) {
         return RecordHeaders.checkRecordHeader(map, off, limit, crc, fingerprint, nonce, maxTokens, maxRaw);
     }
 
+    /**
+     * Validates the record header at file offset {@code off}, read from memory holding the file's
+     * bytes from file offset {@code base} on ({@link RecordHeaders#checkRecordHeader(MemorySegment,
+     * long, long, long, CRC32C, long, long, int, int)}).
+     *
+     * @param bytes memory holding the header at {@code off - base}
+     * @param base  file offset of {@code bytes}' byte 0
+     * @param off   the record's file offset, a multiple of 64
+     * @param limit first file byte past the readable data
+     * @param crc   a checksum object
+     * @param nonce the segment's nonce
+     * @return {@link DiskFormat#VALID} or the first problem found
+     */
+    int check(MemorySegment bytes, long base, long off, long limit, CRC32C crc, long nonce) {
+        return RecordHeaders.checkRecordHeader(bytes, base, off, limit, crc, fingerprint, nonce, maxTokens, maxRaw);
+    }
+
     /** Checks an identity's shape: {@code 32 + 4T} bytes, {@code T <= blockSizeTokens}; returns T. */
     int checkIdentity(MemorySegment identity) {
         java.util.Objects.requireNonNull(identity, "identity");

@@ -66,13 +66,21 @@ import java.util.zip.CRC32C;
  * that header names, if its length were then re-sealed to end exactly at that header, would be
  * taken whole, hiding the records its length covers, at every recovery alike.) On an intact
  * segment recovery thus checks one header per record and no byte inside
- * a record. What the device reads is {@link RecoveryReadAhead}'s choice, made ahead of the walk
- * (the mapping is advised {@code MADV_RANDOM} from the start, so a fault reads no more than its
- * page): records up to 64 KiB are read whole, sequentially, in windows ahead of the walk; longer
- * ones at their header pages only, many requests in flight. Damage costs inside scans of the records
+ * a record. What the device reads is chosen ahead of the walk (see "Reading" below): records up
+ * to 64 KiB are read whole, sequentially; longer ones at their header pages only, many requests
+ * in flight. Damage costs inside scans of the records
  * next to it only, the damaged one and the one before it, plus the 64-byte steps through the
  * damaged bytes, at this and every later recovery until compaction or recycling rewrites the
  * segment; a lost mark costs a scan of the whole file.
+ *
+ * <p>Reading. The walk reads file offsets through a {@link RecoveryWindow}. A segment whose first
+ * record is at most {@link RecoveryReadAhead#DENSE_RECORD_BYTES} long (or damaged) is read with
+ * large sequential positional reads up to the mark into one reused buffer, the headers parsed
+ * from there: the sequential read of the files plus the parsing, without a fault per page. A
+ * segment of longer records is walked on its mapping with {@link RecoveryReadAhead}'s header
+ * pages read ahead. Either way the same headers are checked in the same order: which bytes are
+ * read changes no verdict. The members of a chain are kept (offset, length, key) as the walk
+ * checks them, so accepting them reads no header twice.
  *
  * <p>Idempotent: recovering the same files twice gives the same index, and nothing skipped can
  * come back or hide an intact record at a later recovery. Every header skipped as damaged that
@@ -86,8 +94,9 @@ import java.util.zip.CRC32C;
  * finds the same records plus those appended since.
  *
  * <p>Then journal entries naming no open segment are dropped and the journal is rewritten (with
- * room for at least the configured capacity), and records are evicted, least recent first, while
- * the files exceed the budget.
+ * room for at least the configured capacity; a journal that already holds just the entries kept,
+ * with that capacity, is opened in place instead, {@link DeletionJournal#reopen}), and records
+ * are evicted, least recent first, while the files exceed the budget.
  *
  * <p>Not thread-safe: used once, by {@link DiskTier#open}.
  */
@@ -113,10 +122,24 @@ final class Recovery {
     private final DiskCounters counters;
     private final CorruptionLog log;
 
-    /** Bytes per read-ahead call on the tier's device ({@link RecoveryReadAhead#adviceBytesFor}). */
+    /**
+     * Bytes per read-ahead call on the tier's device ({@link RecoveryReadAhead#adviceBytesFor}),
+     * 0 until a segment is first read through its mapping.
+     */
     private long adviceBytes;
-    /** Read-ahead of the segment being scanned. */
+    /** Read-ahead of the segment being scanned through its mapping; null when it is read through the buffer. */
     private RecoveryReadAhead readAhead;
+    /** The bytes the walk reads (the segment's mapping, or a buffer filled by positional reads). */
+    private RecoveryWindow window;
+    /** The segment being scanned. */
+    private Segment seg;
+    /** Members of the chain {@link #judgeChain} followed, in file order: offsets, lengths and keys. */
+    private long[] chainOffsets = new long[1024];
+    private long[] chainLengths = new long[1024];
+    private long[] chainHashHi = new long[1024];
+    private long[] chainHashLo = new long[1024];
+    /** Members in the chain arrays. */
+    private int chainSize;
     /** Result of {@link #judgeChain}: the last member accepted, -1 if none. */
     private long accepted;
     /** Result of {@link #judgeChain}: the member after the accepted ones, -1 if every member was. */
@@ -158,8 +181,17 @@ final class Recovery {
      * @throws UncheckedIOException if a segment cannot be opened or mapped
      */
     void run(long journalCapacity) {
+        try (RecoveryWindow w = new RecoveryWindow(RecoveryWindow.CHUNK_BYTES)) {
+            window = w;
+            recoverAll(journalCapacity);
+        } finally {
+            window = null;
+            seg = null;
+        }
+    }
+
+    private void recoverAll(long journalCapacity) {
         Path dir = directory.path();
-        adviceBytes = RecoveryReadAhead.adviceBytesFor(dir);
         long[] entries = DeletionJournal.readEntries(dir.resolve(DiskFormat.JOURNAL_FILE), rules.fingerprint());
         Set<Deleted> deleted = new HashSet<>();
         for (int i = 0; i + 3 < entries.length; i += 4) {
@@ -191,7 +223,11 @@ final class Recovery {
             }
         }
         long capacity = Math.max(journalCapacity, k / 4);
-        DeletionJournal journal = DeletionJournal.create(dir, rules.fingerprint(), capacity, Arrays.copyOf(keep, k));
+        DeletionJournal journal = k == entries.length // nothing dropped: the file may already be what create writes
+                ? DeletionJournal.reopen(dir, rules.fingerprint(), capacity, k / 4) : null;
+        if (journal == null) {
+            journal = DeletionJournal.create(dir, rules.fingerprint(), capacity, Arrays.copyOf(keep, k));
+        }
         space.attachJournal(journal);
         segments.usedBytes += journal.fileBytes();
         while (segments.usedBytes > options.budgetBytes() && index.size() > 0) {
@@ -217,6 +253,7 @@ final class Recovery {
             arena = Arena.ofShared();
             MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
             SegmentTable.adviseRandom(map);
+            window.useMapping(map); // the first page faults alone (MADV_RANDOM), a read does not
             int status = SegmentHeaders.checkSegmentHeader(map, crc, size, rules.fingerprint());
             if (status != DiskFormat.VALID || map.get(DiskFormat.INT, DiskFormat.SEG_ID) != id) {
                 arena.close();
@@ -241,6 +278,17 @@ final class Recovery {
             segments.add(seg);
             segments.usedBytes += size;
             long markLast = hwmTrusted && limit == hwm ? SegmentHeaders.lastRecordOffset(map) : -1;
+            this.seg = seg;
+            readAhead = null;
+            if (RecoveryWindow.ENABLED && RecoveryReadAhead.ENABLED
+                    && firstRecordBytes(limit) <= RecoveryReadAhead.DENSE_RECORD_BYTES) {
+                window.useFile(ch, file, limit); // short records: the whole file up to the mark, sequentially
+            } else { // long records (their header pages only), or reading ahead switched off: the mapping
+                if (adviceBytes == 0) {
+                    adviceBytes = RecoveryReadAhead.adviceBytesFor(directory.path());
+                }
+                readAhead = new RecoveryReadAhead(map, limit, adviceBytes);
+            }
             long end = scanRecords(seg, limit, hwmTrusted, markLast, deleted);
             if (seg.liveRecords == 0) {
                 segments.delete(seg);
@@ -272,32 +320,29 @@ final class Recovery {
      * @param markLast the mark's last record offset where the scan ends at a trusted mark, else -1
      */
     private long scanRecords(Segment seg, long limit, boolean hwmTrusted, long markLast, Set<Deleted> deleted) {
-        MemorySegment map = seg.map;
-        readAhead = new RecoveryReadAhead(map, limit, adviceBytes);
         long pos = DiskFormat.SEGMENT_HEADER_BYTES;
         long end = pos;
         long lastRecord = 0;
         boolean inFault = false;
         while (pos + DiskFormat.RECORD_HEADER_BYTES <= limit) {
-            int status = rules.check(map, pos, seg.capacity, crc, seg.nonce);
+            int status = check(pos);
             if (status == DiskFormat.VALID || status == DiskFormat.STALE_NONCE) {
                 judgeChain(seg, pos, status == DiskFormat.STALE_NONCE, limit, markLast);
                 if (accepted >= 0) {
                     inFault = false;
-                    long start = pos;
-                    for (long m = start, next; ; m = next) {
-                        long len = RecordHeaders.recordBytesAt(map, m);
-                        next = m + len;
-                        if (m != start || status == DiskFormat.VALID) { // a stale first member is skipped
-                            indexRecord(seg, m, len, deleted);
-                            end = next;
+                    for (int i = 0; ; i++) { // the chain's members up to the accepted one, from its arrays
+                        long m = chainOffsets[i];
+                        long len = chainLengths[i];
+                        if (i != 0 || status == DiskFormat.VALID) { // a stale first member is skipped
+                            indexRecord(seg, m, len, chainHashHi[i], chainHashLo[i], deleted);
+                            end = m + len;
                             lastRecord = m;
                         }
                         if (m == accepted) {
+                            pos = m + len;
                             break;
                         }
                     }
-                    pos = accepted + RecordHeaders.recordBytesAt(map, accepted);
                 }
                 if (rejected >= 0) { // at pos: the member after the accepted ones
                     if (accepted < 0 && status == DiskFormat.STALE_NONCE) {
@@ -310,18 +355,19 @@ final class Recovery {
                                     ? "length runs over the record header at " + rejectedInner
                                     : "runs past the high-water mark " + limit));
                         }
-                        invalidate(map, pos);
+                        invalidate(pos);
                         pos = rejectedInner >= 0 ? rejectedInner : limit; // no valid header lies in between
                     }
                 }
             } else {
-                boolean empty = !hwmTrusted && map.get(DiskFormat.LONG, pos) == 0L;
+                boolean empty = !hwmTrusted
+                        && window.bytes().get(DiskFormat.LONG, window.at(pos, DiskFormat.RECORD_HEADER_BYTES)) == 0L;
                 if (!inFault && !empty) {
                     inFault = true;
                     fault(seg.file, pos, "recovery dropped bytes: " + DiskFormat.reason(status));
                 }
                 if (status != DiskFormat.NO_MAGIC) {
-                    invalidate(map, pos);
+                    invalidate(pos);
                 }
                 pos += DiskFormat.RECORD_ALIGN_BYTES;
             }
@@ -331,9 +377,7 @@ final class Recovery {
     }
 
     /** Indexes a record recovery accepted, unless the journal deleted it or its key is indexed already. */
-    private void indexRecord(Segment seg, long pos, long len, Set<Deleted> deleted) {
-        long hi = RecordHeaders.recordHashHi(seg.map, pos);
-        long lo = RecordHeaders.recordHashLo(seg.map, pos);
+    private void indexRecord(Segment seg, long pos, long len, long hi, long lo, Set<Deleted> deleted) {
         if ((deleted.isEmpty() || !deleted.contains(new Deleted(seg.nonce, pos, hi, lo)))
                 && index.find(hi, lo) == RecordIndex.NONE) {
             index.insert(hi, lo, seg.slot, pos, len);
@@ -358,24 +402,27 @@ final class Recovery {
      * record offsets, if no valid header starts inside it.
      */
     private void judgeChain(Segment seg, long start, boolean startStale, long limit, long markLast) {
-        MemorySegment map = seg.map;
         boolean trust = TRUST_CHAIN;
+        chainSize = 0;
         long last = start;
+        long length = addMember(start);
         while (trust) {
-            long length = RecordHeaders.recordBytesAt(map, last);
             long next = last + length;
-            readAhead.before(next, length);
+            if (readAhead != null) {
+                readAhead.before(next, length);
+            }
             if (next + DiskFormat.RECORD_HEADER_BYTES > limit
-                    || rules.check(map, next, seg.capacity, crc, seg.nonce) != DiskFormat.VALID
-                    || RecordHeaders.recordPreviousOffset(map, next) != last) {
+                    || check(next) != DiskFormat.VALID
+                    || previousAt(next) != last) {
                 break;
             }
             last = next;
+            length = addMember(next);
         }
         accepted = -1;
         rejected = -1;
         rejectedInner = -1;
-        long lastEnd = last + RecordHeaders.recordBytesAt(map, last);
+        long lastEnd = last + length;
         if (trust && lastEnd == limit && last == markLast) {
             accepted = last;
             return;
@@ -388,7 +435,7 @@ final class Recovery {
         rejected = last;
         rejectedInner = inner;
         for (long member = last; member != start; ) {
-            long before = RecordHeaders.recordPreviousOffset(map, member);
+            long before = previousAt(member);
             inner = headerInside(seg, before, member);
             if (inner < 0) {
                 accepted = before;
@@ -415,7 +462,7 @@ final class Recovery {
      */
     private long firstHeaderWithin(Segment seg, long from, long to) {
         for (long q = from; q + DiskFormat.RECORD_HEADER_BYTES <= to; q += DiskFormat.RECORD_ALIGN_BYTES) {
-            if (rules.check(seg.map, q, seg.capacity, crc, seg.nonce) == DiskFormat.VALID) {
+            if (check(q) == DiskFormat.VALID) {
                 return q;
             }
         }
@@ -426,8 +473,57 @@ final class Recovery {
      * Zeroes the magic of a record header that recovery skipped as damaged, so that no later
      * recovery, whatever its mark, judges it valid.
      */
-    private static void invalidate(MemorySegment map, long pos) {
-        map.set(DiskFormat.INT, pos + DiskFormat.REC_MAGIC, 0);
+    private void invalidate(long pos) {
+        seg.map.set(DiskFormat.INT, pos + DiskFormat.REC_MAGIC, 0);
+        window.wrote(pos + DiskFormat.REC_MAGIC, 0);
+    }
+
+    /** Verdict on the record header at file offset {@code pos} of the segment being scanned. */
+    private int check(long pos) {
+        long at = window.at(pos, DiskFormat.RECORD_HEADER_BYTES);
+        return rules.check(window.bytes(), pos - at, pos, seg.capacity, crc, seg.nonce);
+    }
+
+    /** The previous record offset of the (valid) record header at {@code pos}. */
+    private long previousAt(long pos) {
+        return RecordHeaders.recordPreviousOffset(window.bytes(), window.at(pos, DiskFormat.RECORD_HEADER_BYTES));
+    }
+
+    /**
+     * The length of the first record if its header is valid or stale, else 0: the guess for the
+     * segment's records that chooses how the walk reads them.
+     */
+    private long firstRecordBytes(long limit) {
+        long first = DiskFormat.SEGMENT_HEADER_BYTES;
+        if (first + DiskFormat.RECORD_HEADER_BYTES > limit) {
+            return 0;
+        }
+        int status = check(first);
+        return status == DiskFormat.VALID || status == DiskFormat.STALE_NONCE
+                ? RecordHeaders.recordBytesAt(window.bytes(), window.at(first, DiskFormat.RECORD_HEADER_BYTES)) : 0;
+    }
+
+    /**
+     * Appends the record at {@code pos} (its header valid or stale) to the chain's arrays;
+     * returns its length.
+     */
+    private long addMember(long pos) {
+        if (chainSize == chainOffsets.length) {
+            int n = chainSize * 2;
+            chainOffsets = Arrays.copyOf(chainOffsets, n);
+            chainLengths = Arrays.copyOf(chainLengths, n);
+            chainHashHi = Arrays.copyOf(chainHashHi, n);
+            chainHashLo = Arrays.copyOf(chainHashLo, n);
+        }
+        long at = window.at(pos, DiskFormat.RECORD_HEADER_BYTES);
+        MemorySegment b = window.bytes();
+        long length = RecordHeaders.recordBytesAt(b, at);
+        chainOffsets[chainSize] = pos;
+        chainLengths[chainSize] = length;
+        chainHashHi[chainSize] = RecordHeaders.recordHashHi(b, at);
+        chainHashLo[chainSize] = RecordHeaders.recordHashLo(b, at);
+        chainSize++;
+        return length;
     }
 
     private void fault(Path file, long offset, String reason) {

@@ -39,6 +39,12 @@ import java.nio.file.Path;
  * where the open's fixed costs weigh). 256 KiB blocks: 1e4 and 2e4 records 0.17 and 0.35 of the
  * header reads (0.44 s against 2.58 s, 0.83 s against 2.73 s).
  *
+ * <p>Used for segments walked on their mapping: those whose first record is longer than
+ * {@link #DENSE_RECORD_BYTES}. A segment of shorter records is read with positional reads into a
+ * buffer instead ({@link RecoveryWindow}), which measured faster than advising its mapping
+ * (BENCHMARKS.md, "Cold restart: positional reads"); the dense mode
+ * here still serves the shorter records of a segment that starts with a long one.
+ *
  * <p>Not thread-safe: one per segment, used by one recovery.
  */
 final class RecoveryReadAhead {

@@ -104,7 +104,8 @@ final class TierDirectory {
     /**
      * Prepares the directory for a tier: a persistent one written for another layout is refused,
      * or wiped when {@link DiskOptions#wipeOnLayoutMismatch()}; a non-persistent one is wiped (the
-     * tier's own files only); then the metadata file is written.
+     * tier's own files only); then the metadata file is written, unless it already holds exactly the
+     * bytes it would be written with (a restart that changed nothing writes nothing).
      *
      * <p>A persistent directory is also refused, whatever {@code wipeOnLayoutMismatch} says, when
      * its records are keyed by another block hash function or key ({@link KeySpace}: their keys
@@ -126,9 +127,10 @@ final class TierDirectory {
         Path metaFile = dir.resolve(DiskFormat.META_FILE);
         boolean wipe = !options.persistent();
         KeySpace effective = null;
+        MemorySegment existing = wipe ? null : readMeta(metaFile);
         if (!wipe) {
-            effective = checkFormatAndKeySpace(metaFile, keySpace, crc);
-            String mismatch = layoutMismatch(metaFile, own, layout.fingerprint(), crc);
+            effective = checkFormatAndKeySpace(existing, keySpace, crc);
+            String mismatch = layoutMismatch(existing, own, layout.fingerprint(), crc);
             if (mismatch != null) {
                 if (!options.wipeOnLayoutMismatch()) {
                     throw new IllegalStateException("disk tier directory " + dir + " was written for another layout ("
@@ -148,7 +150,7 @@ final class TierDirectory {
             }
         }
         effective = effective == null || wipe ? keySpace.withGeneratedKey() : effective;
-        writeMeta(metaFile, layout, effective, crc);
+        writeMeta(metaFile, wipe ? null : existing, layout, effective, crc);
         return effective;
     }
 
@@ -156,8 +158,7 @@ final class TierDirectory {
      * Refuses a persistent directory whose metadata names another format version or key space;
      * returns the key space it records, or null without readable metadata.
      */
-    private KeySpace checkFormatAndKeySpace(Path metaFile, KeySpace keySpace, CRC32C crc) {
-        MemorySegment meta = readMeta(metaFile);
+    private KeySpace checkFormatAndKeySpace(MemorySegment meta, KeySpace keySpace, CRC32C crc) {
         if (meta == null) {
             return null;
         }
@@ -221,8 +222,7 @@ final class TierDirectory {
     }
 
     /** Describes the foreign layout a persistent directory was written for, or null if it matches. */
-    private static String layoutMismatch(Path metaFile, List<Path> own, long fingerprint, CRC32C crc) {
-        MemorySegment meta = readMeta(metaFile);
+    private static String layoutMismatch(MemorySegment meta, List<Path> own, long fingerprint, CRC32C crc) {
         if (meta != null && MetaFile.checkMeta(meta, crc) == DiskFormat.VALID) {
             long fp = MetaFile.metaFingerprint(meta);
             return fp == fingerprint ? null : MetaFile.metaLayoutText(meta) + ", fingerprint " + Long.toHexString(fp);
@@ -250,11 +250,18 @@ final class TierDirectory {
         return null;
     }
 
-    private void writeMeta(Path metaFile, KvLayout layout, KeySpace keySpace, CRC32C crc) {
+    /**
+     * Writes the metadata file (to a temporary file renamed over it), unless {@code existing},
+     * the bytes it holds now (null if none), are already exactly those bytes.
+     */
+    private void writeMeta(Path metaFile, MemorySegment existing, KvLayout layout, KeySpace keySpace, CRC32C crc) {
         Path temp = dir.resolve(DiskFormat.META_FILE + DiskFormat.TEMP_SUFFIX);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment meta = arena.allocate(DiskFormat.META_BYTES);
             MetaFile.writeMeta(meta, crc, layout, keySpace);
+            if (existing != null && existing.byteSize() == meta.byteSize() && existing.mismatch(meta) < 0) {
+                return; // unchanged
+            }
             DiskFiles.deleteQuietly(temp);
             DiskFiles.createOwnerOnly(temp);
             Files.write(temp, meta.toArray(ValueLayout.JAVA_BYTE));

@@ -103,7 +103,8 @@
  * resynchronises at the next 64-byte boundary after
  * damaged bytes (each damaged run counted in {@link io.tierkv.tiers.disk.DiskStats#recoveryFaults()}), drops a segment
  * whose header is damaged, treats bytes past a truncated file's end as torn, and then rewrites the
- * journal. Payload checksums are verified on first read, not at open. Recovered records are
+ * journal (a journal that already holds just the entries kept, with the capacity asked for, is
+ * opened in place; metadata that would be written with the same bytes is left alone). Payload checksums are verified on first read, not at open. Recovered records are
  * indexed oldest segment first as least recently used, and {@link DiskMaintenance#forEachKey} reports them.
  *
  * <p>The JVM flags the tier needs are in the {@linkplain io.tierkv.tiers.disk public package's
@@ -142,12 +143,17 @@
  *       254. The shuffle width is the layout's element size (2 or 4 bytes); both run at about
  *       2-3 GB/s. A block whose first 64 KiB do not compress is stored raw without compressing
  *       the rest.</li>
- *   <li>Recovery ({@code tierkv restart-bench}, cold files): the header walk is read ahead
- *       ({@link io.tierkv.tiers.disk.store.RecoveryReadAhead}, {@code MADV_WILLNEED}): segments of records
- *       up to 64 KiB whole, in windows ahead of the walk; longer records at their next 64 header
- *       pages. Before, one synchronous 4 KiB fault per header (5-12 k records/s at any size); now
- *       0.76 of the faster of a sequential read and a header-only pread at 1e6 records of 4 KiB
- *       blocks, 0.17-0.35 of the header reads with 256 KiB blocks (BENCHMARKS.md).</li>
+ *   <li>Recovery ({@code tierkv restart-bench}, cold files): segments of records up to 64 KiB
+ *       are read with sequential positional reads up to the mark, 256 KiB at a time, into one
+ *       buffer whose headers the walk parses ({@link io.tierkv.tiers.disk.store.RecoveryWindow});
+ *       segments of longer records are walked on the mapping with their next 64 header pages
+ *       advised ({@link io.tierkv.tiers.disk.store.RecoveryReadAhead}, {@code MADV_WILLNEED}).
+ *       Before any read-ahead, one synchronous 4 KiB fault per header (5-12 k records/s at any
+ *       size); with {@code MADV_WILLNEED} for short records too, 0.76 of the faster of a sequential
+ *       read and a header-only pread at 1e6 records of 4 KiB blocks but 1.7-2.7 at 1e4-1e5, where
+ *       the advice calls blocked and the open rewrote its journal and metadata; with the buffer
+ *       and no rewrite of unchanged files 1.18-1.46 at 1e5 and 1.14-2.16 at 1e4 (BENCHMARKS.md,
+ *       "Cold restart: positional reads"). 0.17-0.45 of the header reads with 256 KiB blocks.</li>
  * </ul>
  */
 package io.tierkv.tiers.disk.store;
