@@ -70,7 +70,7 @@ public final class DiskTier implements AutoCloseable {
     /** The log of damaged bytes (tests read its counts). */
     final CorruptionLog corruptionLog;
     final RecordIndex index;
-    private final Puts puts;
+    final Puts puts;
     final SegmentTable segments;
     final SpaceManager space;
     private final Departures departures;
@@ -284,7 +284,7 @@ public final class DiskTier implements AutoCloseable {
         return store(hashHi, hashLo, identity, block, true);
     }
 
-    /** Stores, and pins if asked; returns the serial of the record holding the block, or {@link #NO_PIN}. */
+    /** Stores, and pins if asked; returns the pin if pinning, {@link #NO_PIN} if nothing was stored. */
     private long store(long hashHi, long hashLo, MemorySegment identity, MemorySegment block, boolean pin) {
         int tokens = rules.checkIdentity(identity);
         Objects.requireNonNull(block, "block");
@@ -427,7 +427,7 @@ public final class DiskTier implements AutoCloseable {
         return maintenance;
     }
 
-    /** {@link RecordPins#pin} and {@link #putPinned} result: no pin was taken. Record serials start at 1. */
+    /** {@link RecordPins#pin} and {@link #putPinned} result: no pin was taken. Pin serials start at 1. */
     public static final long NO_PIN = 0;
 
     /**
