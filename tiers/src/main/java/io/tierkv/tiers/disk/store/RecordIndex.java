@@ -14,10 +14,13 @@ import java.util.Arrays;
  *
  * <p>Heap per record, the reason for the layout (issue 19: at most 64 B per disk record): 36 B
  * per slot (two {@code long} hash halves, five {@code int}s: segment, offset, length and the two
- * links) and 8 to 10 B of table (4 B per table entry, 2 to 2.5 entries per record). Slot arrays
- * grow by a quarter ({@link #grownCapacity}), so at most a fifth of them is unused, and the table
- * is rebuilt at the same rate with any length ({@link #home}: no rounding to a power of two): 44
- * to 55 B per record, at any count. State that only pinned records need (pin count and serial)
+ * links) and 8 to 12 B of table (4 B per table entry, 2 to 3 entries per record). Slot arrays
+ * grow by a quarter ({@link #grownCapacity}), so at most a fifth of them is unused; the table is
+ * rebuilt half as large again ({@link #grownTableLength}), at any length ({@link #home}: no
+ * rounding to a power of two): 44 to 57 B per record, at any count. The table does not grow by a
+ * quarter as well: each rebuild reinserts every key, and at a quarter a warm recovery of 1e6
+ * records took 0.46 s (median) against 0.30 s for the doubling arrays of before; at a half, 0.39 s
+ * (BENCHMARKS.md). State that only pinned records need (pin count and serial)
  * lives in three dense side arrays with an entry per pinned record, not in one per slot: a pinned
  * record's {@link #prev} holds {@link #PINNED} and its {@link #next} its entry there.
  *
@@ -109,9 +112,23 @@ final class RecordIndex {
      * @throws IllegalStateException past the largest array
      */
     static int grownCapacity(int capacity) {
-        long grown = capacity + Math.max(MIN_CAPACITY, capacity >> 2);
+        return checkedLength(capacity + Math.max(MIN_CAPACITY, capacity >> 2), capacity);
+    }
+
+    /**
+     * The length the hash table of {@code length} entries is rebuilt at: half as large again.
+     *
+     * @param length the current length, {@code >= 2}
+     * @return the larger length
+     * @throws IllegalStateException past the largest array
+     */
+    static int grownTableLength(int length) {
+        return checkedLength(length + (length >> 1), length);
+    }
+
+    private static int checkedLength(long grown, int from) {
         if (grown > Integer.MAX_VALUE - 8) {
-            throw new IllegalStateException("record index: " + capacity + " entries cannot grow (at most "
+            throw new IllegalStateException("record index: " + from + " entries cannot grow (at most "
                     + (Integer.MAX_VALUE - 8) + ")");
         }
         return (int) grown;
@@ -268,7 +285,7 @@ final class RecordIndex {
      */
     int insert(long hi, long lo, int segmentSlot, long recordOffset, long recordLength) {
         if ((size + 1) * 2L > table.length) {
-            rehash(grownCapacity(table.length));
+            rehash(grownTableLength(table.length));
         }
         int slot = freeHead;
         if (slot != NONE) {
@@ -438,14 +455,17 @@ final class RecordIndex {
         pinSerial = Arrays.copyOf(pinSerial, capacity);
     }
 
+    /** Rebuilds the table at a new length, visiting the live slots in slot order (sequential reads). */
     private void rehash(int tableLength) {
         table = new int[tableLength];
-        for (int slot = first(); slot != NONE; slot = after(slot)) {
-            int i = home(hashHi[slot], hashLo[slot], table);
-            while (table[i] != 0) {
-                i = probeNext(i);
+        for (int slot = 0; slot < highWater; slot++) {
+            if (segment[slot] >= 0) {
+                int i = home(hashHi[slot], hashLo[slot], table);
+                while (table[i] != 0) {
+                    i = probeNext(i);
+                }
+                table[i] = slot + 1;
             }
-            table[i] = slot + 1;
         }
     }
 
