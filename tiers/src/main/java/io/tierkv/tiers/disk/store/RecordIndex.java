@@ -14,15 +14,22 @@ import java.util.Arrays;
  *
  * <p>Heap per record, the reason for the layout (issue 19: at most 64 B per disk record): 36 B
  * per slot (two {@code long} hash halves, five {@code int}s: segment, offset, length and the two
- * links) and 8 to 12 B of table (4 B per table entry, 2 to 3 entries per record). Slot arrays
- * grow by a quarter ({@link #grownCapacity}), so at most a fifth of them is unused; the table is
- * rebuilt half as large again ({@link #grownTableLength}), at any length ({@link #home}: no
- * rounding to a power of two): 44 to 57 B per record, at any count. The table does not grow by a
- * quarter as well: each rebuild reinserts every key, and at a quarter a warm recovery of 1e6
- * records took 0.46 s (median) against 0.30 s for the doubling arrays of before; at a half, 0.39 s
- * (BENCHMARKS.md). State that only pinned records need (pin count and serial)
- * lives in three dense side arrays with an entry per pinned record, not in one per slot: a pinned
- * record's {@link #prev} holds {@link #PINNED} and its {@link #next} its entry there.
+ * links) and 8 to 16 B of table (4 B per table entry, 2 to 4 entries per record). Two phases:
+ * <ul>
+ *   <li><b>Loading</b> (recovery, from construction to {@link #finishLoading}): arrays and table
+ *       double, since growing by a quarter copies every record about four times over, and a warm
+ *       recovery of 1e6 records took 0.47-0.54 s that way against 0.28-0.36 s doubling
+ *       (BENCHMARKS.md). {@link #finishLoading} then cuts slot arrays more than a fifth unused to
+ *       the slots used and the table to at most three entries per record: 44 to 57 B per
+ *       record.</li>
+ *   <li><b>Running</b>: slot arrays grow by a quarter ({@link #grownLength}), so at most a
+ *       fifth of them is unused; the table is rebuilt half as large again (each rebuild
+ *       reinserts every key, so it grows faster than the slots), at any length ({@link #home}: no
+ *       rounding to a power of two): 44 to 57 B per record, at any count.</li>
+ * </ul>
+ * State that only pinned records need (pin count and serial) lives in three dense side arrays
+ * with an entry per pinned record, not in one per slot: a pinned record's {@link #prev} holds
+ * {@link #PINNED} and its {@link #next} its entry there.
  *
  * <p>Not thread-safe: the disk tier uses it under its lock. Slots are reused through a free list
  * threaded on {@link #next}.
@@ -75,6 +82,8 @@ final class RecordIndex {
     private int lruTail = NONE;
     private int pinnedCount;
     private long lastSerial;
+    /** Whether the index is still loading (arrays double) rather than running (they grow by a quarter). */
+    private boolean loading = true;
 
     /**
      * Told when a record becomes findable (indexed) or stops being so ({@link KvMedium#DISK}), by
@@ -104,50 +113,31 @@ final class RecordIndex {
     }
 
     /**
-     * The capacity an array of {@code capacity} entries grows to: a quarter more (at least
-     * {@link #MIN_CAPACITY} more), so a grown array is at least four fifths used.
+     * The length an array of {@code length} entries grows to: double while loading; running, a
+     * quarter more (at least {@value #MIN_CAPACITY} more) for a slot or pinned array, so a grown
+     * one is at least four fifths used, and half as much again for the table.
      *
-     * @param capacity the current capacity, {@code >= 0}
-     * @return the larger capacity
-     * @throws IllegalStateException past the largest array
-     */
-    static int grownCapacity(int capacity) {
-        return checkedLength(capacity + Math.max(MIN_CAPACITY, capacity >> 2), capacity);
-    }
-
-    /**
-     * The length the hash table of {@code length} entries is rebuilt at: half as large again.
-     *
-     * @param length the current length, {@code >= 2}
+     * @param length  the current length
+     * @param isTable whether it is the hash table
      * @return the larger length
      * @throws IllegalStateException past the largest array
      */
-    static int grownTableLength(int length) {
-        return checkedLength(length + (length >> 1), length);
-    }
-
-    private static int checkedLength(long grown, int from) {
+    private int grownLength(int length, boolean isTable) {
+        long grown = loading ? 2L * length
+                : length + (isTable ? length >> 1 : Math.max(MIN_CAPACITY, length >> 2));
         if (grown > Integer.MAX_VALUE - 8) {
-            throw new IllegalStateException("record index: " + from + " entries cannot grow (at most "
+            throw new IllegalStateException("record index: " + length + " entries cannot grow (at most "
                     + (Integer.MAX_VALUE - 8) + ")");
         }
         return (int) grown;
     }
 
-    /**
-     * Records indexed.
-     *
-     * @return the count
-     */
+    /** {@return records indexed} */
     int size() {
         return size;
     }
 
-    /**
-     * Records with at least one pin.
-     *
-     * @return the count
-     */
+    /** {@return records with at least one pin} */
     int pinnedCount() {
         return pinnedCount;
     }
@@ -186,7 +176,7 @@ final class RecordIndex {
         }
         unlink(slot);
         if (pinnedCount == pinnedSlot.length) {
-            resizePinned(grownCapacity(pinnedCount));
+            resizePinned(grownLength(pinnedCount, false));
         }
         int entry = pinnedCount++;
         pinnedSlot[entry] = slot;
@@ -216,11 +206,7 @@ final class RecordIndex {
         return true;
     }
 
-    /**
-     * Number of slots ever handed out; valid slots are below this.
-     *
-     * @return the limit
-     */
+    /** {@return the number of slots ever handed out: valid slots are below it} */
     int slotLimit() {
         return highWater;
     }
@@ -285,14 +271,14 @@ final class RecordIndex {
      */
     int insert(long hi, long lo, int segmentSlot, long recordOffset, long recordLength) {
         if ((size + 1) * 2L > table.length) {
-            rehash(grownTableLength(table.length));
+            rehash(grownLength(table.length, true));
         }
         int slot = freeHead;
         if (slot != NONE) {
             freeHead = next[slot];
         } else {
             if (highWater == hashHi.length) {
-                grow(grownCapacity(highWater));
+                resize(grownLength(highWater, false));
             }
             slot = highWater++;
         }
@@ -439,7 +425,26 @@ final class RecordIndex {
         }
     }
 
-    private void grow(int capacity) {
+    /**
+     * Ends loading: cuts slot arrays more than a fifth unused to the slots handed out (at least
+     * {@value #MIN_CAPACITY}; a copy of every slot, spared when the doubling left little unused)
+     * and a table longer than three entries per record to that, and from here on grows both
+     * gradually (see the class comment). The disk tier calls it once recovery has indexed what it
+     * found (nothing, for a tier that starts empty). Idempotent.
+     */
+    void finishLoading() {
+        loading = false;
+        int capacity = Math.max(MIN_CAPACITY, highWater);
+        if (capacity + (capacity >> 2) < hashHi.length) { // more than a fifth unused, the running bound
+            resize(capacity);
+        }
+        long tableLength = Math.max(2 * MIN_CAPACITY, 3L * (size + 1));
+        if (tableLength < table.length) {
+            rehash((int) tableLength);
+        }
+    }
+
+    private void resize(int capacity) {
         hashHi = Arrays.copyOf(hashHi, capacity);
         hashLo = Arrays.copyOf(hashLo, capacity);
         segment = Arrays.copyOf(segment, capacity);

@@ -37,7 +37,8 @@ class RecordIndexFootprintTest {
 
     @Test
     void aGrowingIndexHoldsAtMost64BytesPerRecordAtEveryCountFromTenThousandToOnePointThreeMillion() {
-        RecordIndex index = new RecordIndex(16); // every size past 16 reached by growth
+        RecordIndex index = new RecordIndex(16);
+        index.finishLoading(); // running, as after an open: every size past 16 reached by gradual growth
         double worst = 0;
         int worstAt = 0;
         for (int n = 1; n <= 1_300_000; n++) {
@@ -54,6 +55,28 @@ class RecordIndexFootprintTest {
                 + " records (expected <= " + MAX_BYTES_PER_RECORD + "); " + parts(index));
         assertEquals(index.heapBytes(), index.keyBytes() + index.locationBytes() + index.linkBytes()
                 + index.pinnedBytes() + index.tableBytes());
+        assertNull(index.check());
+    }
+
+    @Test
+    void aLoadedIndexIsCutToItsRecordsAndThenGrowsByAQuarter() {
+        int n = 300_000; // doubled to 524,288 slots while loading: more than a fifth unused
+        RecordIndex index = new RecordIndex(1 << 16);
+        for (int k = 0; k < n; k++) {
+            index.insert(k * 0x9E3779B97F4A7C15L, k, 0, (long) k << 6, 256);
+        }
+        assertEquals(2 * RecordIndex.arrayBytes(524_288, Long.BYTES), index.keyBytes(), "loading doubles");
+        index.finishLoading();
+        assertEquals(2 * RecordIndex.arrayBytes(n, Long.BYTES), index.keyBytes(), "cut to the slots used");
+        assertEquals(3 * RecordIndex.arrayBytes(n, Integer.BYTES), index.locationBytes());
+        assertEquals(2 * RecordIndex.arrayBytes(n, Integer.BYTES), index.linkBytes());
+        assertTrue(index.tableBytes() <= RecordIndex.arrayBytes(3 * n + 3, Integer.BYTES), parts(index));
+        assertTrue((double) index.heapBytes() / n <= 48.1, index.heapBytes() / (double) n + " B per record");
+        index.insert(-1, -1, 0, 0, 256);
+        assertEquals(2 * RecordIndex.arrayBytes(n + n / 4, Long.BYTES), index.keyBytes(), "then a quarter more");
+        for (int k = 0; k < n; k += 3) {
+            assertEquals(k, index.hashLo[index.find(k * 0x9E3779B97F4A7C15L, k)]);
+        }
         assertNull(index.check());
     }
 
