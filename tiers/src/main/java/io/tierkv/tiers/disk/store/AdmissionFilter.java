@@ -30,6 +30,11 @@ final class AdmissionFilter {
         resetAfter = size / 16;
     }
 
+    /** {@return heap bytes of the filter's bit array} */
+    long heapBytes() {
+        return RecordIndex.arrayBytes(bits.length, Long.BYTES);
+    }
+
     /**
      * Offers a key.
      *

@@ -6,11 +6,14 @@ import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
  * A disk tier's maintenance and inspection operations ({@link DiskTier#maintenance()}): evict by
- * LRU order, compact, visit keys, record sizes, drop cached pages (for cold-read benchmarks).
+ * LRU order, compact, visit keys, record sizes, drop cached pages (for cold-read benchmarks),
+ * heap bytes by structure.
  * Thread-safe: every method takes the tier's lock; eviction notices are delivered after it is
  * released, as for {@link DiskTier}'s own calls.
  */
@@ -226,6 +229,36 @@ public final class DiskMaintenance {
                         BlockIdentity.bytes(tokens));
                 sink.blockStored(KvMedium.DISK, t.index.hashHi[slot], t.index.hashLo[slot], identity);
             }
+        } finally {
+            t.lock.unlock();
+        }
+    }
+
+    /**
+     * Heap bytes of the tier's structures that grow with its records, each array counted whole
+     * (unused capacity included): the record index's keys (two {@code long} hash halves per
+     * slot), locations (segment, offset and length, an {@code int} each), LRU links (two
+     * {@code int}s), pinned entries (slot, pin count and serial per pinned record) and hash table
+     * ({@code int} entries, at most half full), the admission filter's bits (0 without one) and
+     * the segment table's array. Objects of fixed size (the tier's parts, one per segment) are not
+     * counted.
+     *
+     * @return bytes by structure, in that order; keys are stable names for reports
+     * @throws IllegalStateException if the tier is closed
+     */
+    public Map<String, Long> heapBytesByStructure() {
+        t.lock.lock();
+        try {
+            t.ensureOpen();
+            Map<String, Long> bytes = new LinkedHashMap<>();
+            bytes.put("index keys", t.index.keyBytes());
+            bytes.put("index locations", t.index.locationBytes());
+            bytes.put("index links", t.index.linkBytes());
+            bytes.put("index pinned", t.index.pinnedBytes());
+            bytes.put("index table", t.index.tableBytes());
+            bytes.put("admission filter", t.puts.admissionBytes());
+            bytes.put("segment table", t.segments.heapBytes());
+            return bytes;
         } finally {
             t.lock.unlock();
         }

@@ -24,13 +24,12 @@ import java.util.zip.CRC32C;
  * this comment keeps what a caller of this class relies on.
  *
  * <h2>Concurrency</h2>
- * Thread-safe: every public method runs under one {@link ReentrantLock}, so spills, loads,
- * evictions and compaction are serialised (a load copies and checksums under the lock; at 1 MiB
- * blocks that is a fraction of a millisecond). Copying outside the lock would need a pin per
- * segment that holds off compaction, recycling and deletion while a reader copies, since all
- * three rewrite bytes of live segments in place. Eviction listener calls happen after the lock is
- * released, on the thread whose call caused them, in eviction order; a listener may call back
- * into the tier.
+ * Thread-safe: every public method runs under one {@link ReentrantLock}, so spills, loads, evictions
+ * and compaction are serialised (a load copies and checksums under the lock; at 1 MiB blocks that is a
+ * fraction of a millisecond). Copying outside the lock would need a pin per segment that holds off
+ * compaction, recycling and deletion while a reader copies, since all three rewrite bytes of live
+ * segments in place. Eviction listener calls happen after the lock is released, on the thread whose
+ * call caused them, in eviction order; a listener may call back into the tier.
  *
  * <h2>Failures</h2>
  * A full disk is a {@link DiskFullException} from {@code put}, raised while reserving a new
@@ -70,7 +69,7 @@ public final class DiskTier implements AutoCloseable {
     /** The log of damaged bytes (tests read its counts). */
     final CorruptionLog corruptionLog;
     final RecordIndex index;
-    private final Puts puts;
+    final Puts puts;
     final SegmentTable segments;
     final SpaceManager space;
     private final Departures departures;
@@ -173,6 +172,7 @@ public final class DiskTier implements AutoCloseable {
             new Recovery(directory, options, rules, crc, index, segments, space, counters, corruptionLog)
                     .run(journalCapacity);
         }
+        index.finishLoading(); // sized for what recovery found; grows gradually from here
         notices.clear(); // recovery's budget evictions concern no listener yet
     }
 
@@ -284,7 +284,7 @@ public final class DiskTier implements AutoCloseable {
         return store(hashHi, hashLo, identity, block, true);
     }
 
-    /** Stores, and pins if asked; returns the serial of the record holding the block, or {@link #NO_PIN}. */
+    /** Stores, and pins if asked; returns the pin if pinning, {@link #NO_PIN} if nothing was stored. */
     private long store(long hashHi, long hashLo, MemorySegment identity, MemorySegment block, boolean pin) {
         int tokens = rules.checkIdentity(identity);
         Objects.requireNonNull(block, "block");
@@ -427,7 +427,7 @@ public final class DiskTier implements AutoCloseable {
         return maintenance;
     }
 
-    /** {@link RecordPins#pin} and {@link #putPinned} result: no pin was taken. Record serials start at 1. */
+    /** {@link RecordPins#pin} and {@link #putPinned} result: no pin was taken. Pin serials start at 1. */
     public static final long NO_PIN = 0;
 
     /**

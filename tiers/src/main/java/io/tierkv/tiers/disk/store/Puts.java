@@ -13,6 +13,9 @@ import java.lang.foreign.MemorySegment;
  */
 final class Puts {
 
+    /** {@link #put}'s answer for a block held without a pin (only a pinned record has a serial). */
+    static final long STORED_UNPINNED = -1;
+
     private final RecordIndex index;
     private final SpaceManager space;
     private final RecordWriter writer;
@@ -33,23 +36,30 @@ final class Puts {
         this.admission = admission;
     }
 
+    /** {@return heap bytes of the admission filter's bits, 0 without a filter} */
+    long admissionBytes() {
+        return admission == null ? 0 : admission.heapBytes();
+    }
+
     /**
      * Stores a block unless its key holds it already, and pins its record if asked. A pinning put
      * (the block is referenced and the record is about to be its only copy) also verifies a
      * matching record's payload; other puts trust it.
      *
-     * @return the serial of the record that holds the block now, or {@link DiskTier#NO_PIN} if
-     *     nothing holds it (declined by the filter, or another identity's record holds the key)
+     * @return when pinning, the pin ({@link RecordIndex#serial}) on the record that holds the block
+     *     now; otherwise {@link #STORED_UNPINNED}; {@link DiskTier#NO_PIN} if nothing holds it
+     *     (declined by the filter, or another identity's record holds the key)
      */
     long put(long hi, long lo, MemorySegment identity, int tokenCount, MemorySegment block, boolean pin) {
         if (!stored(hi, lo, identity, tokenCount, block, pin)) {
             return DiskTier.NO_PIN;
         }
-        int slot = index.find(hi, lo);
-        if (pin) {
-            space.pin(slot);
+        if (!pin) {
+            return STORED_UNPINNED;
         }
-        return index.serial[slot];
+        int slot = index.find(hi, lo);
+        space.pin(slot);
+        return index.serial(slot);
     }
 
     private boolean stored(long hi, long lo, MemorySegment identity, int tokenCount, MemorySegment block,

@@ -3,7 +3,8 @@ package io.tierkv.tiers.disk.store;
 /**
  * Pins on a disk tier's records ({@link DiskTier#pinning()}): the manager pins the record of a
  * block an open sequence references, since the record may be that block's only copy. A pin names
- * one record by its serial, so it never releases another record that came to hold the same key;
+ * one record by the serial of its pinning (given with the record's first pin, kept while it holds
+ * any), so it never releases another record that came to hold the same key;
  * a pinned record is never a victim for room, by budget or by {@link DiskMaintenance#evict};
  * removal and quarantine still drop it and leave broken pins, each released by its holder's
  * {@link #unpin}. See {@link DiskTier}, "Eviction and compaction". Thread-safe: every method
@@ -27,7 +28,9 @@ public final class RecordPins {
      *
      * @param hashHi block hash, high 64 bits
      * @param hashLo block hash, low 64 bits
-     * @return the pin: the serial of the record pinned, {@code > 0}; {@link DiskTier#NO_PIN} if the key is
+     * @return the pin: the serial of the record's pinning, {@code > 0}, the same for every pin taken
+     *     while the record holds one (a record pinned again after its last pin went gets a new
+     *     one); {@link DiskTier#NO_PIN} if the key is
      *     not on disk
      * @throws IllegalStateException if the tier is closed
      */
@@ -40,7 +43,7 @@ public final class RecordPins {
                 return DiskTier.NO_PIN;
             }
             t.space.pin(slot);
-            return t.index.serial[slot];
+            return t.index.serial(slot);
         } finally {
             t.lock.unlock();
         }
@@ -64,7 +67,7 @@ public final class RecordPins {
         try {
             t.ensureOpen();
             int slot = t.index.find(hashHi, hashLo);
-            if (slot != RecordIndex.NONE && t.index.serial[slot] == pin) {
+            if (slot != RecordIndex.NONE && t.index.serial(slot) == pin) {
                 t.space.unpin(slot);
                 return true;
             }
@@ -73,7 +76,8 @@ public final class RecordPins {
             }
             throw new IllegalStateException("pin " + pin + " of block " + Long.toHexString(hashHi)
                     + Long.toHexString(hashLo) + " holds nothing: its record "
-                    + (slot == RecordIndex.NONE ? "is gone" : "was replaced (serial " + t.index.serial[slot] + " now)")
+                    + (slot == RecordIndex.NONE ? "is gone" : t.index.pins(slot) == 0 ? "is at pin count 0"
+                            : "is pinned under serial " + t.index.serial(slot) + " now")
                     + " and no broken pin is left under it (released twice, or never taken)");
         } finally {
             t.lock.unlock();
@@ -117,7 +121,7 @@ public final class RecordPins {
             int broken = 0;
             for (int i = 0; i < n; i++) {
                 int slot = t.index.find(hashHi[i], hashLo[i]);
-                boolean live = slot != RecordIndex.NONE && t.index.serial[slot] == pins[i];
+                boolean live = slot != RecordIndex.NONE && t.index.serial(slot) == pins[i];
                 int held = live ? t.index.pins(slot) : t.space.brokenPins(pins[i]);
                 if (held != holders[i]) {
                     return "pin " + pins[i] + " of block " + Long.toHexString(hashHi[i]) + Long.toHexString(hashLo[i])

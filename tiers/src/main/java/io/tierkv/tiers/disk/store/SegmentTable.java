@@ -90,6 +90,11 @@ final class SegmentTable {
         return slots.length;
     }
 
+    /** {@return heap bytes of the table's array of segment references (4 B each, compressed)} */
+    long heapBytes() {
+        return RecordIndex.arrayBytes(slots.length, Integer.BYTES);
+    }
+
     /**
      * Segments open now.
      *

@@ -20,7 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * eviction can no longer empty it.
  *
  * <p>Broken pins: a pinned record still leaves when it is removed or fails verification. Its pins
- * do not vanish with it: each becomes a <em>broken pin</em>, kept under the record's serial until
+ * do not vanish with it: each becomes a <em>broken pin</em>, kept under its pin's serial until
  * its holder releases it ({@link #releaseBrokenPin}), so a holder that has not heard of the loss
  * yet can neither unpin another record under the same key nor lose count. Whether a pin is broken
  * can be asked without the tier's lock ({@link #isBroken}): the entry is made before the lock that
@@ -322,7 +322,7 @@ final class SpaceManager {
         long len = index.length[slot];
         if (index.pins(slot) > 0) { // removal or quarantine: pins do not keep bytes that failed verification
             seg.pinnedBytes -= len;
-            brokenPins.merge(index.serial[slot], index.pins(slot), Integer::sum);
+            brokenPins.merge(index.serial(slot), index.pins(slot), Integer::sum);
         }
         seg.liveBytes -= len;
         seg.liveRecords--;

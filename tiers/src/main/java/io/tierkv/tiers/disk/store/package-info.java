@@ -82,9 +82,11 @@
  *
  * <p>Pins ({@link RecordPins#pin}, {@link DiskTier#putPinned}): the manager pins the record of a block that an open
  * sequence references, since the record may be that block's only copy. A pin names one record:
- * its serial, unique over the tier's life, is the handle that {@link RecordPins#unpin} takes back, so a pin
- * never releases another record that came to hold the same key later. A pinned record sits on a
- * list of its own, off the LRU list, so it is never a victim (for room, by budget or by
+ * the serial its pinning got with the record's first pin (kept while any pin is held, unique over
+ * the tier's life) is the handle that {@link RecordPins#unpin} takes back, so a pin never releases
+ * another record that came to hold the same key later. Only a pinned record has a serial and a pin
+ * count, in entries of its own, not in the per-record arrays (heap per record: {@code RecordIndex}).
+ * A pinned record is off the LRU list, so it is never a victim (for room, by budget or by
  * {@link DiskMaintenance#evict}). Removal and quarantine still drop it; its pins become <em>broken pins</em>
  * ({@link RecordPins#pinBroken}, answered without the lock), each released by its holder's {@code unpin}
  * as any other, touching no record. Before evicting anything for room the
