@@ -65,8 +65,13 @@ public final class Observation implements AutoCloseable {
         }
     }
 
-    private Optional<KvEventStats> eventStats() {
-        return current.kvEventStats();
+    /**
+     * {@return the KV event counters of the manager attached last (they stay readable after it is
+     * closed), empty if none was attached or it has no event queue}
+     */
+    public Optional<KvEventStats> eventStats() {
+        KvBlockManager kv = current;
+        return kv == null ? Optional.empty() : kv.kvEventStats();
     }
 
     /** {@return whether events or metrics are on} */

@@ -82,7 +82,7 @@ class KvEventDropsTest {
                 KvBlockManager.builder(Workload.LAYOUT).kvEvents(batch -> { }, Integer.MAX_VALUE), dir.resolve("kv")));
         long heap = Runtime.getRuntime().maxMemory();
         assertTrue(e.getMessage().startsWith("kvEventQueueCapacity: " + Integer.MAX_VALUE + " events of "
-                + Workload.LAYOUT.blockSizeTokens() + " tokens take up to "), e.getMessage());
+                + Workload.LAYOUT.blockSizeTokens() + " tokens take "), e.getMessage());
         assertTrue(e.getMessage().endsWith("(expected <= " + heap / 4 + ", a quarter of the JVM's max heap " + heap + ")"),
                 e.getMessage());
     }

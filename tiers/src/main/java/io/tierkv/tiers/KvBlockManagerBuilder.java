@@ -327,8 +327,8 @@ public final class KvBlockManagerBuilder {
      *
      * <p>The queue is a ring of primitive slots: a report allocates nothing and takes no lock.
      * Its capacity counts the events waiting and those of the batch being delivered (freed when
-     * the listener returns); it takes up to {@code queueCapacity * (48 + 4 * B)} bytes of heap,
-     * allocated in chunks as it first fills and kept.
+     * the listener returns); it takes {@code slots * (48 + 4 * B)} bytes of heap, slots being
+     * queueCapacity rounded up to a power of two, allocated when the manager is built.
      *
      * @param listener      receives the batches; null for none (the default)
      * @param queueCapacity most events waiting or being delivered, >= 1, and at most a quarter of
@@ -411,7 +411,7 @@ public final class KvBlockManagerBuilder {
             long heapBytes = Runtime.getRuntime().maxMemory();
             if (ringBytes > heapBytes / 4) {
                 throw new IllegalArgumentException("kvEventQueueCapacity: " + kvEventQueueCapacity + " events of "
-                        + layout.blockSizeTokens() + " tokens take up to " + ringBytes + " bytes of heap (expected <= "
+                        + layout.blockSizeTokens() + " tokens take " + ringBytes + " bytes of heap (expected <= "
                         + heapBytes / 4 + ", a quarter of the JVM's max heap " + heapBytes + ")");
             }
         }

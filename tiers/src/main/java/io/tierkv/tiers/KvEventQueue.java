@@ -20,7 +20,9 @@ import java.util.concurrent.locks.LockSupport;
  * a {@link KvEventRing}, allocating nothing and taking no lock; a full ring drops it and counts
  * the drop. Nothing on the data path waits for the listener.
  *
- * <p>Event thread: every {@link #FLUSH_INTERVAL_NANOS} reads what the ring holds (up to
+ * <p>Event thread: every {@link #FLUSH_INTERVAL_NANOS}, or at once when a report finds the ring
+ * just half full (so a small ring, which stays in the CPU caches, drops nothing under a burst the
+ * thread can keep up with), reads what the ring holds (up to
  * {@link #MAX_BATCH_EVENTS} per batch), folds duplicate copies (the host tier may hold two block
  * ids with one hash: only the first copy's store and the last copy's removal are delivered, so a
  * consumer keeping a set per medium stays exact), numbers the batch ({@link KvEventBatch} explains
@@ -82,15 +84,24 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
 
     @Override
     public void blockStored(KvMedium medium, long hashHi, long hashLo, MemorySegment identity) {
-        if (accepting && !ring.stored(medium, hashHi, hashLo, identity)) {
-            dropped.increment();
+        if (accepting) {
+            added(ring.stored(medium, hashHi, hashLo, identity));
         }
     }
 
     @Override
     public void blockRemoved(KvMedium medium, long hashHi, long hashLo) {
-        if (accepting && !ring.removed(medium, hashHi, hashLo)) {
+        if (accepting) {
+            added(ring.removed(medium, hashHi, hashLo));
+        }
+    }
+
+    /** Counts a refused event; wakes the event thread early when the ring has just become half full. */
+    private void added(int outcome) {
+        if (outcome == KvEventRing.REFUSED) {
             dropped.increment();
+        } else if (outcome == KvEventRing.ADDED_HALF_FULL) {
+            LockSupport.unpark(thread);
         }
     }
 

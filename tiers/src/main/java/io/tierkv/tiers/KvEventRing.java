@@ -9,7 +9,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The KV event queue's storage: a bounded many-producer, one-consumer ring of events held in
@@ -28,13 +27,14 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * (the token ids). There are {@code slots} of them, the capacity C rounded up to a power of two,
  * so that a position's slot is a mask, not a division (the consumer resolves eight fields per
  * event); at most C positions are ever claimed and unreleased, so the extra slots change only
- * which slot a position lands in. The slots are allocated in chunks (of {@value #CHUNK_EVENTS}
- * slots, fewer for blocks of over 256 tokens, so that a chunk holds at most 2^18 token ids) as the
- * ring first fills them and kept, so a ring costs at most {@code slots * (48 + 4 * B)} bytes of
- * heap ({@link #maxHeapBytes}) and nothing until it is used.
- *
- * <p>Thread-safe for any number of producers ({@link #stored}, {@link #removed}) and one consumer
- * (every other method but {@link #depth} and {@link #accepted}, which any thread may call).
+ * which slot a position lands in. The slots are held in chunks (of {@value #CHUNK_EVENTS} slots,
+ * fewer for blocks of over 256 tokens, so that no array holds more than 2^18 token ids), all
+ * allocated when the ring is made, so a ring costs {@code slots * (48 + 4 * B)} bytes of heap
+ * ({@link #maxHeapBytes}, which the builder checks against the heap first). Allocated up front
+ * rather than as the ring first fills them: a chunk found missing on the data path is a branch
+ * the JIT sees taken only during a manager's first lap, so it compiled it as a trap, and every
+ * manager built later in the same JVM deoptimized the event code of every tier (measured with
+ * {@code -Xlog:deoptimization=debug} over {@code tierkv replay --observe-ab}, 2026-12-03).
  */
 final class KvEventRing {
 
@@ -53,14 +53,24 @@ final class KvEventRing {
     private static final VarHandle PUBLISHED = MethodHandles.arrayElementVarHandle(long[].class);
     private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
+    /** {@link #stored} and {@link #removed}: the event was added. */
+    static final int ADDED = 0;
+    /** {@link #stored} and {@link #removed}: the event was added and made the ring half full. */
+    static final int ADDED_HALF_FULL = 1;
+    /** {@link #stored} and {@link #removed}: nothing was added (the ring is full, or too many tokens). */
+    static final int REFUSED = -1;
+
     private final int capacity;
+    /** {@code capacity / 2}: the depth at which {@link #ADDED_HALF_FULL} is returned. */
+    private final int halfCapacity;
     /** {@code slots - 1}, slots being capacity rounded up to a power of two. */
     private final int slotMask;
     private final int maxTokens;
     /** log2 of the slots per chunk. */
     private final int chunkShift;
     private final int chunkMask;
-    private final AtomicReferenceArray<Chunk> chunks;
+    /** Every chunk, made with the ring. */
+    private final Chunk[] chunks;
     /** The next position a producer claims; also the number of events ever accepted. */
     private final AtomicLong tail = new AtomicLong();
     /** The first position not yet released by the consumer. */
@@ -88,12 +98,16 @@ final class KvEventRing {
      */
     KvEventRing(int capacity, int maxTokens) {
         this.capacity = capacity;
+        this.halfCapacity = capacity / 2;
         this.slotMask = (int) (slots(capacity) - 1);
         this.maxTokens = maxTokens;
         int perChunk = Math.max(1, Math.min(CHUNK_EVENTS, CHUNK_TOKENS / maxTokens));
         this.chunkShift = 31 - Integer.numberOfLeadingZeros(perChunk);
         this.chunkMask = (1 << chunkShift) - 1;
-        this.chunks = new AtomicReferenceArray<>((int) ((slotMask + 1L + chunkMask) >>> chunkShift));
+        this.chunks = new Chunk[(int) ((slotMask + 1L + chunkMask) >>> chunkShift)];
+        for (int ci = 0; ci < chunks.length; ci++) {
+            chunks[ci] = new Chunk(Math.min(chunkMask + 1, slotMask + 1 - (ci << chunkShift)), maxTokens);
+        }
     }
 
     /** {@return capacity rounded up to a power of two: the slot count, at most 2^31} */
@@ -134,11 +148,12 @@ final class KvEventRing {
      * @param hi       the block hash's high bits
      * @param lo       the block hash's low bits
      * @param identity the block's identity ({@link BlockIdentity}: key, then token ids)
-     * @return false if the ring is full or the identity holds more than B tokens (nothing added)
+     * @return {@link #ADDED}, {@link #ADDED_HALF_FULL}, or {@link #REFUSED} if the ring is full or
+     *         the identity holds more than B tokens (nothing added)
      */
-    boolean stored(KvMedium medium, long hi, long lo, MemorySegment identity) {
+    int stored(KvMedium medium, long hi, long lo, MemorySegment identity) {
         long tokens = (identity.byteSize() - BlockIdentity.KEY_BYTES) / Integer.BYTES;
-        return tokens <= maxTokens && add(KvEventView.Type.BLOCK_STORED, medium, hi, lo, identity, (int) tokens);
+        return tokens <= maxTokens ? add(KvEventView.Type.BLOCK_STORED, medium, hi, lo, identity, (int) tokens) : REFUSED;
     }
 
     /**
@@ -147,20 +162,26 @@ final class KvEventRing {
      * @param medium the tier
      * @param hi     the block hash's high bits
      * @param lo     the block hash's low bits
-     * @return false if the ring is full (nothing added)
+     * @return {@link #ADDED}, {@link #ADDED_HALF_FULL}, or {@link #REFUSED} if the ring is full
+     *         (nothing added)
      */
-    boolean removed(KvMedium medium, long hi, long lo) {
+    int removed(KvMedium medium, long hi, long lo) {
         return add(KvEventView.Type.BLOCK_REMOVED, medium, hi, lo, null, 0);
     }
 
-    /** Claims a position, writes the event into its slot and publishes it; false if full. */
-    private boolean add(KvEventView.Type type, KvMedium medium, long hi, long lo, MemorySegment identity, int tokens) {
-        long t = claim();
-        if (t < 0) {
-            return false;
-        }
+    /** Claims a position, writes the event into its slot and publishes it; what {@link #stored} returns. */
+    private int add(KvEventView.Type type, KvMedium medium, long hi, long lo, MemorySegment identity, int tokens) {
+        long t;
+        long h;
+        do {
+            t = tail.get();
+            h = head.getAcquire();
+            if (t - h >= capacity) {
+                return REFUSED;
+            }
+        } while (!tail.compareAndSet(t, t + 1));
         int slot = (int) t & slotMask;
-        Chunk c = chunkForWrite(slot);
+        Chunk c = chunks[slot >>> chunkShift];
         int k = slot & chunkMask;
         int w = k * WORDS;
         c.words[w + HASH_HI] = hi;
@@ -173,32 +194,8 @@ final class KvEventRing {
                     k * maxTokens, tokens);
         }
         PUBLISHED.setRelease(c.published, k, t + 1);
-        return true;
-    }
-
-    /** {@return the claimed position, or -1 if the ring is full} */
-    private long claim() {
-        for (;;) {
-            long t = tail.get();
-            if (t - head.getAcquire() >= capacity) {
-                return -1;
-            }
-            if (tail.compareAndSet(t, t + 1)) {
-                return t;
-            }
-        }
-    }
-
-    private Chunk chunkForWrite(int slot) {
-        int ci = slot >>> chunkShift;
-        Chunk c = chunks.get(ci);
-        if (c == null) {
-            c = new Chunk(Math.min(chunkMask + 1, slotMask + 1 - (ci << chunkShift)), maxTokens);
-            if (!chunks.compareAndSet(ci, null, c)) {
-                c = chunks.get(ci);
-            }
-        }
-        return c;
+        // The depth t - h grows by at most one per claim (h only moves on), so it passes half once per fill.
+        return t - h == halfCapacity ? ADDED_HALF_FULL : ADDED;
     }
 
     /** {@return the first position not yet released; consumer side} */
@@ -220,8 +217,8 @@ final class KvEventRing {
         while (n < max && n < available) {
             long t = from + n;
             int slot = (int) t & slotMask;
-            Chunk c = chunks.get(slot >>> chunkShift);
-            if (c == null || (long) PUBLISHED.getAcquire(c.published, slot & chunkMask) != t + 1) {
+            Chunk c = chunks[slot >>> chunkShift];
+            if ((long) PUBLISHED.getAcquire(c.published, slot & chunkMask) != t + 1) {
                 break;
             }
             n++;
@@ -239,7 +236,7 @@ final class KvEventRing {
     }
 
     private Chunk chunk(long t) {
-        return chunks.get(((int) t & slotMask) >>> chunkShift);
+        return chunks[((int) t & slotMask) >>> chunkShift];
     }
 
     private int index(long t) {

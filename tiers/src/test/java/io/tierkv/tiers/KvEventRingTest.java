@@ -2,7 +2,7 @@ package io.tierkv.tiers;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -55,9 +55,9 @@ class KvEventRingTest {
                             if (stored) {
                                 MemorySegment id = identity(arena, tokens, producer, n);
                                 ids[n % ids.length] = id;
-                                ok = ring.stored(KvMedium.DISK, producer, n, id);
+                                ok = ring.stored(KvMedium.DISK, producer, n, id) != KvEventRing.REFUSED;
                             } else {
-                                ok = ring.removed(KvMedium.CPU, producer, n);
+                                ok = ring.removed(KvMedium.CPU, producer, n) != KvEventRing.REFUSED;
                             }
                             if (!ok) {
                                 refused.incrementAndGet();
@@ -110,21 +110,40 @@ class KvEventRingTest {
     }
 
     @Test
+    void halfFullIsReportedOncePerFillWhateverTheReleasesInBetween() {
+        KvEventRing ring = new KvEventRing(8, 1);
+        int halfFull = 0;
+        for (int n = 0; n < 1_000; n++) {
+            int outcome = ring.removed(KvMedium.CPU, 1, n);
+            assertNotEquals(KvEventRing.REFUSED, outcome, "event " + n);
+            if (outcome == KvEventRing.ADDED_HALF_FULL) {
+                halfFull++;
+                assertEquals(5, ring.depth(), "reported by the event that took the depth from 4 to 5");
+            }
+            if (ring.depth() == 6) { // the consumer frees what it read, down to one left
+                ring.release(ring.head() + 5);
+            }
+        }
+        assertEquals(1_000 / 5, halfFull, "events 4, 9, 14, ...: each fill to a depth of 6 passes 4 to 5 once");
+    }
+
+    @Test
     void aFullRingRefusesUntilTheConsumerReleasesAndNeverOverwritesAnUnreadSlot() {
         KvEventRing ring = new KvEventRing(5, 2);
         try (Arena arena = Arena.ofConfined()) {
-            for (int n = 0; n < 5; n++) {
-                assertTrue(ring.stored(KvMedium.GPU, 7, n, identity(arena, 2, 0, n)));
+            for (int n = 0; n < 5; n++) { // the third event makes the ring of 5 half full (depth 2 before it)
+                assertEquals(n == 2 ? KvEventRing.ADDED_HALF_FULL : KvEventRing.ADDED,
+                        ring.stored(KvMedium.GPU, 7, n, identity(arena, 2, 0, n)));
             }
-            assertFalse(ring.removed(KvMedium.GPU, 7, 99), "full");
-            assertFalse(ring.stored(KvMedium.GPU, 7, 99, identity(arena, 2, 0, 99)), "full");
+            assertEquals(KvEventRing.REFUSED, ring.removed(KvMedium.GPU, 7, 99), "full");
+            assertEquals(KvEventRing.REFUSED, ring.stored(KvMedium.GPU, 7, 99, identity(arena, 2, 0, 99)), "full");
             assertEquals(5, ring.depth());
             assertEquals(5, ring.ready(ring.head(), 10));
             assertEquals(3, ring.ready(ring.head(), 3), "at most max");
             ring.release(2); // two freed: exactly two more fit
-            assertTrue(ring.removed(KvMedium.GPU, 8, 5));
-            assertTrue(ring.removed(KvMedium.GPU, 8, 6));
-            assertFalse(ring.removed(KvMedium.GPU, 8, 7));
+            assertNotEquals(KvEventRing.REFUSED, ring.removed(KvMedium.GPU, 8, 5));
+            assertNotEquals(KvEventRing.REFUSED, ring.removed(KvMedium.GPU, 8, 6));
+            assertEquals(KvEventRing.REFUSED, ring.removed(KvMedium.GPU, 8, 7));
             assertEquals(7, ring.accepted());
             long from = ring.head();
             assertEquals(2, from);
@@ -133,7 +152,7 @@ class KvEventRingTest {
             for (int i = 0; i < 5; i++) {
                 lo[i] = ring.hashLo(from + i);
             }
-            assertArrayEquals(new long[] {2, 3, 4, 5, 6}, lo, "positions 5 and 6 took slots 0 and 1, not 2-4");
+            assertArrayEquals(new long[] {2, 3, 4, 5, 6}, lo, "positions 5 and 6 wrote slots of their own, not 2-4");
         }
     }
 
@@ -141,9 +160,9 @@ class KvEventRingTest {
     void anIdentityOfMoreThanBTokensIsRefusedAndATokenOutOfRangeNamesTheCount() {
         KvEventRing ring = new KvEventRing(4, 2);
         try (Arena arena = Arena.ofConfined()) {
-            assertFalse(ring.stored(KvMedium.GPU, 1, 1, identity(arena, 3, 0, 0)));
+            assertEquals(KvEventRing.REFUSED, ring.stored(KvMedium.GPU, 1, 1, identity(arena, 3, 0, 0)));
             assertEquals(0, ring.accepted());
-            assertTrue(ring.stored(KvMedium.GPU, 1, 1, identity(arena, 2, 0, 0)));
+            assertNotEquals(KvEventRing.REFUSED, ring.stored(KvMedium.GPU, 1, 1, identity(arena, 2, 0, 0)));
             IndexOutOfBoundsException e = assertThrows(IndexOutOfBoundsException.class, () -> ring.token(0, 2));
             assertTrue(e.getMessage().contains("has 2"), e.getMessage());
         }
@@ -158,7 +177,8 @@ class KvEventRingTest {
             int[] got = new int[tokens];
             for (int round = 0; round < 3; round++) {
                 for (int n = 0; n < 200; n++) {
-                    ok.compareAndSet(true, ring.stored(KvMedium.DISK, 3, round * 200L + n, identity(arena, tokens, 3, n)));
+                    ok.compareAndSet(true, ring.stored(KvMedium.DISK, 3, round * 200L + n, identity(arena, tokens, 3, n))
+                            != KvEventRing.REFUSED);
                 }
                 assertTrue(ok.get());
                 long from = ring.head();

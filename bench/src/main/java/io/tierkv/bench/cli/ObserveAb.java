@@ -128,9 +128,11 @@ final class ObserveAb {
             }
             double tokens = r.tokensPerSecond() * r.wallSeconds();
             double jitShare = cpuNanos > 0 ? jitMillis * 1e6 / cpuNanos : 0;
-            out.printf(Locale.ROOT, "%-24s %.0f tokens/s, %.1f CPU ns/token, JIT %.1f%% of CPU, hit rate %.4f%s%n",
-                    on ? "events and metrics on:" : "events and metrics off:", r.tokensPerSecond(), cpuNanos / tokens,
-                    100 * jitShare, r.hitRate(), note.isEmpty() ? "" : " " + note);
+            String events = observation.eventStats().map(e -> String.format(Locale.ROOT, ", %d KV events (%d dropped)",
+                    e.queued(), e.dropped())).orElse("");
+            out.printf(Locale.ROOT, "%-24s %.0f tokens/s, %.1f CPU ns/token, compiling %.1f%% of CPU time%s, hit rate "
+                    + "%.4f%s%n", on ? "events and metrics on:" : "events and metrics off:", r.tokensPerSecond(),
+                    cpuNanos / tokens, 100 * jitShare, events, r.hitRate(), note.isEmpty() ? "" : " " + note);
             out.flush();
             return new Half(r, cpuNanos / tokens, jitShare);
         }

@@ -62,6 +62,7 @@ class TierKvCliTest {
         int warmupPairs = warmups.size() / 2;
         assertTrue(r.out().contains("; " + warmupPairs + " warm-up pairs (JIT "), r.out());
         runs.forEach(l -> {
+            assertEquals(kind(l).equals("on"), l.matches(".*, [1-9][0-9]* KV events \\([0-9]+ dropped\\).*"), l);
             double nanos = Double.parseDouble(l.replaceAll(".* tokens/s, ([0-9.]+) CPU ns/token.*", "$1"));
             assertTrue(nanos > 0, l); // the process's CPU time over the run, per token replayed
         });
