@@ -20,9 +20,10 @@ import java.util.concurrent.locks.LockSupport;
  * a {@link KvEventRing}, allocating nothing and taking no lock; a full ring drops it and counts
  * the drop. Nothing on the data path waits for the listener.
  *
- * <p>Event thread: every {@link #FLUSH_INTERVAL_NANOS}, or at once when a report finds the ring
- * just half full (so a small ring, which stays in the CPU caches, drops nothing under a burst the
- * thread can keep up with), reads what the ring holds (up to
+ * <p>Event thread: every {@link #FLUSH_INTERVAL_NANOS}, or at once when a report makes the ring
+ * half full (so a burst that fills half the ring within one interval is drained without waiting
+ * out the rest of it; a wake-up that a race makes the reports miss only waits for the interval),
+ * reads what the ring holds (up to
  * {@link #MAX_BATCH_EVENTS} per batch), folds duplicate copies (the host tier may hold two block
  * ids with one hash: only the first copy's store and the last copy's removal are delivered, so a
  * consumer keeping a set per medium stays exact), numbers the batch ({@link KvEventBatch} explains

@@ -194,7 +194,8 @@ final class KvEventRing {
                     k * maxTokens, tokens);
         }
         PUBLISHED.setRelease(c.published, k, t + 1);
-        // The depth t - h grows by at most one per claim (h only moves on), so it passes half once per fill.
+        // Seen by each claimer, the depth t - h grows by at most one per claim (h only moves on), so a
+        // fill reports half full at most once (none, if the claimer at the crossing read a newer head).
         return t - h == halfCapacity ? ADDED_HALF_FULL : ADDED;
     }
 
