@@ -76,8 +76,8 @@ public final class DiskRecordFootprint {
         try {
             // a discarded warm-up round, so the first count pays no class loading
             DiskOptions warmup = options(base.resolve("warmup"), WARMUP_RECORDS, recordBytes, admit);
-            writeAndMeasure(warmup, layout, WARMUP_RECORDS, admit, Runtime.getRuntime(), 0);
-            recoverAndMeasure(warmup, layout, WARMUP_RECORDS, Runtime.getRuntime(), 0);
+            writeAndMeasure(warmup, layout, WARMUP_RECORDS, admit, 0);
+            recoverAndMeasure(warmup, layout, WARMUP_RECORDS, 0);
             deleteTree(warmup.directory());
             for (String text : countText) {
                 int n = (int) Double.parseDouble(text);
@@ -102,11 +102,10 @@ public final class DiskRecordFootprint {
      * keeps a closed tier reachable.
      */
     private static void measure(DiskOptions options, KvLayout layout, int n, boolean admit) {
-        Runtime rt = Runtime.getRuntime();
-        long before = usedHeap(rt);
-        String writeFigures = writeAndMeasure(options, layout, n, admit, rt, before);
-        long beforeOpen = usedHeap(rt);
-        String recoveryFigures = recoverAndMeasure(options, layout, n, rt, beforeOpen);
+        long before = HeapProbe.settledUsedBytes();
+        String writeFigures = writeAndMeasure(options, layout, n, admit, before);
+        long beforeOpen = HeapProbe.settledUsedBytes();
+        String recoveryFigures = recoverAndMeasure(options, layout, n, beforeOpen);
         System.out.printf("%,10d records: after write %s%n%,10d records: after recovery %s%n", n, writeFigures, n,
                 recoveryFigures);
         double[] seconds = new double[TIMED_OPENS];
@@ -121,7 +120,7 @@ public final class DiskRecordFootprint {
                 + " (%.3f-%.3f)%n", n, TIMED_OPENS, seconds[TIMED_OPENS / 2], seconds[0], seconds[TIMED_OPENS - 1]);
     }
 
-    private static String writeAndMeasure(DiskOptions options, KvLayout layout, int n, boolean admit, Runtime rt,
+    private static String writeAndMeasure(DiskOptions options, KvLayout layout, int n, boolean admit,
             long before) {
         try (Arena arena = Arena.ofConfined(); DiskTier tier = DiskTier.open(options, layout)) {
             MemorySegment block = arena.allocate(layout.bytesPerBlock(), 64);
@@ -138,16 +137,16 @@ public final class DiskRecordFootprint {
                     throw new IllegalStateException("put " + k + " was not stored");
                 }
             }
-            return figures(tier, n, usedHeap(rt) - before);
+            return figures(tier, n, HeapProbe.settledUsedBytes() - before);
         }
     }
 
-    private static String recoverAndMeasure(DiskOptions options, KvLayout layout, int n, Runtime rt, long before) {
+    private static String recoverAndMeasure(DiskOptions options, KvLayout layout, int n, long before) {
         try (DiskTier tier = DiskTier.open(options, layout)) {
             if (tier.blockCount() != n) {
                 throw new IllegalStateException("recovery found " + tier.blockCount() + " of " + n + " records");
             }
-            return figures(tier, n, usedHeap(rt) - before);
+            return figures(tier, n, HeapProbe.settledUsedBytes() - before);
         }
     }
 
@@ -161,25 +160,6 @@ public final class DiskRecordFootprint {
             total += e.getValue();
         }
         return sb.append(String.format("sum %.1f B/record", (double) total / n)).toString();
-    }
-
-    private static long usedHeap(Runtime rt) {
-        long last = Long.MAX_VALUE;
-        for (int i = 0; i < 10; i++) {
-            System.gc();
-            long used = rt.totalMemory() - rt.freeMemory();
-            if (i >= 3 && Math.abs(last - used) < 1024) {
-                return used;
-            }
-            last = used;
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return used;
-            }
-        }
-        return last;
     }
 
     private static void deleteTree(Path dir) {

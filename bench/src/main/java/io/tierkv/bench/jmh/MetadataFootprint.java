@@ -45,12 +45,11 @@ public final class MetadataFootprint {
     public static void main(String[] args) {
         String policy = args.length > 0 ? args[0] : "lru";
         KvLayout layout = KvLayout.of(1, 1, 1, DType.INT8, 16);
-        Runtime bean = Runtime.getRuntime();
-        long base = usedHeap(bean);
+        long base = HeapProbe.settledUsedBytes();
         SlabMemory memory = new SlabMemory(BLOCKS, layout.bytesPerBlock());
-        long afterMemory = usedHeap(bean);
+        long afterMemory = HeapProbe.settledUsedBytes();
         PagedKvCache cache = new PagedKvCache(CacheOptions.of(layout, BLOCKS).withPolicy(policy), memory, null);
-        long afterCache = usedHeap(bean);
+        long afterCache = HeapProbe.settledUsedBytes();
 
         List<Sequence> open = new ArrayList<>(SEQUENCES);
         MemorySegment kv = MemorySegment.ofArray(new byte[layout.tokenVectorBytes()]);
@@ -64,12 +63,12 @@ public final class MetadataFootprint {
             }
             open.add(seq);
         }
-        long afterFill = usedHeap(bean);
+        long afterFill = HeapProbe.settledUsedBytes();
         for (Sequence seq : open) {
             seq.close();
         }
         open.clear();
-        long afterClose = usedHeap(bean);
+        long afterClose = HeapProbe.settledUsedBytes();
         var stats = cache.stats();
 
         long offHeap = (long) layout.blockSizeTokens() * Integer.BYTES
@@ -88,24 +87,5 @@ public final class MetadataFootprint {
 
     private static double perBlock(long bytes) {
         return (double) bytes / BLOCKS;
-    }
-
-    private static long usedHeap(Runtime bean) {
-        long last = Long.MAX_VALUE;
-        for (int i = 0; i < 10; i++) {
-            System.gc();
-            long used = bean.totalMemory() - bean.freeMemory();
-            if (i >= 3 && Math.abs(last - used) < 1024) {
-                return used;
-            }
-            last = used;
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return used;
-            }
-        }
-        return last;
     }
 }
