@@ -369,7 +369,10 @@ public final class KvBlockManager implements AutoCloseable {
         return movers.runCycle();
     }
 
-    /** {@return an immutable snapshot; thread-safe} */
+    /**
+     * {@return an immutable snapshot; thread-safe. After {@link #close()} (which stops the movers
+     * first) it gives the final counts, so a caller that totals managers reads it after the close}
+     */
     public TierStats stats() {
         return new TierStats(cache.stats(), host.capacityBlocks(), host.usedBlocks(),
                 TierStats.MoveStats.of(counters.demotions), TierStats.MoveStats.of(counters.promotions),

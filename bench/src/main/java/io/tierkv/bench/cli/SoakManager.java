@@ -125,17 +125,23 @@ final class SoakManager {
         }
     }
 
-    /** Adds the open manager's stats to the tally and closes it and its device; nothing if closed. */
+    /**
+     * Closes the open manager and its device and adds the manager's final stats to the tally;
+     * nothing if closed. The stats are read after the close, which stops the movers first: read
+     * before it, a spill or load that a mover finished in between went uncounted (a corruption the
+     * injector made there was detected but missing from the tally: 10,437 injected, 10,436 counted
+     * in one CI run of the 30 s corruption soak).
+     */
     void close() {
         KvBlockManager k = kv;
         if (k != null) {
             try {
                 sampleDisk();
-                tally.addClosed(k.stats());
             } finally {
                 k.close();
                 kv = null;
             }
+            tally.addClosed(k.stats());
         }
         if (device != null) {
             device.close();
