@@ -7,14 +7,11 @@ import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.store.DiskFormat;
 import io.tierkv.tiers.disk.store.DiskTier;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.stream.Stream;
 
 /**
  * Heap bytes per record of a persistent {@link DiskTier}, after its records were written and
@@ -78,15 +75,15 @@ public final class DiskRecordFootprint {
             DiskOptions warmup = options(base.resolve("warmup"), WARMUP_RECORDS, recordBytes, admit);
             writeAndMeasure(warmup, layout, WARMUP_RECORDS, admit, 0);
             recoverAndMeasure(warmup, layout, WARMUP_RECORDS, 0);
-            deleteTree(warmup.directory());
+            BenchFiles.deleteTree(warmup.directory());
             for (String text : countText) {
                 int n = (int) Double.parseDouble(text);
                 DiskOptions options = options(base.resolve("tier-" + n), n, recordBytes, admit);
                 measure(options, layout, n, admit);
-                deleteTree(options.directory());
+                BenchFiles.deleteTree(options.directory());
             }
         } finally {
-            deleteTree(base);
+            BenchFiles.deleteTree(base);
         }
     }
 
@@ -160,18 +157,5 @@ public final class DiskRecordFootprint {
             total += e.getValue();
         }
         return sb.append(String.format("sum %.1f B/record", (double) total / n)).toString();
-    }
-
-    private static void deleteTree(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete " + dir, e);
-        }
     }
 }
