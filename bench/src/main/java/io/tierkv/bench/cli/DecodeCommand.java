@@ -107,6 +107,11 @@ public final class DecodeCommand implements Callable<Integer> {
             + "first, for the JIT (default: ${DEFAULT-VALUE})")
     private int warmup;
 
+    @Option(names = "--runs", paramLabel = "N", defaultValue = "1", description = "measured pairs of runs (arrays "
+            + "and TierKV, the order alternating from pair to pair); the speed line gives the medians and the median "
+            + "of the pairs' ratios (default: ${DEFAULT-VALUE})")
+    private int runs;
+
     /** Creates the command (picocli instantiates it). */
     public DecodeCommand() {
     }
@@ -129,6 +134,7 @@ public final class DecodeCommand implements Callable<Integer> {
         long disk = Check.bytes("--disk-bytes", diskBytes);
         Check.atLeast("--read-ahead", readAhead, 0);
         Check.atLeast("--warmup", warmup, 0);
+        Check.between("--runs", runs, 1, 100, "measured pairs");
         Path dir = modelDir != null ? modelDir : defaultModelDir();
         Path checkpointFile = modelFile("--checkpoint", checkpoint, dir, "stories260K.bin");
         Path tokenizerFile = modelFile("--tokenizer", tokenizer, dir, "tok512.bin");
@@ -158,10 +164,29 @@ public final class DecodeCommand implements Callable<Integer> {
             TierDecoding.arrays(model, promptIds, steps, parallel);
             TierDecoding.tierkv(model, setup, promptIds, steps, parallel, share);
         }
-        TierDecoding.Result arrays = TierDecoding.arrays(model, promptIds, steps, parallel);
-        TierDecoding.Result tier;
-        try (Observation observation = observe.open()) { // the measured run only, not the warm-ups
-            tier = TierDecoding.tierkv(model, setup, promptIds, steps, parallel, share, observation);
+        // Pairs alternate their order: on a shared machine the second run of a pair is not slower by itself.
+        double[] arraysRate = new double[runs];
+        double[] tierRate = new double[runs];
+        double[] ratio = new double[runs];
+        TierDecoding.Result arrays = null;
+        TierDecoding.Result tier = null;
+        for (int r = 0; r < runs; r++) {
+            if (r % 2 == 0) {
+                arrays = TierDecoding.arrays(model, promptIds, steps, parallel);
+            }
+            try (Observation observation = observe.open()) { // the measured runs only, not the warm-ups
+                tier = TierDecoding.tierkv(model, setup, promptIds, steps, parallel, share, observation);
+            }
+            if (r % 2 == 1) {
+                arrays = TierDecoding.arrays(model, promptIds, steps, parallel);
+            }
+            arraysRate[r] = arrays.tokensPerSecond();
+            tierRate[r] = tier.tokensPerSecond();
+            ratio[r] = tierRate[r] / arraysRate[r];
+            if (runs > 1) {
+                out.printf(Locale.ROOT, "pair %d:   TierKV %.0f tokens/s, arrays %.0f tokens/s, ratio %.3f%n", r + 1,
+                        tierRate[r], arraysRate[r], ratio[r]);
+            }
         }
 
         out.printf(Locale.ROOT, "model:    %s (dim %d, %d layers, %d heads, %d KV heads, vocab %d)%n", dir, cfg.dim(),
@@ -189,8 +214,9 @@ public final class DecodeCommand implements Callable<Integer> {
                 s.cache().prefixHitBlocks(), s.cache().prefixHitBlocksBelow(),
                 share == TierDecoding.Share.PREFIX && parallel > 1 ? ", " + tier.matched() + " prompt tokens matched" : "");
         out.printf(Locale.ROOT, "speed:    TierKV %.0f tokens/s (%d forward passes), arrays %.0f tokens/s (%d), "
-                + "ratio %.2f%n", tier.tokensPerSecond(), tier.forwards(), arrays.tokensPerSecond(), arrays.forwards(),
-                tier.tokensPerSecond() / arrays.tokensPerSecond());
+                + "ratio %.2f%s%n", Medians.median(tierRate), tier.forwards(), Medians.median(arraysRate),
+                arrays.forwards(), Medians.median(ratio), runs > 1 ? " (medians of " + runs + " pairs; the pairs' "
+                + "ratios: " + Medians.medianAndRange(ratio) + ")" : "");
         if (oracle != null) {
             String verdict = checkOracle(oracle, promptIds, tier.branches().get(0));
             out.println("check:    " + verdict);

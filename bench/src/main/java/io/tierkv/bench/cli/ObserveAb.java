@@ -4,7 +4,6 @@ import io.tierkv.observe.Observation;
 import java.io.PrintWriter;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
-import java.util.Arrays;
 import java.util.Locale;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -102,7 +101,7 @@ final class ObserveAb {
             out.flush();
         }
         out.printf(Locale.ROOT, "observe A/B: on/off median %s of %d pairs; CPU per token off/on median %s; "
-                + "%d warm-up pairs (JIT %s)%n", medianAndRange(ratios), pairs, medianAndRange(cpuRatios), warmups,
+                + "%d warm-up pairs (JIT %s)%n", Medians.medianAndRange(ratios), pairs, Medians.medianAndRange(cpuRatios), warmups,
                 settled ? "settled" : "not settled: the ratios include compilation");
         out.flush();
         return 0;
@@ -136,14 +135,5 @@ final class ObserveAb {
             out.flush();
             return new Half(r, cpuNanos / tokens, jitShare);
         }
-    }
-
-    /** {@return "median (min, max)" of the values} */
-    private static String medianAndRange(double[] values) {
-        double[] sorted = values.clone();
-        Arrays.sort(sorted);
-        int n = sorted.length;
-        double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-        return String.format(Locale.ROOT, "%.3f (min %.3f, max %.3f)", median, sorted[0], sorted[n - 1]);
     }
 }

@@ -19,7 +19,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -154,11 +153,11 @@ public final class RestartBenchCommand implements Callable<Integer> {
                     }
                     t[3][r] = t[0][r] / Math.min(t[1][r], t[2][r]);
                 }
-                double rec = median(t[0]);
-                double seq = median(t[1]);
-                double hdr = median(t[2]);
+                double rec = Medians.median(t[0]);
+                double seq = Medians.median(t[1]);
+                double hdr = Medians.median(t[2]);
                 out.printf("%10d %12.3f %12.0f %12.3f %12.0f %12.3f %12.0f %8.2f%n", n, rec, n / rec, seq, n / seq,
-                        hdr, n / hdr, median(t[3]));
+                        hdr, n / hdr, Medians.median(t[3]));
                 out.flush();
                 deleteTree(dir);
             }
@@ -329,12 +328,6 @@ public final class RestartBenchCommand implements Callable<Integer> {
                 }
             }
         }
-    }
-
-    private static double median(double[] v) {
-        double[] s = v.clone();
-        Arrays.sort(s);
-        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
     }
 
     private static void deleteTree(Path root) {

@@ -176,4 +176,32 @@ class DecodeTest {
         assertEquals(2, seqs.size());
         assertTrue(seqs.stream().allMatch(l -> l.contains("equal to arrays")), seqs.toString());
     }
+
+    /**
+     * {@code --runs N} measures N pairs, alternating which store runs first, prints each pair's
+     * ratio and the medians, and still checks every sequence against the arrays.
+     */
+    @Test
+    void runsPrintEveryPairAndTheirMedian() {
+        StringWriter out = new StringWriter();
+        CommandLine cl = TierKvCli.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        int status = cl.execute("decode", "--model-dir", dir.toString(), "--steps", "16", "--warmup", "0", "--runs",
+                "3");
+        assertEquals(0, status, out.toString());
+        List<String> pairs = out.toString().lines().filter(l -> l.startsWith("pair ")).toList();
+        assertEquals(3, pairs.size(), out.toString());
+        double[] ratios = new double[3];
+        for (int i = 0; i < 3; i++) {
+            assertTrue(pairs.get(i).startsWith("pair " + (i + 1) + ":"), pairs.get(i));
+            String[] words = pairs.get(i).split(" ");
+            ratios[i] = Double.parseDouble(words[words.length - 1]);
+            assertTrue(ratios[i] > 0, pairs.get(i));
+        }
+        Arrays.sort(ratios);
+        String speed = out.toString().lines().filter(l -> l.startsWith("speed:")).findFirst().orElseThrow();
+        assertTrue(speed.contains(String.format(java.util.Locale.ROOT, "medians of 3 pairs; the pairs' ratios: %.3f "
+                + "(min %.3f, max %.3f)", ratios[1], ratios[0], ratios[2])), speed);
+        assertTrue(out.toString().contains("equal to arrays"), out.toString());
+    }
 }
