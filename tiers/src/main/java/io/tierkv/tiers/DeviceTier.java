@@ -86,7 +86,7 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
      * @param slot a slot
      * @return the slot's device address, for a block table handed to a kernel
      */
-    public long deviceAddress(int slot) {
+    public synchronized long deviceAddress(int slot) {
         return buffers.get(slot / slotsPerBuffer).address() + (long) (slot % slotsPerBuffer) * slotBytes;
     }
 

@@ -588,8 +588,13 @@ public final class DiskTier implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "DiskTier[" + dir + ", " + (closed ? "closed" : index.size() + " blocks, " + segments.usedBytes + "/"
-                + options.budgetBytes() + " B") + "]";
+        lock.lock(); // the counts change under it
+        try {
+            return "DiskTier[" + dir + ", " + (closed ? "closed" : index.size() + " blocks, " + segments.usedBytes + "/"
+                    + options.budgetBytes() + " B") + "]";
+        } finally {
+            lock.unlock();
+        }
     }
 
     void ensureOpen() {
