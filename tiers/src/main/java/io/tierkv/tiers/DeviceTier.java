@@ -1,5 +1,6 @@
 package io.tierkv.tiers;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.pool.SlotMemory;
 import io.tierkv.natives.DeviceBuffer;
 import io.tierkv.natives.GpuEvent;
@@ -31,8 +32,10 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
     private final int capacity;
     private final int slotBytes;
     private final int slotsPerBuffer;
+    @GuardedBy("this")
     private final List<DeviceBuffer> buffers = new ArrayList<>();
     private final MemorySegment[] views;
+    @GuardedBy("this")
     private final GpuStream stream;
 
     /**
@@ -124,6 +127,7 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
         return stream.record();
     }
 
+    @GuardedBy("this")
     private DeviceBuffer buffer(int slot) {
         return buffers.get(slot / slotsPerBuffer);
     }
