@@ -18,6 +18,7 @@ module io.tierkv.bench {
     requires org.lz4.java;
     requires ehcache;
     requires ohc.core;
+    requires static com.google.errorprone.annotations; // @GuardedBy: compile time only
     exports io.tierkv.bench.model;
     exports io.tierkv.bench.trace;
     exports io.tierkv.bench.sim;

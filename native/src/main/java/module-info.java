@@ -8,6 +8,8 @@
  * (class path).
  */
 module io.tierkv.natives {
+    requires static com.google.errorprone.annotations; // @GuardedBy: compile time only
+
     exports io.tierkv.natives;
     exports io.tierkv.natives.hip;
     exports io.tierkv.natives.cuda;

@@ -10,6 +10,7 @@ module io.tierkv.observe {
     requires transitive io.tierkv.tiers;
     requires jdk.httpserver;
     requires static info.picocli;
+    requires static com.google.errorprone.annotations; // @GuardedBy: compile time only
     requires org.zeromq.jeromq;
     requires msgpack.core;
     requires transitive micrometer.core;

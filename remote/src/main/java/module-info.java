@@ -10,6 +10,7 @@ module io.tierkv.remote {
     requires lettuce.core;
     requires io.netty.buffer;
     requires io.netty.common;
+    requires static com.google.errorprone.annotations; // @GuardedBy: compile time only
 
     exports io.tierkv.remote;
 }

@@ -8,6 +8,7 @@ module io.tierkv.tiers {
     requires org.lz4.java;
     requires chronicle.bytes;
     requires chronicle.core;
+    requires static com.google.errorprone.annotations; // @GuardedBy: compile time only
 
     exports io.tierkv.tiers;
     exports io.tierkv.tiers.disk;

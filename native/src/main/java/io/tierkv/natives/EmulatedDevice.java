@@ -1,5 +1,6 @@
 package io.tierkv.natives;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.natives.emulated.CopyQueue;
 import io.tierkv.natives.emulated.EmulatedError;
 import io.tierkv.natives.runtime.CopyChecks;
@@ -248,7 +249,8 @@ public final class EmulatedDevice implements GpuRuntime {
         private final Arena arena;
         private final MemorySegment segment;
         private final AtomicBoolean bufferClosed = new AtomicBoolean();
-        private int pendingCopies; // guarded by this
+        @GuardedBy("this")
+        private int pendingCopies;
 
         Buffer(Arena arena, MemorySegment segment) {
             this.arena = arena;

@@ -1,5 +1,6 @@
 package io.tierkv.observe;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.tiers.events.KvEventBatch;
 import io.tierkv.tiers.events.KvEventListener;
 import io.tierkv.tiers.events.KvEventView;
@@ -52,17 +53,25 @@ public final class ZmqKvEventPublisher implements KvEventListener, AutoCloseable
      */
     public static final int CONNECT_HANDSHAKE_MILLIS = 500;
 
+    @GuardedBy("this")
     private final ZContext context;
+    @GuardedBy("this")
     private final ZMQ.Socket socket;
     private final byte[] topic;
+    @GuardedBy("this")
     private final KvEventEncoder encoder;
     private final long awaitSubscriberMillis;
     private final String endpoint;
     /** The 8-byte big-endian sequence frame, reused (sent through the copying send). */
+    @GuardedBy("this")
     private final ByteBuffer sequenceFrame = ByteBuffer.allocate(Long.BYTES);
+    @GuardedBy("this")
     private boolean subscribed;
+    @GuardedBy("this")
     private long nextSequence;
+    @GuardedBy("this")
     private long sentBatches;
+    @GuardedBy("this")
     private boolean closed;
 
     /**
@@ -144,6 +153,7 @@ public final class ZmqKvEventPublisher implements KvEventListener, AutoCloseable
     }
 
     /** Reads subscription frames for up to {@link #awaitSubscriberMillis} (once; XPUB). */
+    @GuardedBy("this")
     private void awaitSubscriber() {
         long deadline = System.nanoTime() + awaitSubscriberMillis * 1_000_000L;
         do {

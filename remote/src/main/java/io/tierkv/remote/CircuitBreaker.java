@@ -1,5 +1,6 @@
 package io.tierkv.remote;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.function.LongSupplier;
 
 /**
@@ -21,11 +22,14 @@ final class CircuitBreaker {
     private volatile BreakerState state = BreakerState.CLOSED;
     /** Consecutive failures while closed. Written under {@code this}; read without it on the fast path. */
     private volatile int failures;
-    /** When the breaker last opened, by {@link #nanoClock}. Guarded by {@code this}. */
+    /** When the breaker last opened, by {@link #nanoClock}. */
+    @GuardedBy("this")
     private long openedAtNanos;
-    /** Closed-to-open and half-open-to-open transitions. Guarded by {@code this}. */
+    /** Closed-to-open and half-open-to-open transitions. */
+    @GuardedBy("this")
     private long trips;
-    /** Calls refused while open or half-open. Guarded by {@code this}. */
+    /** Calls refused while open or half-open. */
+    @GuardedBy("this")
     private long rejected;
 
     /**
@@ -88,6 +92,7 @@ final class CircuitBreaker {
         }
     }
 
+    @GuardedBy("this")
     private void open() {
         state = BreakerState.OPEN;
         openedAtNanos = nanoClock.getAsLong();

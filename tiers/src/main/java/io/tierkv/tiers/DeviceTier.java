@@ -1,5 +1,6 @@
 package io.tierkv.tiers;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.pool.SlotMemory;
 import io.tierkv.natives.DeviceBuffer;
 import io.tierkv.natives.GpuEvent;
@@ -31,8 +32,10 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
     private final int capacity;
     private final int slotBytes;
     private final int slotsPerBuffer;
+    @GuardedBy("this")
     private final List<DeviceBuffer> buffers = new ArrayList<>();
     private final MemorySegment[] views;
+    @GuardedBy("this")
     private final GpuStream stream;
 
     /**
@@ -86,7 +89,7 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
      * @param slot a slot
      * @return the slot's device address, for a block table handed to a kernel
      */
-    public long deviceAddress(int slot) {
+    public synchronized long deviceAddress(int slot) {
         return buffers.get(slot / slotsPerBuffer).address() + (long) (slot % slotsPerBuffer) * slotBytes;
     }
 
@@ -124,6 +127,7 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
         return stream.record();
     }
 
+    @GuardedBy("this")
     private DeviceBuffer buffer(int slot) {
         return buffers.get(slot / slotsPerBuffer);
     }

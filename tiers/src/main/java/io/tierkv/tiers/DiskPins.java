@@ -1,5 +1,6 @@
 package io.tierkv.tiers;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.tiers.disk.store.DiskTier;
 
 import static io.tierkv.tiers.HostBlocks.NEEDED;
@@ -59,11 +60,12 @@ final class DiskPins {
      * broken pin (the record failed verification or was removed since) is settled here: the copy
      * is gone ({@link #diskCopyGone}). Lock held.
      */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     boolean diskCopyHeld(int blockId) {
         if ((h.state[blockId] & ON_DISK) == 0) {
             return false;
         }
-        if ((h.state[blockId] & PINNED) != 0 && !t.closed && t.disk.pinning().pinBroken(h.diskPin[blockId])) {
+        if ((h.state[blockId] & PINNED) != 0 && !h.closed && t.disk.pinning().pinBroken(h.diskPin[blockId])) {
             diskCopyGone(blockId);
             return false;
         }
@@ -71,6 +73,7 @@ final class DiskPins {
     }
 
     /** This id's disk record is gone: clears ON_DISK and releases its pin, if it holds one. Lock held. */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     void diskCopyGone(int blockId) {
         releaseDiskPin(blockId);
         h.state[blockId] &= ~ON_DISK;
@@ -81,12 +84,13 @@ final class DiskPins {
      * when it failed verification or was removed (after close there is nothing to release: a
      * lease released late only clears the bit). Lock held.
      */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     void releaseDiskPin(int blockId) {
         if ((h.state[blockId] & PINNED) != 0) {
             h.state[blockId] &= ~PINNED;
             long pin = h.diskPin[blockId];
             h.diskPin[blockId] = DiskTier.NO_PIN;
-            if (!t.closed) {
+            if (!h.closed) {
                 t.disk.pinning().unpin(h.hashHi[blockId], h.hashLo[blockId], pin);
             }
         }
@@ -103,6 +107,7 @@ final class DiskPins {
      *         by another reader) meanwhile. The spill then counts as failed and the block stays
      *         on the host
      */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     boolean settlePin(int victim, long hi, long lo, long heldPin) {
         boolean needed = (h.state[victim] & NEEDED) != 0;
         long pin = heldPin;
@@ -133,6 +138,7 @@ final class DiskPins {
      *
      * @return whether the record is on disk and pinned by this id
      */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     boolean holdDiskCopy(int blockId) {
         byte st = h.state[blockId];
         if ((st & (NEEDED | ON_DISK)) != (NEEDED | ON_DISK) || h.hostSlot[blockId] >= 0) {
@@ -191,6 +197,7 @@ final class DiskPins {
     }
 
     /** Compares the disk's pins with those the ids hold, in one disk call; see {@code HostInvariants}. Lock held. */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     void checkDiskPins(java.util.List<String> bad) {
         java.util.Map<Long, int[]> holders = new java.util.LinkedHashMap<>(); // pin -> {ids holding it, one of them}
         for (int id = 0; id < h.state.length; id++) {

@@ -1,5 +1,6 @@
 package io.tierkv.tiers;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.MemorySegment;
@@ -134,6 +135,7 @@ final class HostAdoption {
      * Binds a block fetched from the remote store into host slot {@code hs} to a block id: the
      * host slot holds its only local copy, as after a demotion. Lock held.
      */
+    @GuardedBy("h.lock")
     void bindFetched(int blockId, long hi, long lo, int hs) {
         h.state[blockId] = 0;
         h.place(blockId, hs, hi, lo);
@@ -141,6 +143,7 @@ final class HostAdoption {
     }
 
     /** Binds an adopted disk record to a block id, with its bytes in host slot {@code hs} or none (-1). Lock held. */
+    @GuardedBy("h.lock")
     void bindAdopted(int blockId, long hi, long lo, int hs) {
         h.state[blockId] = ON_DISK;
         h.place(blockId, hs, hi, lo);

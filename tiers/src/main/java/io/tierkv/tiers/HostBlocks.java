@@ -1,5 +1,6 @@
 package io.tierkv.tiers;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.event.KvEventSink;
 import io.tierkv.core.event.KvMedium;
@@ -47,26 +48,40 @@ final class HostBlocks {
     static final long STORED = -1;
 
     final ReentrantLock lock = new ReentrantLock();
+    @GuardedBy("lock")
     final SlotAllocator slots;
     final MemorySegment[] slotViews;
     /** Per host slot, {@link #identityBytes}: the identity of the block in it. */
     final MemorySegment hostIdentities;
     final long identityBytes;
+    @GuardedBy("lock")
     final EvictionPolicy policy;
+    @GuardedBy("lock")
     final int[] hostSlot;
+    @GuardedBy("lock")
     final byte[] state;
+    @GuardedBy("lock")
     final long[] hashHi;
+    @GuardedBy("lock")
     final long[] hashLo;
     /** Per id: the pin it holds on its disk record ({@link io.tierkv.tiers.disk.store.RecordPins#pin}) while PINNED, else {@link DiskTier#NO_PIN}. */
+    @GuardedBy("lock")
     final long[] diskPin;
     /** Host slots taken for a copy in flight (a demotion, a load, an adoption's read). */
+    @GuardedBy("lock")
     int reservedHostSlots;
     /** Host slots of blocks the cache freed while a spill or late promotion read them. */
+    @GuardedBy("lock")
     int orphanedSlots;
-    /** Told when a host slot takes a block's copy or gives it up ({@link KvMedium#CPU}); guarded by {@link #lock}. */
+    /** Told when a host slot takes a block's copy or gives it up ({@link KvMedium#CPU}). */
+    @GuardedBy("lock")
     KvEventSink events = KvEventSink.NONE;
     /** Spills that may have pinned a record this tier has not recorded yet (the lock released meanwhile). */
+    @GuardedBy("lock")
     int pinningSpills;
+    /** The tier is closed ({@link HostTier#close}): its disk pins are no longer released into the disk tier. */
+    @GuardedBy("lock")
+    boolean closed;
 
     /**
      * Allocates the tables.
@@ -101,6 +116,7 @@ final class HostBlocks {
      * Puts a block's copy in host slot {@code hs} (its identity already set there) and reports it
      * findable on the host; {@code hs == -1} records the hash with no host copy. Lock held.
      */
+    @GuardedBy("lock")
     void place(int blockId, int hs, long hi, long lo) {
         hostSlot[blockId] = hs;
         hashHi[blockId] = hi;
@@ -111,6 +127,7 @@ final class HostBlocks {
     }
 
     /** Detaches a block from its host slot, if it has one, and reports it no longer findable on the host. Lock held. */
+    @GuardedBy("lock")
     void unplace(int blockId) {
         if (hostSlot[blockId] >= 0) {
             events.blockRemoved(KvMedium.CPU, hashHi[blockId], hashLo[blockId]);
@@ -119,6 +136,7 @@ final class HostBlocks {
     }
 
     /** Ends a promotion's read of the host copy (the cache keeps the block in transit meanwhile). */
+    @GuardedBy("lock")
     void endMove(int blockId, byte addFlag) {
         state[blockId] &= ~(MOVING | QUEUED); // a queued spill of a block promoted meanwhile is skipped
         state[blockId] |= addFlag;

@@ -69,7 +69,7 @@ final class HostInvariants {
                 bad.add("host resident " + resident + " + parked " + parked + " + reserved " + h.reservedHostSlots
                         + " + orphaned " + h.orphanedSlots + " != used " + h.slots.usedCount());
             }
-            if (t.disk != null && !t.closed && h.pinningSpills == 0) {
+            if (t.disk != null && !h.closed && h.pinningSpills == 0) {
                 t.pins.checkDiskPins(bad);
             }
             return bad;

@@ -1,5 +1,6 @@
 package io.tierkv.tiers;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.error.TierKvException;
 import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.MemorySegment;
@@ -61,6 +62,7 @@ final class HostRoom {
     }
 
     /** A free host slot counted as reserved, or -1 if none is free. Lock held. */
+    @GuardedBy("h.lock")
     int allocateReserved() {
         int s = h.slots.allocate();
         if (s >= 0) {
@@ -86,6 +88,7 @@ final class HostRoom {
      * policy (callers with {@code mayFree} move a victim that stayed to the policy's back). Lock
      * held on entry and exit.
      */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, this class) hold blocks.lock, h.lock here
     boolean leaveHost(int victim, boolean mayFree) {
         h.policy.onRemove(victim);
         h.state[victim] |= MOVING;
@@ -180,6 +183,7 @@ final class HostRoom {
      * record was a second clean copy gets that record pinned now: the device may hand its slot
      * over to the record at any time ({@link HostTier#takeOverCopy}). Lock held.
      */
+    @GuardedBy("h.lock")
     void dropCleanCopy(int victim) {
         h.policy.onRemove(victim);
         t.counters.hostCleanDrops.increment();
@@ -192,6 +196,7 @@ final class HostRoom {
      * policy, unless it left the host or started moving while the lock was released (a promotion
      * re-admits it when it ends). Lock held.
      */
+    @GuardedBy("h.lock")
     void toBackOfPolicy(int victim) {
         h.policy.onRemove(victim);
         if (h.hostSlot[victim] >= 0 && (h.state[victim] & (MOVING | QUEUED)) == 0) {
@@ -199,6 +204,7 @@ final class HostRoom {
         }
     }
 
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, this class) hold blocks.lock, h.lock here
     void dropHostCopy(int blockId) {
         h.policy.onRemove(blockId);
         if (h.hostSlot[blockId] >= 0) {

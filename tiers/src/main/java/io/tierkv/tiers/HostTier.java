@@ -83,7 +83,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     private final HostAdoption adoption;
     /** The remote store below the lowest local tier, or null. */
     RemoteTier remote;
-    boolean closed;
     PagedKvCache cache;
 
     HostTier(KvLayout layout, DeviceTier device, PinnedHostBuffer pinned, int hostBlocks, int maxBlocks,
@@ -539,14 +538,14 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     /** @return host slots */
     int capacityBlocks() {
-        return blocks.slots.capacity();
+        return blocks.slotViews.length; // one view per host slot, fixed at construction: no lock
     }
 
     @Override
     public void close() {
         blocks.lock.lock();
         try {
-            closed = true;
+            blocks.closed = true;
             lateCopies.awaitAll();
             identityArena.close();
             staging.close();

@@ -1,5 +1,6 @@
 package io.tierkv.tiers;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.natives.GpuEvent;
 import java.util.ArrayDeque;
 import java.util.function.IntConsumer;
@@ -24,6 +25,7 @@ final class LateCopies {
     }
 
     private final HostBlocks h;
+    @GuardedBy("h.lock")
     private final ArrayDeque<LateCopy> late = new ArrayDeque<>();
 
     LateCopies(HostBlocks h) {
@@ -31,21 +33,25 @@ final class LateCopies {
     }
 
     /** A demotion's copy into host slot {@code hs} missed its deadline: the slot is parked until it lands. */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostInvariants) hold blocks.lock, h.lock here
     void parkDemotion(GpuEvent event, int hs) {
         late.add(new LateCopy(event, -1, -1 - hs));
     }
 
     /** A promotion of {@code blockId} into {@code deviceSlot} missed its deadline: the block stays MOVING until it lands. */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostInvariants) hold blocks.lock, h.lock here
     void parkPromotion(GpuEvent event, int deviceSlot, int blockId) {
         late.add(new LateCopy(event, deviceSlot, blockId));
     }
 
     /** {@return whether no late copy is pending} */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostInvariants) hold blocks.lock, h.lock here
     boolean isEmpty() {
         return late.isEmpty();
     }
 
     /** {@return host slots parked by late demotions} */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostInvariants) hold blocks.lock, h.lock here
     int parkedHostSlots() {
         int parked = 0;
         for (LateCopy c : late) {
@@ -92,6 +98,7 @@ final class LateCopies {
     }
 
     /** Hands a late promotion of a block the cache frees its host slot, to free when the copy lands. Lock held. */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostInvariants) hold blocks.lock, h.lock here
     void orphanPromotion(int blockId, int hs) {
         for (LateCopy c : late) {
             if (c.deviceSlot() >= 0 && c.blockId() == blockId && c.orphanedHostSlot() < 0) {
@@ -103,6 +110,7 @@ final class LateCopies {
     }
 
     /** Waits for every late copy and releases its event (at close). */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostInvariants) hold blocks.lock, h.lock here
     void awaitAll() {
         for (LateCopy c : late) {
             c.event().synchronize();

@@ -1,5 +1,7 @@
 package io.tierkv.tiers;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+
 /**
  * One bounded queue of block ids for one {@link MovePath}, with its counts: offers accepted and
  * rejected (queue full), entries moved, skipped (the block changed state after it was queued) and
@@ -9,13 +11,21 @@ package io.tierkv.tiers;
  */
 final class MoveQueue {
 
+    @GuardedBy("this")
     private final int[] ring;
+    @GuardedBy("this")
     private int head;
+    @GuardedBy("this")
     private int size;
+    @GuardedBy("this")
     private long queued;
+    @GuardedBy("this")
     private long rejected;
+    @GuardedBy("this")
     private long moved;
+    @GuardedBy("this")
     private long skipped;
+    @GuardedBy("this")
     private long cancelled;
 
     /**

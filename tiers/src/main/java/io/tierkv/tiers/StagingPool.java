@@ -1,5 +1,6 @@
 package io.tierkv.tiers;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.pool.SlabMemory;
 import io.tierkv.core.pool.SlotAllocator;
 import java.lang.foreign.MemorySegment;
@@ -15,8 +16,10 @@ import java.util.concurrent.locks.ReentrantLock;
 final class StagingPool implements AutoCloseable {
 
     private final SlabMemory blocks;
+    @GuardedBy("lock")
     private final SlotAllocator free;
     private final ReentrantLock lock = new ReentrantLock();
+    @GuardedBy("lock")
     private final Condition released = lock.newCondition();
 
     StagingPool(int buffers, int blockBytes) {
@@ -54,7 +57,7 @@ final class StagingPool implements AutoCloseable {
 
     /** @return buffers in the pool */
     int capacity() {
-        return free.capacity();
+        return blocks.capacity(); // as many slab slots as buffers, fixed at construction: no lock
     }
 
     @Override

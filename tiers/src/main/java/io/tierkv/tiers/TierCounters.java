@@ -1,5 +1,6 @@
 package io.tierkv.tiers;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
@@ -16,6 +17,7 @@ final class TierCounters {
         final LongAdder blocks = new LongAdder();
         final LongAdder bytes = new LongAdder();
         private final Recorder latency = new Recorder(3);
+        @GuardedBy("this")
         private final Histogram total = new Histogram(3);
 
         Move(String direction) {

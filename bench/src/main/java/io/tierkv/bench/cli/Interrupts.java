@@ -1,5 +1,6 @@
 package io.tierkv.bench.cli;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,6 +34,7 @@ final class Interrupts {
     private static final CountDownLatch FINISHED = new CountDownLatch(1);
     private static volatile boolean requested;
     private static volatile boolean cooperative;
+    @GuardedBy("Interrupts.class")
     private static boolean installed;
 
     private Interrupts() {

@@ -1,5 +1,6 @@
 package io.tierkv.core.cache;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.error.CapacityExhaustedException;
 import io.tierkv.core.error.CorruptBlockException;
 import io.tierkv.core.error.TransferTimeoutException;
@@ -20,6 +21,9 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
  * <p>Slot accounting: {@code used == resident blocks + reserved (promotions copying into a slot)
  * + late (timed-out promotions whose copy may still land)}; {@link CacheInvariants} checks it.
  */
+// Every method runs with the cache lock held by a caller in another class (PagedKvCache, Sequence,
+// TierControl), which Error Prone cannot relate to this class's cache.lock (it has no aliasing).
+@SuppressWarnings("GuardedBy")
 final class Admission {
 
     /**
@@ -31,8 +35,11 @@ final class Admission {
     private final PagedKvCache cache;
     private final BlockStates b;
     private final LowerTier lower;
+    /** Guarded by the cache lock, reached through {@code PagedKvCache.admission} (annotated there). */
     final SlotAllocator slots;
+    @GuardedBy("cache.lock")
     private int reservedSlots;
+    @GuardedBy("cache.lock")
     private int lateSlots;
 
     Admission(PagedKvCache cache, LowerTier lower, int deviceBlocks) {

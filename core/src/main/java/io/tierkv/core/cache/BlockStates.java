@@ -8,6 +8,7 @@ import io.tierkv.core.pool.SlotAllocator;
  * retention priority and block hash, plus the allocator of block ids. One instance per cache; the
  * other parts of the cache read and write these arrays directly, always under the cache lock
  * (except the one-writer rule for an unshared OPEN block's positions, which touches none of them).
+ * The cache's reference to this object is {@code @GuardedBy("lock")}, which Error Prone checks.
  *
  * <pre>
  * state byte | flags byte | priority byte | refs int | leases int | protect int | slot int
@@ -142,17 +143,5 @@ final class BlockStates {
     /** Whether the prefix index holds the block. */
     boolean indexed(int id) {
         return (flags[id] & INDEXED) != 0;
-    }
-
-    /**
-     * Checks a block id given by a caller.
-     *
-     * @throws IndexOutOfBoundsException naming the id and the bound
-     */
-    void check(int blockId) {
-        if (blockId < 0 || blockId >= state.length) {
-            throw new IndexOutOfBoundsException("blockId: " + blockId + " (expected 0 <= blockId < maxBlocks "
-                    + state.length + ")");
-        }
     }
 }

@@ -59,6 +59,7 @@ final class BlockTable {
      * The block at index {@link #sealed()} just sealed: counts it and shifts the recent window,
      * telling the cache of both blocks whose protection changed. Lock held.
      */
+    @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Sequence); a parameter's lock cannot be named
     void onSealed(PagedKvCache cache) {
         int k = sealed++;
         blocks.protect[ids[k]]++;

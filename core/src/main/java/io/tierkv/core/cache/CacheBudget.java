@@ -1,5 +1,6 @@
 package io.tierkv.core.cache;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.budget.BudgetKind;
 import io.tierkv.core.budget.Budgets;
 import io.tierkv.core.error.BudgetExceededException;
@@ -31,14 +32,23 @@ import io.tierkv.core.error.BudgetExceededException;
  * a share above its budget for a while (a lease needs its blocks on the device), and the next new
  * block brings it back or fails. Transfer budgets bound read-ahead ({@code BlockStream}).
  */
+// Every method runs with the cache lock held by a caller in another class (PagedKvCache, Sequence,
+// TierControl), which Error Prone cannot relate to this class's cache.lock (it has no aliasing).
+@SuppressWarnings("GuardedBy")
 final class CacheBudget {
 
     private final PagedKvCache cache;
+    @GuardedBy("cache.lock")
     private int onDevice;
+    @GuardedBy("cache.lock")
     private int onHost;
+    @GuardedBy("cache.lock")
     private int onDisk;
+    @GuardedBy("cache.lock")
     private long demotions;
+    @GuardedBy("cache.lock")
     private long spills;
+    @GuardedBy("cache.lock")
     private long refusedSpills;
 
     CacheBudget(PagedKvCache cache) {

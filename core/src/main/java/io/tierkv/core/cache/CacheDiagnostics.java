@@ -107,7 +107,7 @@ public final class CacheDiagnostics {
 
     /** {@return top-tier slots} */
     public int deviceCapacityBlocks() {
-        return cache.admission.slots.capacity();
+        return cache.options.deviceBlocks(); // the slot allocator's fixed capacity, read without the lock
     }
 
     /**

@@ -30,6 +30,7 @@ final class CacheInvariants {
      * @param openSequences its open sequences
      * @return the violations found, empty when consistent
      */
+    @SuppressWarnings("GuardedBy") // cache.lock held by the caller (PagedKvCache); a parameter's lock cannot be named
     static List<String> check(PagedKvCache cache, boolean hasLower, Iterable<Sequence> openSequences) {
         BlockStates b = cache.blocks;
         Admission admission = cache.admission;

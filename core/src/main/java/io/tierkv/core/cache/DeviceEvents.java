@@ -1,5 +1,6 @@
 package io.tierkv.core.cache;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.event.KvBlockHash;
 import io.tierkv.core.event.KvEventSink;
 import io.tierkv.core.event.KvMedium;
@@ -15,14 +16,23 @@ import java.util.List;
  * nothing. All calls run with the cache lock held; with {@link KvEventSink#NONE} each costs one
  * interface call.
  */
+// Every method runs with the cache lock held by a caller in another class (PagedKvCache, Sequence,
+// TierControl), which Error Prone cannot relate to this class's cache.lock (it has no aliasing).
+@SuppressWarnings("GuardedBy")
 final class DeviceEvents {
 
     private final PagedKvCache cache;
-    /** Where events go; guarded by the cache lock. */
-    KvEventSink sink = KvEventSink.NONE;
+    /** Where events go. */
+    @GuardedBy("cache.lock")
+    private KvEventSink sink = KvEventSink.NONE;
 
     DeviceEvents(PagedKvCache cache) {
         this.cache = cache;
+    }
+
+    /** Sets where events go ({@link TierControl#setEventSink}). Lock held. */
+    void setSink(KvEventSink s) {
+        sink = s;
     }
 
     /** Whether a block is findable on the device: sealed, indexed, with a slot. Lock held. */

@@ -6,6 +6,9 @@ import static io.tierkv.core.cache.BlockStates.FREE;
  * Leases: a lease pins a block on the top tier (promoting it first if it lies below) until it is
  * released; it counts as a reference. Every method is called with the cache lock held.
  */
+// Every method runs with the cache lock held by a caller in another class (PagedKvCache, Sequence,
+// TierControl), which Error Prone cannot relate to this class's cache.lock (it has no aliasing).
+@SuppressWarnings("GuardedBy")
 final class Leases {
 
     private final PagedKvCache cache;

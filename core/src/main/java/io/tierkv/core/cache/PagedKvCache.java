@@ -1,5 +1,6 @@
 package io.tierkv.core.cache;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.error.CapacityExhaustedException;
 import io.tierkv.core.error.CorruptBlockException;
@@ -114,38 +115,62 @@ public final class PagedKvCache implements AutoCloseable {
     private final SlotMemory memory;
     final LowerTier lower;
     final ReentrantLock lock = new ReentrantLock();
+    // The parts below are @GuardedBy("lock") on their references here: Error Prone cannot name this
+    // lock from inside them. A sequence's own thread reads its unshared OPEN block's facts through
+    // references of its own, without the lock (the one-writer rule, see Concurrency).
+    @GuardedBy("lock")
     private final Condition changed = lock.newCondition();
     /** Every block fact: state, flags, references, leases, protection, slot, priority, hash. */
+    @GuardedBy("lock")
     final BlockStates blocks;
     private final Arena metaArena = Arena.ofShared();
-    /** Every id's {@link BlockIdentity} (context, parent, B token ids). */
+    /**
+     * Every id's {@link BlockIdentity} (context, parent, B token ids). A move's unlocked copy reads
+     * the row of its block, immutable while the block is sealed and in transit.
+     */
+    @GuardedBy("lock")
     final IdentityTable identities;
+    /** Written positions; a sequence's own thread marks its unshared OPEN block's without the lock. */
+    @GuardedBy("lock")
     final WrittenPositions written;
+    @GuardedBy("lock")
     final EvictionPolicy policy;
+    @GuardedBy("lock")
     final CacheCounters counters = new CacheCounters();
+    @GuardedBy("lock")
     final Admission admission;
     final TierMoves moves;
+    @GuardedBy("lock")
     final PrefixLookup prefix;
     /** The unlocked half of a match that fetches from a store below; null without a lower tier. */
     final FetchAhead fetchAhead;
+    @GuardedBy("lock")
     final Leases leases;
     final BlockHasher hasher;
     /** SHA-256 (keyed as the block hash is) for context fingerprints, whatever the block hash function. */
     private final BlockHasher contextHasher;
+    @GuardedBy("lock")
     private final Set<Sequence> openSequences = Collections.newSetFromMap(new IdentityHashMap<>());
+    @GuardedBy("lock")
     final CacheBudget budget = new CacheBudget(this);
     /** The salt string last hashed by {@link #openSequence}, compared by identity (strings are immutable). */
+    @GuardedBy("lock")
     private String lastSalt;
     /** Its hash: high word, low word. */
+    @GuardedBy("lock")
     private final long[] lastSaltHash = new long[2];
     /** The options whose context fingerprint was computed last, compared by identity. */
+    @GuardedBy("lock")
     private SequenceOptions lastContextOptions;
     /** That fingerprint: high word, low word. */
+    @GuardedBy("lock")
     private final long[] lastContext = new long[2];
+    @GuardedBy("lock")
     boolean closed;
     private final TierControl tierControl = new TierControl(this);
     private final CacheDiagnostics diagnostics = new CacheDiagnostics(this);
     /** Tells the event sink when a block becomes findable on the device or stops being so. */
+    @GuardedBy("lock")
     final DeviceEvents events = new DeviceEvents(this);
 
     /**
@@ -248,6 +273,7 @@ public final class PagedKvCache implements AutoCloseable {
 
     // ---------------------------------------------------------------- block life cycle (lock held)
 
+    @GuardedBy("lock")
     void awaitChange(long nanos) {
         try {
             changed.awaitNanos(nanos);
@@ -258,6 +284,7 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /** After a move: a block whose references ended while it moved is released now. */
+    @GuardedBy("lock")
     void endTransit(int id) {
         BlockStates b = blocks;
         if (b.state[id] != FREE && b.refs[id] == 0 && (b.state[id] != SEALED || !b.indexed(id))) {
@@ -266,6 +293,7 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /** A block's bytes left the top tier: its slot is free. */
+    @GuardedBy("lock")
     void releaseSlot(int id) {
         events.removed(id);
         admission.slots.free(blocks.slot[id]);
@@ -275,6 +303,7 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /** Frees a block entirely: index entry, slot, lower copies, id. */
+    @GuardedBy("lock")
     void freeBlock(int id) {
         BlockStates b = blocks;
         policy.onRemove(id);
@@ -294,6 +323,7 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /** Drops one table reference; frees or caches the block when none remain. */
+    @GuardedBy("lock")
     void unref(int id) {
         BlockStates b = blocks;
         if (b.refs[id] <= 0) {
@@ -312,6 +342,7 @@ public final class PagedKvCache implements AutoCloseable {
         }
     }
 
+    @GuardedBy("lock")
     void ref(int id) {
         blocks.refs[id]++;
         refresh(id);
@@ -322,6 +353,7 @@ public final class PagedKvCache implements AutoCloseable {
      * whether the lower tier must hold its copies (SEALED and referenced) and tells the lower tier
      * when that changes.
      */
+    @GuardedBy("lock")
     void refresh(int id) {
         BlockStates b = blocks;
         if (lower != null && (b.state[id] == SEALED && b.refs[id] > 0) != ((b.flags[id] & HELD) != 0)) {
@@ -348,6 +380,7 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /** Seals a fully written block: hash it, index it unless its hash is taken, make it a candidate. */
+    @GuardedBy("lock")
     void seal(int id, Sequence seq) {
         BlockStates b = blocks;
         identities.hash(hasher, seq, id);
@@ -366,6 +399,7 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /** A block's only copy, below the top tier, is gone: freed if nothing references it, else lost. */
+    @GuardedBy("lock")
     void goneBelow(int id) {
         if (blocks.refs[id] == 0) {
             counters.evictions++;
@@ -380,6 +414,7 @@ public final class PagedKvCache implements AutoCloseable {
      * {@link CacheStats#lostBlocks()} when a sequence's table references it (not when only a
      * read-ahead's own hold does).
      */
+    @GuardedBy("lock")
     void markLost(int id) {
         BlockStates b = blocks;
         if (b.state[id] != LOST && b.refs[id] > b.leases[id]) {
@@ -396,6 +431,7 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /** Copy-on-write: replaces a shared OPEN block by a private copy holding the same bytes. */
+    @GuardedBy("lock")
     int copyOnWrite(int id, long deadlineNanos) {
         int copy = admission.allocateOpenBlock(deadlineNanos);
         MemorySegment.copy(memory.slot(blocks.slot[id]), 0, memory.slot(blocks.slot[copy]), 0, blockBytes);
@@ -418,6 +454,7 @@ public final class PagedKvCache implements AutoCloseable {
     // ---------------------------------------------------------------- per-cache budgets (lock held)
 
     /** Per-cache budgets: whether a block may be demoted now (a candidate to leave the top tier). */
+    @GuardedBy("lock")
     boolean mayLeaveDevice(int id) {
         return policy.contains(id);
     }
@@ -428,6 +465,7 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /** Per-cache budgets: spills a sealed block held on the host tier to disk (see {@code TierMoves}). */
+    @GuardedBy("lock")
     boolean spillBelow(int id) {
         return moves.moveBelow(id, false);
     }
@@ -453,7 +491,7 @@ public final class PagedKvCache implements AutoCloseable {
      * @throws IllegalStateException     if the block is free
      */
     public MemorySegment acquireLease(int blockId) {
-        blocks.check(blockId);
+        Checks.index("blockId", blockId, options.maxBlocks(), "maxBlocks ");
         lock.lock();
         try {
             // A resident block never waits, so its lease skips the clock read (tens of ns on these VMs).
@@ -473,7 +511,7 @@ public final class PagedKvCache implements AutoCloseable {
      * @throws IllegalStateException     if the block holds no lease
      */
     public void releaseLease(int blockId) {
-        blocks.check(blockId);
+        Checks.index("blockId", blockId, options.maxBlocks(), "maxBlocks ");
         lock.lock();
         try {
             leases.release(blockId);
@@ -537,10 +575,12 @@ public final class PagedKvCache implements AutoCloseable {
 
     // ---------------------------------------------------------------- sequences and close
 
+    @GuardedBy("lock")
     void closed(Sequence s) {
         openSequences.remove(s);
     }
 
+    @GuardedBy("lock")
     void checkOpen() {
         if (closed) {
             throw new IllegalStateException("cache is closed");
@@ -576,6 +616,7 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /** Signals waiters; used after lease releases, moves and closes. */
+    @GuardedBy("lock")
     void signalChange() {
         changed.signalAll();
     }

@@ -14,11 +14,15 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
  * identity. A block found below the top tier is pinned there before it is handed out. Every
  * method is called with the cache lock held.
  */
+// Every method runs with the cache lock held by a caller in another class (PagedKvCache, Sequence,
+// TierControl), which Error Prone cannot relate to this class's cache.lock (it has no aliasing).
+@SuppressWarnings("GuardedBy")
 final class PrefixLookup {
 
     private final PagedKvCache cache;
     private final BlockStates b;
     private final LowerTier lower;
+    /** Guarded by the cache lock, reached through {@code PagedKvCache.prefix} (annotated there). */
     final PrefixIndex index;
 
     PrefixLookup(PagedKvCache cache, LowerTier lower) {

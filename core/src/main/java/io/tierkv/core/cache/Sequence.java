@@ -1,5 +1,6 @@
 package io.tierkv.core.cache;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.error.BudgetExceededException;
@@ -28,6 +29,12 @@ import java.util.Objects;
 public final class Sequence implements AutoCloseable {
 
     private final PagedKvCache cache;
+    /*
+     * Not @GuardedBy: the mutable state below belongs to the sequence's one thread, which reads it
+     * without the lock; it is written under the cache lock, where other threads read it (the
+     * invariant recount, the cache's close). The cache's parts are copied here for the write path,
+     * which reads an unshared OPEN block's facts without the lock (PagedKvCache, Concurrency).
+     */
     /** The cache's parts this sequence touches on every token, one load away rather than two. */
     private final BlockStates blocks;
     private final WrittenPositions written;
@@ -124,6 +131,7 @@ public final class Sequence implements AutoCloseable {
     }
 
     /** Takes a block a prefix match found (its reference taken) as this sequence's next, sealed block. Lock held. */
+    @GuardedBy("cache.lock")
     void takeMatched(int id, long hi, long lo) {
         table.push(id);
         parentHi = hi;
@@ -325,7 +333,8 @@ public final class Sequence implements AutoCloseable {
         }
     }
 
-    /** Returns the block at a table index, replaced by a private copy first if it is shared. */
+    /** Returns the block at a table index, replaced by a private copy first if it is shared. Lock held. */
+    @GuardedBy("cache.lock")
     private int privateTail(int bi) {
         int id = table.id(bi);
         if (blocks.refs[id] - blocks.leases[id] > 1) {
@@ -336,6 +345,7 @@ public final class Sequence implements AutoCloseable {
     }
 
     /** Seals, in order, every leading block whose positions are all written. Lock held. */
+    @GuardedBy("cache.lock")
     private void sealReady() {
         int b = cache.blockTokens;
         while (table.sealed() < table.count() && (long) (table.sealed() + 1) * b <= length) {
@@ -562,12 +572,14 @@ public final class Sequence implements AutoCloseable {
         }
     }
 
-    /** Adds this sequence's table references and recent-window protections to the arrays. */
+    /** Adds this sequence's table references and recent-window protections to the arrays. Lock held. */
+    @GuardedBy("cache.lock")
     void countReferences(int[] tableRefs, int[] protects) {
         table.countReferences(tableRefs, protects);
     }
 
     /** Takes a new OPEN block at the end of the table, within this sequence's budgets. Lock held. */
+    @GuardedBy("cache.lock")
     private int takeNewBlock() {
         long used = (long) table.count() * cache.blockBytes;
         if (used + cache.blockBytes > options.budgetBytes()) {
@@ -586,6 +598,7 @@ public final class Sequence implements AutoCloseable {
         Checks.index("layer", layer, cache.layout.layers(), "");
     }
 
+    @GuardedBy("cache.lock")
     private void checkOpen() {
         checkClosed();
         cache.checkOpen();

@@ -290,7 +290,7 @@ public final class TierControl {
         java.util.Objects.requireNonNull(sink, "sink");
         cache.lock.lock();
         try {
-            cache.events.sink = sink;
+            cache.events.setSink(sink);
         } finally {
             cache.lock.unlock();
         }

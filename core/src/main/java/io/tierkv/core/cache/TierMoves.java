@@ -35,6 +35,7 @@ final class TierMoves {
      * lands, and drop that record before anything references the block, so the top-tier slot is
      * then the block's only copy and a reference taken meanwhile would lose it with the slot.
      */
+    @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Admission, TierControl, PagedKvCache), another path
     void demote(int id) {
         b.flags[id] |= TRANSIT;
         int src = b.slot[id];
@@ -72,6 +73,7 @@ final class TierMoves {
      * @throws TransferTimeoutException if the copy does not complete in time
      * @throws CorruptBlockException    if the block is lost below
      */
+    @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Admission, TierControl, PagedKvCache), another path
     int promote(int id, int s) {
         Admission admission = cache.admission;
         admission.reserve();
@@ -120,6 +122,7 @@ final class TierMoves {
      *
      * @return whether the block moved
      */
+    @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Admission, TierControl, PagedKvCache), another path
     boolean moveBelow(int id, boolean up) {
         if (lower == null || b.state[id] != SEALED || b.slot[id] >= 0 || b.inTransit(id)) {
             return false;

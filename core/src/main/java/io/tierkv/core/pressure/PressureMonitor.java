@@ -1,5 +1,6 @@
 package io.tierkv.core.pressure;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.EnumMap;
 import java.util.Map;
 
@@ -15,9 +16,13 @@ public final class PressureMonitor {
     /** The modes in order, kept once: {@code values()} allocates a fresh array on every call. */
     private static final PressureMode[] MODES = PressureMode.values();
 
+    @GuardedBy("this")
     private final long[] nanosIn = new long[MODES.length];
+    @GuardedBy("this")
     private PressureMode mode = PressureMode.RELAXED;
+    @GuardedBy("this")
     private long since;
+    @GuardedBy("this")
     private long transitions;
 
     /**

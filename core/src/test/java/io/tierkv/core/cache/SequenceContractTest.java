@@ -141,6 +141,7 @@ class SequenceContractTest {
     }
 
     @Test
+    @SuppressWarnings("GuardedBy") // reads block facts from the test thread while nothing else runs on the cache
     void priorityIsValidatedNotClamped() {
         assertMessage(IllegalArgumentException.class, "priority: -129 (expected -128 <= priority <= 127)",
                 () -> SequenceOptions.salt("a").withPriority(-129));
@@ -172,6 +173,7 @@ class SequenceContractTest {
     }
 
     @Test
+    @SuppressWarnings("GuardedBy") // reads block facts from the test thread while nothing else runs on the cache
     void cacheOptionsCopiesTakeEffect() {
         CacheOptions base = CacheOptions.of(smallLayout(B), 4);
         PagedKvCache recent = TestCaches.singleTier(invariants, base.withRecentDeviceBlocks(1));

@@ -1,5 +1,6 @@
 package io.tierkv.natives.emulated;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.natives.GpuException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
@@ -74,10 +75,12 @@ public final class CopyQueue implements AutoCloseable {
     private final Thread worker;
     private final Object submitLock = new Object();
     private final Object progress = new Object();
-    private long submittedSeq; // guarded by submitLock
+    @GuardedBy("submitLock")
+    private long submittedSeq;
     private volatile long completedSeq;
     private volatile Failure failure;
-    private boolean stopped; // guarded by submitLock
+    @GuardedBy("submitLock")
+    private boolean stopped;
 
     /**
      * Starts the worker thread (a daemon).

@@ -1,5 +1,6 @@
 package io.tierkv.natives.runtime;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.natives.GpuException;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -26,8 +27,10 @@ public final class OwnedResources {
     }
 
     private final String ownerName;
+    @GuardedBy("this")
     private final List<LinkedHashSet<AutoCloseable>> live = List.of(
             new LinkedHashSet<>(), new LinkedHashSet<>(), new LinkedHashSet<>());
+    @GuardedBy("this")
     private boolean closed;
 
     /**

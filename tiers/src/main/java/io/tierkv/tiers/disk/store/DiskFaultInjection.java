@@ -1,5 +1,6 @@
 package io.tierkv.tiers.disk.store;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.tiers.disk.DiskStats;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -33,7 +34,7 @@ public final class DiskFaultInjection {
     private static volatile DiskFaultInjection installed;
 
     private final double rate;
-    /** Guarded by {@code this}. */
+    @GuardedBy("this")
     private final Random random;
     private final AtomicLong injected = new AtomicLong();
 

@@ -1,5 +1,6 @@
 package io.tierkv.tiers.disk.store;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.error.CapacityExhaustedException;
 import io.tierkv.core.error.DiskFullException;
@@ -63,22 +64,34 @@ public final class DiskTier implements AutoCloseable {
     private final int maxRaw;
     private final RecordRules rules;
     private final Arena scratchArena = Arena.ofShared();
+    @GuardedBy("lock")
     private final CRC32C crc = new CRC32C();
+    @GuardedBy("lock")
     private final DiskCounters counters = new DiskCounters();
     final EvictionNotices notices = new EvictionNotices();
     /** The log of damaged bytes (tests read its counts). */
+    @GuardedBy("lock")
     final CorruptionLog corruptionLog;
+    @GuardedBy("lock")
     final RecordIndex index;
+    @GuardedBy("lock")
     final Puts puts;
+    @GuardedBy("lock")
     final SegmentTable segments;
+    @GuardedBy("lock")
     final SpaceManager space;
+    @GuardedBy("lock")
     private final Departures departures;
+    @GuardedBy("lock")
     private final RecordWriter writer;
+    @GuardedBy("lock")
     private final RecordReader reader;
 
     /** The key space asked for at open, then the one the directory records. */
     private KeySpace keySpace;
+    @GuardedBy("lock")
     private TierDirectory directory;
+    @GuardedBy("lock")
     private boolean closed;
     private final RecordPins pinning = new RecordPins(this);
     private final DiskMaintenance maintenance = new DiskMaintenance(this);
@@ -164,6 +177,7 @@ public final class DiskTier implements AutoCloseable {
         }
     }
 
+    @SuppressWarnings("GuardedBy") // runs inside open(), before the tier is handed to any other thread
     private void start(long journalCapacity) {
         directory = TierDirectory.lock(dir);
         keySpace = directory.prepare(options, layout, keySpace, crc);
@@ -177,6 +191,7 @@ public final class DiskTier implements AutoCloseable {
     }
 
     /** Releases everything after a failed open; the caller rethrows. */
+    @SuppressWarnings("GuardedBy") // runs inside open(), before the tier is handed to any other thread
     private void abandon() {
         segments.abandon();
         if (space.journal() != null) {
@@ -588,10 +603,16 @@ public final class DiskTier implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "DiskTier[" + dir + ", " + (closed ? "closed" : index.size() + " blocks, " + segments.usedBytes + "/"
-                + options.budgetBytes() + " B") + "]";
+        lock.lock(); // the counts change under it
+        try {
+            return "DiskTier[" + dir + ", " + (closed ? "closed" : index.size() + " blocks, " + segments.usedBytes + "/"
+                    + options.budgetBytes() + " B") + "]";
+        } finally {
+            lock.unlock();
+        }
     }
 
+    @GuardedBy("lock")
     void ensureOpen() {
         if (closed) {
             throw new IllegalStateException("disk tier " + dir + " is closed");

@@ -94,6 +94,7 @@ public final class RecordPins {
      * @param pin a pin held
      * @return true if the pinned record is gone
      */
+    @SuppressWarnings("GuardedBy") // by design without the lock: SpaceManager's broken pins are a ConcurrentHashMap
     public boolean pinBroken(long pin) {
         return t.space.isBroken(pin);
     }

@@ -105,6 +105,7 @@ class DiskFaultInjectionTest {
     }
 
     @Test
+    @SuppressWarnings("GuardedBy") // reads the tier's parts from the test thread while nothing else uses the tier
     void damagedRecordsAreCountedPerKindByTheTiersLog() throws IOException {
         try (DiskTier tier = DiskTier.open(options(dir, 4, 1 << 20).withCompression(Compression.NONE),
                 DiskTestSupport.LAYOUT)) {

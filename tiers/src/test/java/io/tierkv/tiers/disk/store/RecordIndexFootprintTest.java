@@ -81,6 +81,7 @@ class RecordIndexFootprintTest {
     }
 
     @Test
+    @SuppressWarnings("GuardedBy") // reads the tier's parts from the test thread while nothing else uses the tier
     void aRecoveredTierOfSeventyThousandRecordsHoldsAtMost64BytesEachInItsStructures() {
         KvLayout layout = KvLayout.of(1, 1, 1, DType.F16, 16); // 64 B blocks: 256 B records
         int n = 70_000; // past the index's first size, so it has grown
