@@ -311,7 +311,12 @@ public final class Sequence implements AutoCloseable {
             throw new IllegalStateException("position " + position + " is in sealed block " + bi
                     + " (sealed blocks are immutable)");
         }
-        if (blocks.refs[id] - blocks.leases[id] > 1) { // shared with a fork: copy before writing
+        // Shared with a fork: copy before writing. Read without the lock, refs alone decides whether
+        // to look closer: it counts every holder and every lease, so refs <= 1 means only this
+        // sequence holds the block, and only this sequence's thread (a fork of it, its own lease)
+        // can raise it. refs - leases, read here as two unlocked values, could pair a release's new
+        // refs with its old leases and miss a fork; under the lock it is exact.
+        if (blocks.refs[id] > 1) {
             cache.lock.lock();
             try {
                 id = privateTail(bi);
