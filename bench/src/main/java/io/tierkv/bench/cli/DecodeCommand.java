@@ -107,9 +107,9 @@ public final class DecodeCommand implements Callable<Integer> {
             + "first, for the JIT (default: ${DEFAULT-VALUE})")
     private int warmup;
 
-    @Option(names = "--runs", paramLabel = "N", defaultValue = "1", description = "measured pairs of runs (arrays "
-            + "and TierKV, the order alternating from pair to pair); the speed line gives the medians and the median "
-            + "of the pairs' ratios (default: ${DEFAULT-VALUE})")
+    @Option(names = "--runs", paramLabel = "N", defaultValue = "1", description = "measured rounds, each a run over "
+            + "arrays, over the paged layout alone (no manager) and over TierKV, the order reversed every other round; "
+            + "the speed lines give the medians of the rounds (default: ${DEFAULT-VALUE})")
     private int runs;
 
     /** Creates the command (picocli instantiates it). */
@@ -134,7 +134,7 @@ public final class DecodeCommand implements Callable<Integer> {
         long disk = Check.bytes("--disk-bytes", diskBytes);
         Check.atLeast("--read-ahead", readAhead, 0);
         Check.atLeast("--warmup", warmup, 0);
-        Check.between("--runs", runs, 1, 100, "measured pairs");
+        Check.between("--runs", runs, 1, 100, "measured rounds");
         Path dir = modelDir != null ? modelDir : defaultModelDir();
         Path checkpointFile = modelFile("--checkpoint", checkpoint, dir, "stories260K.bin");
         Path tokenizerFile = modelFile("--tokenizer", tokenizer, dir, "tok512.bin");
@@ -162,30 +162,40 @@ public final class DecodeCommand implements Callable<Integer> {
 
         for (int w = 0; w < warmup; w++) {
             TierDecoding.arrays(model, promptIds, steps, parallel);
+            TierDecoding.paged(model, promptIds, steps, parallel, blockTokens);
             TierDecoding.tierkv(model, setup, promptIds, steps, parallel, share);
         }
-        // Pairs alternate their order: on a shared machine the second run of a pair is not slower by itself.
+        // Rounds reverse their order every other time: on a shared machine a run's place in a round
+        // changes its speed by itself.
         double[] arraysRate = new double[runs];
+        double[] pagedRate = new double[runs];
         double[] tierRate = new double[runs];
-        double[] ratio = new double[runs];
+        double[] tierToArrays = new double[runs];
+        double[] tierToPaged = new double[runs];
+        double[] pagedToArrays = new double[runs];
         TierDecoding.Result arrays = null;
         TierDecoding.Result tier = null;
         for (int r = 0; r < runs; r++) {
             if (r % 2 == 0) {
                 arrays = TierDecoding.arrays(model, promptIds, steps, parallel);
+            } else {
+                tier = measured(model, setup, promptIds);
             }
-            try (Observation observation = observe.open()) { // the measured runs only, not the warm-ups
-                tier = TierDecoding.tierkv(model, setup, promptIds, steps, parallel, share, observation);
-            }
-            if (r % 2 == 1) {
+            pagedRate[r] = TierDecoding.paged(model, promptIds, steps, parallel, blockTokens).tokensPerSecond();
+            if (r % 2 == 0) {
+                tier = measured(model, setup, promptIds);
+            } else {
                 arrays = TierDecoding.arrays(model, promptIds, steps, parallel);
             }
             arraysRate[r] = arrays.tokensPerSecond();
             tierRate[r] = tier.tokensPerSecond();
-            ratio[r] = tierRate[r] / arraysRate[r];
+            tierToArrays[r] = tierRate[r] / arraysRate[r];
+            tierToPaged[r] = tierRate[r] / pagedRate[r];
+            pagedToArrays[r] = pagedRate[r] / arraysRate[r];
             if (runs > 1) {
-                out.printf(Locale.ROOT, "pair %d:   TierKV %.0f tokens/s, arrays %.0f tokens/s, ratio %.3f%n", r + 1,
-                        tierRate[r], arraysRate[r], ratio[r]);
+                out.printf(Locale.ROOT, "round %d:  TierKV %.0f, paged layout alone %.0f, arrays %.0f tokens/s; TierKV / "
+                        + "arrays %.3f, TierKV / paged %.3f%n", r + 1, tierRate[r], pagedRate[r], arraysRate[r],
+                        tierToArrays[r], tierToPaged[r]);
             }
         }
 
@@ -215,8 +225,11 @@ public final class DecodeCommand implements Callable<Integer> {
                 share == TierDecoding.Share.PREFIX && parallel > 1 ? ", " + tier.matched() + " prompt tokens matched" : "");
         out.printf(Locale.ROOT, "speed:    TierKV %.0f tokens/s (%d forward passes), arrays %.0f tokens/s (%d), "
                 + "ratio %.2f%s%n", Medians.median(tierRate), tier.forwards(), Medians.median(arraysRate),
-                arrays.forwards(), Medians.median(ratio), runs > 1 ? " (medians of " + runs + " pairs; the pairs' "
-                + "ratios: " + Medians.medianAndRange(ratio) + ")" : "");
+                arrays.forwards(), Medians.median(tierToArrays), runs > 1 ? " (medians of " + runs + " rounds; "
+                + "the rounds' ratios: " + Medians.medianAndRange(tierToArrays) + ")" : "");
+        out.printf(Locale.ROOT, "paging:   the same blocks in plain memory without the manager %.0f tokens/s: paged / "
+                + "arrays %.2f (the layout's own cost), TierKV / paged %.2f (the manager's)%n",
+                Medians.median(pagedRate), Medians.median(pagedToArrays), Medians.median(tierToPaged));
         if (oracle != null) {
             String verdict = checkOracle(oracle, promptIds, tier.branches().get(0));
             out.println("check:    " + verdict);
@@ -224,6 +237,13 @@ public final class DecodeCommand implements Callable<Integer> {
         }
         out.flush();
         return ok ? 0 : 1;
+    }
+
+    /** One measured TierKV run, observed as the options ask (the warm-ups are not). */
+    private TierDecoding.Result measured(LlamaModel model, TierDecoding.Setup setup, int[] promptIds) {
+        try (Observation observation = observe.open()) {
+            return TierDecoding.tierkv(model, setup, promptIds, steps, parallel, share, observation);
+        }
     }
 
     /**

@@ -3,8 +3,10 @@ package io.tierkv.bench.cli;
 import io.tierkv.observe.Observation;
 import io.tierkv.bench.model.ArrayKvStore;
 import io.tierkv.bench.model.Decoder;
+import io.tierkv.bench.model.KvStore;
 import io.tierkv.bench.model.LlamaConfig;
 import io.tierkv.bench.model.LlamaModel;
+import io.tierkv.bench.model.PagedKvStore;
 import io.tierkv.bench.model.Tokenizer;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.cache.Sequence;
@@ -15,11 +17,13 @@ import io.tierkv.tiers.KvBlockManagerBuilder;
 import io.tierkv.tiers.disk.Compression;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.IntConsumer;
+import java.util.function.IntFunction;
 
 /**
  * Greedy decoding with the model's K/V in TierKV ({@link TierKvStore}), and the same decoding
@@ -97,13 +101,37 @@ public final class TierDecoding {
      * @return the result (stats null)
      */
     public static Result arrays(LlamaModel model, int[] prompt, int steps, int n) {
+        return plain(model, prompt, steps, n, capacity -> ArrayKvStore.forModel(model.config(), capacity));
+    }
+
+    /**
+     * Decodes over TierKV's block layout in plain off-heap memory without a manager
+     * ({@link PagedKvStore}: the same blocks of B tokens, read one run per block, with no leases,
+     * tiers or bookkeeping), one independent run per branch: what paging alone costs against the
+     * arrays, the limit the manager's reads are measured against.
+     *
+     * @param model       the model
+     * @param prompt      prompt ids (starting with BOS)
+     * @param steps       tokens to generate per branch
+     * @param n           branches
+     * @param blockTokens B
+     * @return the result (stats null)
+     */
+    public static Result paged(LlamaModel model, int[] prompt, int steps, int n, int blockTokens) {
+        try (Arena arena = Arena.ofConfined()) {
+            return plain(model, prompt, steps, n,
+                    capacity -> new PagedKvStore(model.config().kvLayout(blockTokens), capacity, arena));
+        }
+    }
+
+    /** One independent run per branch, each over a fresh store of prompt + steps positions. */
+    private static Result plain(LlamaModel model, int[] prompt, int steps, int n, IntFunction<KvStore> stores) {
         int capacity = prompt.length + steps;
         List<int[]> out = new ArrayList<>();
         long forwards = 0;
         long start = System.nanoTime();
         for (int i = 0; i < n; i++) {
-            ArrayKvStore store = ArrayKvStore.forModel(model.config(), capacity);
-            Decoder d = new Decoder(model, store);
+            Decoder d = new Decoder(model, stores.apply(capacity));
             float[] logits = d.prefill(prompt);
             Branch b = new Branch(d, t -> { }, Decoder.rank(logits, i), steps);
             while (!b.done) {

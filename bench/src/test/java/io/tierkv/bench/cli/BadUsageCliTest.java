@@ -82,7 +82,7 @@ class BadUsageCliTest {
         "decode --recent-blocks -1        | tierkv decode: --recent-blocks -1 (expected >= 0)",
         "decode --host-blocks -1          | tierkv decode: --host-blocks -1 (expected >= 1)",
         "decode --warmup -1               | tierkv decode: --warmup -1 (expected >= 0)",
-        "decode --runs 0                  | tierkv decode: --runs 0 (expected 1 <= N <= 100: measured pairs)",
+        "decode --runs 0                  | tierkv decode: --runs 0 (expected 1 <= N <= 100: measured rounds)",
         "decode --movers 9                | tierkv decode: --movers 9 (expected 0 <= N <= 8)",
         "soak --threads 0                 | tierkv soak: --threads 0 (expected >= 1)",
         "soak --corrupt-rate 2            | tierkv soak: --corrupt-rate 2 (expected 0 <= X <= 1)",

@@ -178,30 +178,37 @@ class DecodeTest {
     }
 
     /**
-     * {@code --runs N} measures N pairs, alternating which store runs first, prints each pair's
-     * ratio and the medians, and still checks every sequence against the arrays.
+     * {@code --runs N} measures N rounds (arrays, the paged layout alone, TierKV), prints each
+     * round's speeds and ratios and the medians, and still checks every sequence against the arrays.
      */
     @Test
-    void runsPrintEveryPairAndTheirMedian() {
+    void runsPrintEveryRoundAndTheirMedians() {
         StringWriter out = new StringWriter();
         CommandLine cl = TierKvCli.commandLine();
         cl.setOut(new PrintWriter(out, true));
         int status = cl.execute("decode", "--model-dir", dir.toString(), "--steps", "16", "--warmup", "0", "--runs",
                 "3");
         assertEquals(0, status, out.toString());
-        List<String> pairs = out.toString().lines().filter(l -> l.startsWith("pair ")).toList();
-        assertEquals(3, pairs.size(), out.toString());
-        double[] ratios = new double[3];
+        List<String> rounds = out.toString().lines().filter(l -> l.startsWith("round ")).toList();
+        assertEquals(3, rounds.size(), out.toString());
+        double[] toArrays = new double[3];
+        double[] toPaged = new double[3];
         for (int i = 0; i < 3; i++) {
-            assertTrue(pairs.get(i).startsWith("pair " + (i + 1) + ":"), pairs.get(i));
-            String[] words = pairs.get(i).split(" ");
-            ratios[i] = Double.parseDouble(words[words.length - 1]);
-            assertTrue(ratios[i] > 0, pairs.get(i));
+            String line = rounds.get(i);
+            assertTrue(line.startsWith("round " + (i + 1) + ":"), line);
+            String[] words = line.split(" ");
+            toPaged[i] = Double.parseDouble(words[words.length - 1]);
+            toArrays[i] = Double.parseDouble(words[words.length - 5].replace(",", ""));
+            assertTrue(toArrays[i] > 0 && toPaged[i] > 0, line);
         }
-        Arrays.sort(ratios);
+        Arrays.sort(toArrays);
+        Arrays.sort(toPaged);
         String speed = out.toString().lines().filter(l -> l.startsWith("speed:")).findFirst().orElseThrow();
-        assertTrue(speed.contains(String.format(java.util.Locale.ROOT, "medians of 3 pairs; the pairs' ratios: %.3f "
-                + "(min %.3f, max %.3f)", ratios[1], ratios[0], ratios[2])), speed);
+        assertTrue(speed.contains(String.format(java.util.Locale.ROOT, "medians of 3 rounds; the rounds' ratios: %.3f "
+                + "(min %.3f, max %.3f)", toArrays[1], toArrays[0], toArrays[2])), speed);
+        String paging = out.toString().lines().filter(l -> l.startsWith("paging:")).findFirst().orElseThrow();
+        assertTrue(paging.endsWith(String.format(java.util.Locale.ROOT, "TierKV / paged %.2f (the manager's)",
+                toPaged[1])), paging);
         assertTrue(out.toString().contains("equal to arrays"), out.toString());
     }
 }
