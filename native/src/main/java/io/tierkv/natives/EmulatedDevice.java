@@ -8,6 +8,8 @@ import io.tierkv.natives.runtime.OwnedResources;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -30,7 +32,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Streams: each has a worker thread and a bounded queue ({@link CopyQueue}); copies return at
  * once and run in order; {@link GpuStream#record()} returns an event stamped with
- * {@link System#nanoTime()} when the worker reaches it. A copy or event submitted while its stream
+ * {@link System#nanoTime()} when the worker reaches it; {@link GpuStream#recordIfPending()} returns
+ * nothing when every task queued has completed, else an untimed event that queues nothing and
+ * waits for the last task queued. A copy or event submitted while its stream
  * is idle (nothing queued or running, no failure) and copies are not stalled runs on the calling
  * thread instead, in stream order ({@link CopyQueue#runOrSubmit}): the call returns with the copy
  * done and an event recorded after it complete, as a real asynchronous copy may be complete
@@ -52,6 +56,8 @@ public final class EmulatedDevice implements GpuRuntime {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final int deviceId = DEVICE_IDS.incrementAndGet();
     private final AtomicInteger streamIds = new AtomicInteger();
+    /** Events recorded and not yet closed; the device's close closes the rest (see {@code Event}). */
+    private final AtomicInteger openEvents = new AtomicInteger();
 
     /**
      * Creates a device with half of this machine's physical memory as capacity (from
@@ -119,7 +125,7 @@ public final class EmulatedDevice implements GpuRuntime {
      * @return the number of open resources
      */
     public int openResources() {
-        return owned.size();
+        return owned.size() + (closed.get() ? 0 : openEvents.get());
     }
 
     @Override
@@ -249,8 +255,13 @@ public final class EmulatedDevice implements GpuRuntime {
         private final Arena arena;
         private final MemorySegment segment;
         private final AtomicBoolean bufferClosed = new AtomicBoolean();
-        @GuardedBy("this")
-        private int pendingCopies;
+        /**
+         * Copies that hold this buffer. A copy counts itself before it looks at {@code bufferClosed},
+         * and {@link #close()} sets that flag before it looks at the count (both volatile), so a copy
+         * either sees the close and backs out or is seen and waited for; only a release that
+         * ends the last copy of a closing buffer takes this object's monitor, to wake the close.
+         */
+        private final AtomicInteger pendingCopies = new AtomicInteger();
 
         Buffer(Arena arena, MemorySegment segment) {
             this.arena = arena;
@@ -261,18 +272,21 @@ public final class EmulatedDevice implements GpuRuntime {
             return EmulatedDevice.this;
         }
 
-        /** Counts a copy that will touch this buffer; the worker calls {@link #release()}. */
-        synchronized MemorySegment acquire() {
+        /** Counts a copy that will touch this buffer; the copy's release calls {@link #release()}. */
+        MemorySegment acquire() {
+            pendingCopies.incrementAndGet();
             if (bufferClosed.get()) {
+                release();
                 throw new IllegalStateException("device buffer of " + segment.byteSize() + " bytes is closed");
             }
-            pendingCopies++;
             return segment;
         }
 
-        synchronized void release() {
-            if (--pendingCopies == 0) {
-                notifyAll();
+        void release() {
+            if (pendingCopies.decrementAndGet() == 0 && bufferClosed.get()) {
+                synchronized (this) {
+                    notifyAll();
+                }
             }
         }
 
@@ -311,7 +325,7 @@ public final class EmulatedDevice implements GpuRuntime {
             }
             boolean interrupted = false;
             synchronized (this) {
-                while (pendingCopies > 0) {
+                while (pendingCopies.get() > 0) {
                     try {
                         wait();
                     } catch (InterruptedException e) {
@@ -415,7 +429,11 @@ public final class EmulatedDevice implements GpuRuntime {
             CopyChecks.checkRange("dstOffset", dstOffset, bytes, "dst.byteSize()", d.byteSize());
             checkStreamOpen();
             MemorySegment to = d.acquire();
-            queue.runOrSubmit(new Copy(src, 0, to, dstOffset, bytes, d, null, stall));
+            if (stall.get() == null && queue.tryCopyInline(src, 0, to, dstOffset, bytes) >= 0) {
+                d.release(); // ran inline, with no task object
+            } else {
+                queue.runOrSubmit(new Copy(src, 0, to, dstOffset, bytes, d, null, stall));
+            }
         }
 
         @Override
@@ -426,7 +444,11 @@ public final class EmulatedDevice implements GpuRuntime {
             CopyChecks.checkHostSegment("dst", dst, bytes, true);
             checkStreamOpen();
             MemorySegment from = s.acquire();
-            queue.runOrSubmit(new Copy(from, srcOffset, dst, 0, bytes, s, null, stall));
+            if (stall.get() == null && queue.tryCopyInline(from, srcOffset, dst, 0, bytes) >= 0) {
+                s.release(); // as above
+            } else {
+                queue.runOrSubmit(new Copy(from, srcOffset, dst, 0, bytes, s, null, stall));
+            }
         }
 
         @Override
@@ -455,10 +477,22 @@ public final class EmulatedDevice implements GpuRuntime {
         @Override
         public GpuEvent record() {
             checkStreamOpen();
-            Event event = new Event(queue);
-            event.seq = queue.runOrSubmit(event.marker());
-            register(event, OwnedResources.Phase.EVENT);
-            return event;
+            Stamp stamp = new Stamp();
+            return new Event(queue, queue.runOrSubmit(stamp), stamp);
+        }
+
+        /**
+         * {@inheritDoc} Reads no clock and queues nothing: empty when every task queued so far has
+         * finished and none failed, else an untimed event for the last task queued.
+         */
+        @Override
+        public Optional<GpuEvent> recordIfPending() {
+            checkStreamOpen();
+            long seq = queue.submittedSeq();
+            if (queue.finishedCleanly(seq)) {
+                return Optional.empty();
+            }
+            return Optional.of(new Event(queue, seq, null));
         }
 
         @Override
@@ -476,28 +510,52 @@ public final class EmulatedDevice implements GpuRuntime {
         }
     }
 
-    private final class Event implements GpuEvent {
-        private final CopyQueue queue;
-        private volatile long seq;
-        private volatile long completedNanos;
-        private final AtomicBoolean eventClosed = new AtomicBoolean();
+    /** The marker task of a timed event: stamps {@link System#nanoTime()} when the stream reaches it. */
+    private static final class Stamp implements CopyQueue.Task {
+        private volatile long nanos;
 
-        Event(CopyQueue queue) {
-            this.queue = queue;
+        @Override
+        public void run() {
+            nanos = System.nanoTime();
         }
 
-        CopyQueue.Task marker() {
-            return new CopyQueue.Task() {
-                @Override
-                public void run() {
-                    completedNanos = System.nanoTime();
-                }
+        @Override
+        public boolean isMarker() {
+            return true;
+        }
+    }
 
-                @Override
-                public boolean isMarker() {
-                    return true;
-                }
-            };
+    /**
+     * A point in a stream: complete once its queue has finished task {@code seq}. A timed event
+     * ({@link GpuStream#record()}) is a marker task of its own that stamps the time it runs; an
+     * untimed one ({@link GpuStream#recordIfPending()}) queues nothing and takes the number of the
+     * last task queued, which it completes with (or fails with, as the marker after it would).
+     * Events hold no native resource, so the device counts them ({@code openEvents}) instead of
+     * registering each one, and its close closes them all: an event of a closed device throws on
+     * use as a closed event does.
+     */
+    private final class Event implements GpuEvent {
+        private static final VarHandle CLOSED;
+
+        static {
+            try {
+                CLOSED = MethodHandles.lookup().findVarHandle(Event.class, "eventClosed", boolean.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private final CopyQueue queue;
+        private final long seq;
+        /** The completion stamp, or null for an untimed event. */
+        private final Stamp stamp;
+        private volatile boolean eventClosed;
+
+        Event(CopyQueue queue, long seq, Stamp stamp) {
+            this.queue = queue;
+            this.seq = seq;
+            this.stamp = stamp;
+            openEvents.incrementAndGet();
         }
 
         EmulatedDevice device() {
@@ -505,7 +563,7 @@ public final class EmulatedDevice implements GpuRuntime {
         }
 
         private void checkEventOpen() {
-            if (eventClosed.get()) {
+            if (eventClosed || closed.get()) {
                 throw new IllegalStateException("EMULATED event is closed");
             }
         }
@@ -528,15 +586,19 @@ public final class EmulatedDevice implements GpuRuntime {
             if (!(start instanceof Event s) || s.device() != EmulatedDevice.this) {
                 throw new IllegalArgumentException("start: an event of another runtime (" + start + ")");
             }
+            if (s.stamp == null || stamp == null) {
+                throw new IllegalArgumentException((s.stamp == null ? "start" : "this event")
+                        + ": recorded without timing (recordIfPending); expected an event from record()");
+            }
             s.synchronize();
             synchronize();
-            return (completedNanos - s.completedNanos) / 1e6f;
+            return (stamp.nanos - s.stamp.nanos) / 1e6f;
         }
 
         @Override
         public void close() {
-            if (eventClosed.compareAndSet(false, true)) {
-                owned.remove(this);
+            if (CLOSED.compareAndSet(this, false, true)) {
+                openEvents.decrementAndGet();
             }
         }
     }

@@ -35,7 +35,8 @@ public interface GpuEvent extends AutoCloseable {
      *
      * @param start an earlier event of the same runtime
      * @return elapsed milliseconds (negative if {@code start} completed later)
-     * @throws IllegalArgumentException if {@code start} belongs to another runtime
+     * @throws IllegalArgumentException if {@code start} belongs to another runtime, or either event
+     *     was recorded without timing ({@link GpuStream#recordIfPending()}) where the runtime keeps none
      * @throws GpuException if the runtime cannot time the events
      * @throws IllegalStateException if either event is closed
      */

@@ -1,6 +1,7 @@
 package io.tierkv.natives;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Optional;
 
 /**
  * An ordered queue of copies on one device ({@code hipStream_t}, {@code cudaStream_t}, or a worker
@@ -78,6 +79,24 @@ public interface GpuStream extends AutoCloseable {
      * @throws GpuException if the runtime cannot create or record the event
      */
     GpuEvent record();
+
+    /**
+     * Records an event for waiting on the work queued so far, unless all of it has completed
+     * without failing, when there is nothing to wait for and no event is made (the emulated
+     * device's copies run inline on an idle stream and are done when their calls return). The
+     * event is for waiting only and may be untimed ({@code cudaEventDisableTiming}):
+     * {@link GpuEvent#elapsedMillisSince} may throw {@link IllegalArgumentException} for it. A
+     * failure of queued work is reported by the event's waits, as for {@link #record()}. The
+     * default records a timed event every time.
+     *
+     * @return the new event, owned by the runtime (close it when done), or empty when the work
+     *     queued so far has completed
+     * @throws IllegalStateException if the stream is closed
+     * @throws GpuException if the runtime cannot create or record the event
+     */
+    default Optional<GpuEvent> recordIfPending() {
+        return Optional.of(record());
+    }
 
     /**
      * Blocks until all work queued so far has completed.

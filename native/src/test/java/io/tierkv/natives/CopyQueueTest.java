@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.natives.emulated.CopyQueue;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -222,6 +224,60 @@ class CopyQueueTest {
             assertThrows(GpuException.class, () -> q.await(after)); // waits, then reports the failure
             assertEquals(3, q.completedSeq()); // a failed queue runs nothing inline: the worker skipped it
             assertEquals(List.of("test-worker"), ran);
+        }
+    }
+
+    @Test
+    void tryCopyInlineCopiesOnAnIdleQueueOnlyAndFinishedCleanlyTellsFailuresApart() throws Exception {
+        CountDownLatch gate = new CountDownLatch(1);
+        try (Arena arena = Arena.ofConfined(); CopyQueue q = new CopyQueue("test-worker", 4)) {
+            MemorySegment src = arena.allocate(64).fill((byte) 7);
+            MemorySegment dst = arena.allocate(64);
+            assertTrue(q.finishedCleanly(q.submittedSeq()), "an empty queue has nothing pending");
+            assertEquals(1, q.tryCopyInline(src, 0, dst, 0, 64));
+            assertEquals(-1L, src.mismatch(dst), "copied when the call returns");
+            assertTrue(q.finishedCleanly(1));
+            long blocked = q.submit(blockingOn(gate));
+            assertEquals(-1, q.tryCopyInline(src, 0, dst, 0, 64), "a busy queue copies nothing inline");
+            assertEquals(blocked, q.submittedSeq(), "and numbers nothing");
+            assertFalse(q.finishedCleanly(blocked));
+            gate.countDown();
+            q.await(blocked);
+            assertTrue(q.finishedCleanly(blocked));
+            long failing = q.tryCopyInline(src, 0, dst, 32, 64); // out of bounds: fails the queue at its number
+            assertEquals(blocked + 1, failing);
+            var e = assertThrows(GpuException.class, () -> q.isDone(failing));
+            assertEquals(700, e.code());
+            assertFalse(q.finishedCleanly(failing), "finished, but failed");
+            assertTrue(q.finishedCleanly(blocked), "a failure after a task does not taint it");
+            assertEquals(-1, q.tryCopyInline(src, 0, dst, 0, 64), "a failed queue copies nothing inline");
+        }
+    }
+
+    @Test
+    void waitersOnSeveralThreadsWakeWhenTheirTasksFinish() throws Exception {
+        for (int round = 0; round < 50; round++) {
+            CountDownLatch gate = new CountDownLatch(1);
+            try (CopyQueue q = new CopyQueue("test-worker", 8)) {
+                long first = q.submit(blockingOn(gate));
+                long second = q.submit(() -> { });
+                List<Thread> waiters = new java.util.ArrayList<>();
+                AtomicInteger woken = new AtomicInteger();
+                for (int i = 0; i < 4; i++) {
+                    long seq = i % 2 == 0 ? first : second;
+                    Thread t = Thread.ofPlatform().start(() -> {
+                        q.await(seq);
+                        woken.incrementAndGet();
+                    });
+                    waiters.add(t);
+                }
+                gate.countDown();
+                for (Thread t : waiters) {
+                    t.join(TimeUnit.SECONDS.toMillis(10));
+                    assertFalse(t.isAlive(), "a waiter was not woken (round " + round + ")");
+                }
+                assertEquals(4, woken.get());
+            }
         }
     }
 }

@@ -182,4 +182,69 @@ class EmulatedDeviceTest extends GpuRuntimeContract {
             assertEquals(-1L, view.mismatch(ones));
         }
     }
+
+    @Test
+    void recordIfPendingMakesNoEventForWorkDoneInlineAndAnUntimedCountedOneOtherwise() throws Exception {
+        EmulatedDevice device = (EmulatedDevice) runtime;
+        MemorySegment ones = arena.allocate(MIB).fill((byte) 1);
+        try (DeviceBuffer d = runtime.allocateDevice(MIB); GpuStream stream = runtime.createStream()) {
+            int open = device.openResources();
+            assertTrue(stream.recordIfPending().isEmpty(), "an idle stream with nothing queued");
+            stream.copyHostToDevice(ones, d, 0, MIB);
+            assertTrue(stream.recordIfPending().isEmpty(), "a copy run inline is done when its call returns");
+            device.stallCopies();
+            stream.copyHostToDevice(ones, d, 0, MIB);
+            GpuEvent pending = stream.recordIfPending().orElseThrow();
+            assertEquals(open + 1, device.openResources(), "an open event counts");
+            assertFalse(pending.isComplete());
+            try (GpuEvent timed = stream.record()) {
+                var e = assertThrows(IllegalArgumentException.class, () -> timed.elapsedMillisSince(pending));
+                assertEquals("start: recorded without timing (recordIfPending); expected an event from record()",
+                        e.getMessage());
+                device.resumeCopies();
+                pending.synchronize();
+                assertTrue(pending.isComplete());
+                assertThrows(IllegalArgumentException.class, () -> pending.elapsedMillisSince(timed));
+            }
+            pending.close();
+            pending.close();
+            assertEquals(open, device.openResources(), "closed once, counted once");
+            assertThrows(IllegalStateException.class, pending::isComplete);
+            assertTrue(stream.recordIfPending().isEmpty());
+        }
+    }
+
+    @Test
+    void recordIfPendingReportsAFailedCopyThroughItsEventEvenOnceTheStreamIsDone() {
+        EmulatedDevice device = (EmulatedDevice) runtime;
+        DeviceBuffer small = runtime.allocateDevice(4096);
+        GpuStream stream = runtime.createStream();
+        Arena shortLived = Arena.ofShared();
+        MemorySegment src = shortLived.allocate(4096);
+        device.stallCopies();
+        stream.copyHostToDevice(src, small, 0, 4096);
+        shortLived.close();
+        device.resumeCopies();
+        assertThrows(GpuException.class, stream::synchronize);
+        GpuEvent failed = stream.recordIfPending().orElseThrow(); // not empty: the work failed
+        var e = assertThrows(GpuException.class, failed::isComplete);
+        assertEquals(700, e.code());
+        failed.close();
+    }
+
+    @Test
+    void closingTheDeviceClosesItsUntimedEvents() {
+        EmulatedDevice device = new EmulatedDevice(8 * MIB);
+        DeviceBuffer d = device.allocateDevice(MIB);
+        GpuStream stream = device.createStream();
+        device.stallCopies();
+        stream.copyHostToDevice(arena.allocate(MIB), d, 0, MIB);
+        GpuEvent pending = stream.recordIfPending().orElseThrow();
+        device.resumeCopies();
+        device.close();
+        assertEquals(0, device.openResources());
+        assertThrows(IllegalStateException.class, pending::isComplete);
+        pending.close();
+        assertEquals(0, device.openResources());
+    }
 }

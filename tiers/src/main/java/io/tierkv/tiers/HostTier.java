@@ -218,11 +218,31 @@ final class HostTier implements LowerTier, AutoCloseable {
         return true;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Small on purpose: the compiler inlines it into the cache's promotion, so that on the
+     * host path the identity, which only the disk path reads, need not be allocated at all.
+     */
     @Override
-    public int promote(int blockId, MemorySegment identity, int deviceSlot, long deadlineNanos) {
-        long start = System.nanoTime();
-        MemorySegment src;
-        boolean fromDisk = false;
+    public int promote(int blockId, MemorySegment identity, int deviceSlot, long timeoutNanos) {
+        long start = System.nanoTime(); // one clock read times the move and starts its deadline
+        int hs = takeForPromotion(blockId);
+        if (hs >= 0) {
+            return promoteFromHost(blockId, hs, deviceSlot, start, start + timeoutNanos);
+        }
+        return hs == FROM_DISK ? promoteFromDisk(blockId, identity, deviceSlot, start) : LOST;
+    }
+
+    /** What {@link #takeForPromotion} returns for a block whose copy is on disk only. */
+    private static final int FROM_DISK = -2;
+
+    /**
+     * Finds a block's copy to promote from, waiting while a spill or a late promotion reads its
+     * host slot: the host slot, marked MOVING and out of the host policy; {@link #FROM_DISK}; or
+     * -1 ({@link #LOST}'s case) when it has none.
+     */
+    private int takeForPromotion(int blockId) {
         blocks.lock.lock();
         try {
             while (blocks.hostSlot[blockId] >= 0 && (blocks.state[blockId] & MOVING) != 0) { // a spill or a late promotion reads it
@@ -240,20 +260,17 @@ final class HostTier implements LowerTier, AutoCloseable {
             if (hs >= 0) {
                 blocks.state[blockId] |= MOVING;
                 blocks.policy.onRemove(blockId);
-                src = blocks.slotViews[hs];
-            } else if (pins.diskCopyHeld(blockId)) {
-                fromDisk = true;
-                src = null;
-            } else {
-                return LOST;
+                return hs;
             }
+            return pins.diskCopyHeld(blockId) ? FROM_DISK : -1;
         } finally {
             blocks.lock.unlock();
         }
-        if (fromDisk) {
-            return promoteFromDisk(blockId, identity, deviceSlot, start);
-        }
-        GpuEvent ev = device.copyFromHost(src, deviceSlot);
+    }
+
+    /** Host slot {@code hs} (MOVING) to the device; the host copy stays, CLEAN. */
+    private int promoteFromHost(int blockId, int hs, int deviceSlot, long start, long deadlineNanos) {
+        GpuEvent ev = device.copyFromHost(blocks.slotViews[hs], deviceSlot);
         boolean done = DeviceTier.await(ev, deadlineNanos);
         blocks.lock.lock();
         try {

@@ -97,8 +97,7 @@ public record TierStats(CacheStats cache, int hostCapacityBlocks, int hostUsedBl
     public record MoveStats(long blocks, long bytes, long p50Nanos, long p99Nanos) {
 
         static MoveStats of(TierCounters.Move m) {
-            var h = m.histogram();
-            return new MoveStats(m.blocks.sum(), m.bytes.sum(), h.getValueAtPercentile(50), h.getValueAtPercentile(99));
+            return m.snapshot();
         }
     }
 }

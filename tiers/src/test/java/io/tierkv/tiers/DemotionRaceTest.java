@@ -61,8 +61,8 @@ class DemotionRaceTest {
         }
 
         @Override
-        public int promote(int blockId, MemorySegment identity, int slot, long deadlineNanos) {
-            return host.promote(blockId, identity, slot, deadlineNanos);
+        public int promote(int blockId, MemorySegment identity, int slot, long timeoutNanos) {
+            return host.promote(blockId, identity, slot, timeoutNanos);
         }
 
         @Override

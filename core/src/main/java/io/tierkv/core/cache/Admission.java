@@ -32,6 +32,14 @@ final class Admission {
      */
     static final int SLOT_NOT_NEEDED = -1;
 
+    /**
+     * An admission deadline not read yet: {@link #ensureOnDevice} reads the clock for it
+     * ({@code admissionTimeoutNanos} from then) only when the block must wait or room must be
+     * made, which is the first moment the deadline can matter (a clock read is tens of ns on
+     * these VMs; a resident block, or one promoted into a free slot, needs none).
+     */
+    static final long DEADLINE_WHEN_NEEDED = Long.MIN_VALUE;
+
     private final PagedKvCache cache;
     private final BlockStates b;
     private final LowerTier lower;
@@ -139,11 +147,23 @@ final class Admission {
      * for a slot, another party may bring the block up or start moving it; it then takes the
      * block's slot, or waits for that move to settle, instead of a slot of its own.
      *
+     * @param deadlineNanos the admission deadline, or {@link #DEADLINE_WHEN_NEEDED}
      * @return the slot
      */
     int ensureOnDevice(int id, long deadlineNanos) {
         if (b.residentNow(id)) {
             return b.slot[id]; // the common case: no clock read, no wait
+        }
+        if (lateSlots == 0 && b.needsPromotion(id)) {
+            // The first pass of the loop below when a slot is free: nothing to settle, reclaim or
+            // wait for, so no clock read.
+            int s = slots.allocate();
+            if (s >= 0) {
+                return cache.moves.promote(id, s);
+            }
+        }
+        if (deadlineNanos == DEADLINE_WHEN_NEEDED) {
+            deadlineNanos = cache.admissionDeadline();
         }
         long transitDeadline = Math.max(deadlineNanos, System.nanoTime() + cache.options.promotionTimeoutNanos());
         for (;;) {

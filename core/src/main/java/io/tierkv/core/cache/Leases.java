@@ -22,6 +22,8 @@ final class Leases {
     /**
      * Leases a live block: references it, makes it resident and tells the policy of the access.
      *
+     * @param deadlineNanos the admission deadline ({@link System#nanoTime()}), or
+     *                      {@link Admission#DEADLINE_WHEN_NEEDED}
      * @return its top-tier slot
      * @throws IllegalStateException if the cache is closed or the block is free
      */

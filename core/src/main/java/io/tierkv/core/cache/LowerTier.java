@@ -35,14 +35,15 @@ public interface LowerTier {
      * @param blockId       the block
      * @param identity      its identity, compared with what a disk record holds
      * @param slot          the top-tier slot to fill
-     * @param deadlineNanos {@link System#nanoTime()} by which to give up
+     * @param timeoutNanos  how long after the call starts to give up, {@code > 0}: a deadline the
+     *                      lower tier takes from the clock read it times the move with
      * @return {@link #PROMOTED} if the slot now holds the block's bytes; {@link #LOST} if the
      *         block is gone below (corrupt, missing, evicted, or its key holds another identity)
      *         and the slot is untouched;
      *         {@link #TIMED_OUT} if the copy did not complete in time: the copy may still land,
      *         so the slot stays reserved until {@link #releaseLateSlots} hands it back
      */
-    int promote(int blockId, MemorySegment identity, int slot, long deadlineNanos);
+    int promote(int blockId, MemorySegment identity, int slot, long timeoutNanos);
 
     /** {@link #promote} result: the slot holds the block. */
     int PROMOTED = 0;

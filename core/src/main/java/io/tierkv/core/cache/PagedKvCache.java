@@ -494,10 +494,9 @@ public final class PagedKvCache implements AutoCloseable {
         Checks.index("blockId", blockId, options.maxBlocks(), "maxBlocks ");
         lock.lock();
         try {
-            // A resident block never waits, so its lease skips the clock read (tens of ns on these VMs).
-            long deadline = blocks.residentNow(blockId) ? Long.MAX_VALUE
-                    : System.nanoTime() + options.admissionTimeoutNanos();
-            return memory.slot(leases.lease(blockId, deadline));
+            // The deadline is read when the lease must first wait or make room: a resident block, or
+            // one promoted into a free slot, reads no clock (tens of ns on these VMs).
+            return memory.slot(leases.lease(blockId, Admission.DEADLINE_WHEN_NEEDED));
         } finally {
             lock.unlock();
         }

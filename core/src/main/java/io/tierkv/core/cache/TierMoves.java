@@ -79,11 +79,10 @@ final class TierMoves {
         admission.reserve();
         b.flags[id] |= TRANSIT;
         long timeoutNanos = cache.options.promotionTimeoutNanos();
-        long promotionDeadline = System.nanoTime() + timeoutNanos;
         int result = LowerTier.LOST;
         cache.lock.unlock();
         try {
-            result = lower.promote(id, cache.identities.of(id), s, promotionDeadline);
+            result = lower.promote(id, cache.identities.of(id), s, timeoutNanos);
         } finally {
             cache.lock.lock();
             b.flags[id] &= ~TRANSIT;

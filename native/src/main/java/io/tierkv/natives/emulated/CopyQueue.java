@@ -2,6 +2,7 @@ package io.tierkv.natives.emulated;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.natives.GpuException;
+import java.lang.foreign.MemorySegment;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +23,14 @@ import java.util.concurrent.TimeUnit;
  * holding the submit lock so that no other submitter can slip a task in front of it; it gets the
  * next sequence number and is complete when the call returns, as a real asynchronous copy may be
  * complete before its call returns. This saves the hand-off to the worker (tens to hundreds of
- * microseconds on these machines) when nothing is queued.
+ * microseconds on these machines) when nothing is queued. {@link #tryCopyInline} does the same for a
+ * plain copy without a task object, so that an inline copy allocates nothing.
+ *
+ * <p>Waking waiters: a finished task publishes its number ({@code completedSeq}, volatile) and then
+ * notifies {@link #await} callers only if one is registered ({@code waiters}, volatile, counted
+ * before the waiter reads {@code completedSeq}): of the two writes and two reads, one side
+ * always sees the other's, so no wake-up is lost, and a completion nobody waits for (an inline
+ * run, the usual case) costs no monitor.
  *
  * <p>Back-pressure: at most {@code capacity} tasks ({@value #DEFAULT_CAPACITY} by default) wait
  * behind the one running; a submit to a full queue blocks until the worker takes the next task, as
@@ -75,9 +83,11 @@ public final class CopyQueue implements AutoCloseable {
     private final Thread worker;
     private final Object submitLock = new Object();
     private final Object progress = new Object();
-    @GuardedBy("submitLock")
-    private long submittedSeq;
+    /** Written under submitLock; volatile so that {@link #submittedSeq()} reads it without the lock. */
+    private volatile long submittedSeq;
     private volatile long completedSeq;
+    /** Threads in {@link #await} (changed under {@code progress}): a completion wakes them only if there are any. */
+    private volatile int waiters;
     private volatile Failure failure;
     @GuardedBy("submitLock")
     private boolean stopped;
@@ -131,7 +141,7 @@ public final class CopyQueue implements AutoCloseable {
      */
     public long runOrSubmit(Task task) {
         synchronized (submitLock) {
-            if (!stopped && failure == null && completedSeq == submittedSeq) {
+            if (idle()) {
                 long seq = submittedSeq + 1;
                 boolean ran;
                 try {
@@ -142,11 +152,7 @@ public final class CopyQueue implements AutoCloseable {
                 }
                 if (ran) {
                     task.release();
-                    submittedSeq = seq;
-                    synchronized (progress) {
-                        completedSeq = seq;
-                        progress.notifyAll();
-                    }
+                    finishInline(seq);
                     return seq;
                 }
             }
@@ -155,14 +161,58 @@ public final class CopyQueue implements AutoCloseable {
     }
 
     /**
-     * The number of the last task queued.
+     * A copy run inline as {@link #runOrSubmit(Task)} runs a task, without a task object (none to
+     * allocate per copy): if the stream is idle, copies {@code bytes} on the calling thread and
+     * returns its number; else does nothing and returns -1, and the caller queues the copy as a
+     * task. The caller checks beforehand what its task's {@link Task#runInline()} would (a stall)
+     * and releases what the copy held once this returns. A copy that throws fails the queue at
+     * its number, as a task does.
+     *
+     * @param src       source segment
+     * @param srcOffset first source byte
+     * @param dst       destination segment
+     * @param dstOffset first destination byte
+     * @param bytes     bytes to copy
+     * @return its sequence number ({@link #isDone(long)} already true, or throwing its failure),
+     *     or -1 if the stream was not idle
+     */
+    public long tryCopyInline(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
+        synchronized (submitLock) {
+            if (!idle()) {
+                return -1;
+            }
+            long seq = submittedSeq + 1;
+            try {
+                MemorySegment.copy(src, srcOffset, dst, dstOffset, bytes);
+            } catch (Throwable t) {
+                failure = new Failure(seq, toGpuException(seq, t));
+            }
+            finishInline(seq);
+            return seq;
+        }
+    }
+
+    /** Open, not failed, and every task queued has finished: a task may run inline now. Under submitLock. */
+    @GuardedBy("submitLock")
+    private boolean idle() {
+        return !stopped && failure == null && completedSeq == submittedSeq;
+    }
+
+    /** Numbers and completes a task that ran inline. Under submitLock. */
+    @GuardedBy("submitLock")
+    private void finishInline(long seq) {
+        submittedSeq = seq;
+        complete(seq);
+    }
+
+    /**
+     * The number of the last task queued: at least that of every task this thread queued before
+     * the call, so waiting for it waits for all of them.
      *
      * @return 0 if none
      */
     public long submittedSeq() {
-        synchronized (submitLock) {
-            return submittedSeq;
-        }
+        return submittedSeq;
     }
 
     /**
@@ -187,6 +237,21 @@ public final class CopyQueue implements AutoCloseable {
     }
 
     /**
+     * Whether task {@code seq} has finished and no task up to it failed: {@link #isDone(long)}
+     * without the throw.
+     *
+     * @param seq a sequence number
+     * @return true once finished without a failure at or before it
+     */
+    public boolean finishedCleanly(long seq) {
+        if (completedSeq < seq) {
+            return false;
+        }
+        Failure f = failure; // read after completedSeq: a task's failure is set before its number is
+        return f == null || f.seq() > seq;
+    }
+
+    /**
      * Blocks until task {@code seq} has finished.
      *
      * @param seq a sequence number from {@link #submit(Task)}
@@ -196,12 +261,17 @@ public final class CopyQueue implements AutoCloseable {
         if (completedSeq < seq) {
             boolean interrupted = false;
             synchronized (progress) {
-                while (completedSeq < seq && worker.isAlive()) {
-                    try {
-                        progress.wait();
-                    } catch (InterruptedException e) {
-                        interrupted = true;
+                waiters++; // before reading completedSeq: see the class comment
+                try {
+                    while (completedSeq < seq && worker.isAlive()) {
+                        try {
+                            progress.wait();
+                        } catch (InterruptedException e) {
+                            interrupted = true;
+                        }
                     }
+                } finally {
+                    waiters--;
                 }
             }
             if (interrupted) {
@@ -318,8 +388,15 @@ public final class CopyQueue implements AutoCloseable {
             } finally {
                 task.release();
             }
+            complete(seq);
+        }
+    }
+
+    /** Publishes that task {@code seq} finished and wakes the waiters, if any (see the class comment). */
+    private void complete(long seq) {
+        completedSeq = seq;
+        if (waiters != 0) {
             synchronized (progress) {
-                completedSeq = seq;
                 progress.notifyAll();
             }
         }
