@@ -62,9 +62,11 @@ public final class BlockStream implements AutoCloseable {
         if (!hasNext()) {
             throw new java.util.NoSuchElementException("no block after index " + (nextIndex - 1));
         }
-        releaseCurrent();
         int id = sequence.blockId(nextIndex);
-        current = cache.acquireLease(id);
+        int previous = leased;
+        leased = -1; // released by the call below, whatever it then throws
+        current = null;
+        current = previous >= 0 ? cache.swapLease(previous, id) : cache.acquireLease(id);
         leased = id;
         int ahead = nextIndex + readAhead;
         if (readAhead > 0 && ahead < blocks) {
@@ -77,6 +79,27 @@ public final class BlockStream implements AutoCloseable {
         if (!cache.diagnostics().isOnDevice(blockId)) { // only blocks below need the mover
             manager.requestPromotion(blockId);
         }
+    }
+
+    /**
+     * The whole current block: every layer's keys and values in the layout's order
+     * ({@code [layer][K|V][token][head][dim]}, {@link KvLayout#offsetOf}; this stream's layer starts
+     * at {@code layerOffset(layer, K)} and {@code layerOffset(layer, V)}). Unlike {@link #keys()} and
+     * {@link #values()}, which make a view per call, it returns the slot's own segment, so a reader
+     * that passes offsets allocates nothing per block. A view of the leased top-tier slot, valid
+     * only until the next {@link #next()} or {@link #close()}.
+     *
+     * @return the current block's {@code bytesPerBlock} bytes
+     * @throws IllegalStateException before the first {@link #next()} or after close
+     */
+    public MemorySegment block() {
+        if (closed) {
+            throw new IllegalStateException("stream is closed");
+        }
+        if (current == null) {
+            throw new IllegalStateException("call next() first");
+        }
+        return current;
     }
 
     /**

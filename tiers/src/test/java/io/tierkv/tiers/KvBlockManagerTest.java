@@ -18,6 +18,7 @@ import io.tierkv.core.testing.CacheInvariants;
 import io.tierkv.core.testing.Payloads;
 import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.tiers.disk.DiskOptions;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -91,11 +92,17 @@ class KvBlockManagerTest {
         assertEquals("layer: -1 (expected 0 <= layer < layers " + layers + ")",
                 assertThrows(IndexOutOfBoundsException.class, () -> kv.stream(s, -1, 0)).getMessage());
         BlockStream stream = kv.stream(s, 0, 0);
+        assertEquals("call next() first", assertThrows(IllegalStateException.class, stream::block).getMessage());
         assertEquals(0, stream.next());
         assertEquals(2, kv.cache().diagnostics().referenceCount(s.blockId(0)), "the table and the stream's lease");
+        assertEquals(1, stream.next());
+        assertEquals(1, kv.cache().diagnostics().referenceCount(s.blockId(0)), "the previous block's lease released");
+        assertEquals(2, kv.cache().diagnostics().referenceCount(s.blockId(1)), "one lease at a time");
         stream.close();
+        assertEquals(1, kv.cache().diagnostics().referenceCount(s.blockId(1)));
         assertEquals("stream is closed", assertThrows(IllegalStateException.class, stream::next).getMessage());
         assertEquals("stream is closed", assertThrows(IllegalStateException.class, stream::keys).getMessage());
+        assertEquals("stream is closed", assertThrows(IllegalStateException.class, stream::block).getMessage());
         assertEquals(1, kv.cache().diagnostics().referenceCount(s.blockId(0)), "no lease is taken after close");
         BlockStream open = kv.stream(s, 1, 0);
         int firstId = s.blockId(0);
@@ -190,6 +197,13 @@ class KvBlockManagerTest {
                         assertTrue(Payloads.matches(stream.keys().asSlice(off), layout, 9, bi * 16 + t, layer, 0),
                                 "layer " + layer + " block " + bi + " token " + t);
                         assertTrue(Payloads.matches(stream.values().asSlice(off), layout, 9, bi * 16 + t, layer, 1));
+                        // The whole block, at the layer's offsets, holds the same bytes as the views.
+                        MemorySegment block = stream.block();
+                        assertEquals(layout.bytesPerBlock(), block.byteSize());
+                        assertTrue(Payloads.matches(block.asSlice(layout.offsetOf(layer, KvLayout.K, t)), layout, 9,
+                                bi * 16 + t, layer, 0));
+                        assertTrue(Payloads.matches(block.asSlice(layout.offsetOf(layer, KvLayout.V, t)), layout, 9,
+                                bi * 16 + t, layer, 1));
                     }
                     blocks++;
                 }

@@ -132,6 +132,8 @@ public final class TierKvStore implements KvStore, AutoCloseable {
             throw new IndexOutOfBoundsException("length: " + length + " (expected 1 <= length <= " + seq.length() + ")");
         }
         int b = layout.blockSizeTokens();
+        long kOff = layout.layerOffset(layer, KvLayout.K);
+        long vOff = layout.layerOffset(layer, KvLayout.V);
         if (read == Read.STREAM) {
             try (BlockStream s = kv.stream(seq, layer, readAhead)) {
                 while (s.hasNext()) {
@@ -139,13 +141,12 @@ public final class TierKvStore implements KvStore, AutoCloseable {
                     if (first >= length) {
                         break;
                     }
-                    visitor.visit(first, Math.min(b, length - first), s.keys(), 0, s.values(), 0);
+                    MemorySegment block = s.block();
+                    visitor.visit(first, Math.min(b, length - first), block, kOff, block, vOff);
                 }
             }
             return;
         }
-        long kOff = layout.layerOffset(layer, KvLayout.K);
-        long vOff = layout.layerOffset(layer, KvLayout.V);
         for (int first = 0; first < length; first += b) {
             int n = Math.min(b, length - first);
             try (BlockLease lease = seq.lease(first, first + n)) {

@@ -520,6 +520,35 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /**
+     * Releases one lease and takes another under one hold of the cache lock: what
+     * {@link #releaseLease(int)} then {@link #acquireLease(int)} do, for a reader that walks a
+     * sequence's blocks one at a time (a block stream) and would otherwise take the lock twice per
+     * block. The release happens first, so its slot may serve the promotion the new lease needs.
+     *
+     * @param releasedBlockId the leased block to release, {@code 0 <= releasedBlockId < maxBlocks}
+     * @param blockId         the live block to lease, {@code 0 <= blockId < maxBlocks}
+     * @return the top-tier bytes of {@code blockId}
+     * @throws IndexOutOfBoundsException if an id is out of range (nothing released)
+     * @throws IllegalStateException     if {@code releasedBlockId} holds no lease (nothing released) or
+     *                                   {@code blockId} is free (the release stands)
+     * @throws io.tierkv.core.error.CapacityExhaustedException as {@link #acquireLease(int)} (the
+     *                                   release stands)
+     * @throws io.tierkv.core.error.CorruptBlockException      as {@link #acquireLease(int)} (the
+     *                                   release stands)
+     */
+    public MemorySegment swapLease(int releasedBlockId, int blockId) {
+        Checks.index("releasedBlockId", releasedBlockId, options.maxBlocks(), "maxBlocks ");
+        Checks.index("blockId", blockId, options.maxBlocks(), "maxBlocks ");
+        lock.lock();
+        try {
+            leases.release(releasedBlockId);
+            return memory.slot(leases.lease(blockId, Admission.DEADLINE_WHEN_NEEDED));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Releases a list of leases at once. The whole list is checked first: if any block appears
      * more often than it holds leases (for example the same block twice for one lease), nothing
      * is released and the call throws.

@@ -88,6 +88,36 @@ class SequenceContractTest {
                 () -> cache.releaseLease(8));
     }
 
+    /**
+     * {@code swapLease} releases one lease and takes another in one hold of the lock: the same
+     * counts as a release and an acquire; bad ids and a block with no lease release nothing.
+     */
+    @Test
+    void swapLeaseReleasesOneLeaseAndTakesAnotherOrChangesNothing() {
+        try (Sequence s = cache.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, tokens(0, 2 * B));
+            int a = s.blockId(0);
+            int b = s.blockId(1);
+            MemorySegment slotA = cache.acquireLease(a);
+            assertEquals(2, cache.diagnostics().referenceCount(a));
+            MemorySegment slotB = cache.swapLease(a, b);
+            assertEquals(1, cache.diagnostics().referenceCount(a), "a's lease released");
+            assertEquals(2, cache.diagnostics().referenceCount(b), "b leased");
+            assertEquals(layout.bytesPerBlock(), slotB.byteSize());
+
+            assertMessage(IndexOutOfBoundsException.class, "blockId: 8 (expected 0 <= blockId < maxBlocks 8)",
+                    () -> cache.swapLease(b, 8));
+            assertMessage(IndexOutOfBoundsException.class,
+                    "releasedBlockId: -1 (expected 0 <= releasedBlockId < maxBlocks 8)", () -> cache.swapLease(-1, a));
+            assertEquals(2, cache.diagnostics().referenceCount(b), "a bad id releases nothing");
+            assertThrows(IllegalStateException.class, () -> cache.swapLease(a, b), "a holds no lease");
+            assertEquals(1, cache.diagnostics().referenceCount(a));
+            assertEquals(2, cache.diagnostics().referenceCount(b), "nothing released, nothing leased");
+            cache.releaseLease(b);
+            assertEquals(1, cache.diagnostics().referenceCount(b));
+        }
+    }
+
     @Test
     void aShortKOrVIsRefusedBeforeAnyByteIsCopied() {
         try (Sequence s = cache.openSequence(SequenceOptions.defaults())) {
