@@ -64,7 +64,7 @@ public final class BlockStream implements AutoCloseable {
         }
         int id = sequence.blockId(nextIndex);
         int previous = leased;
-        leased = -1; // released by the call below, whatever it then throws
+        leased = -1; // the call below releases it first (ids valid, lease held), whatever it throws after
         current = null;
         current = previous >= 0 ? cache.swapLease(previous, id) : cache.acquireLease(id);
         leased = id;
