@@ -36,7 +36,7 @@ import static io.tierkv.tiers.HostBlocks.PINNED;
  * record still leaves the disk when it fails verification (found by any reader: a promotion, a
  * read, read-ahead, a match, a spill that verifies it) or is removed; its pins become broken pins
  * ({@link io.tierkv.tiers.disk.store.RecordPins#pinBroken}, asked without the disk lock). Every id holding one finds out the
- * next time anything asks about its disk copy ({@link HostTier#hasCopy}, {@link HostTier#takeOverCopy},
+ * next time anything asks about its disk copy ({@link HostTier#residence}, {@link HostTier#takeOverCopy},
  * {@link HostTier#residence}, {@link HostTier#pinBelow}, a promotion, read or read-ahead), and at once for the
  * indexed id through the eviction notice ({@link #drainDiskEvictions}): the copy is gone (ON_DISK
  * and PINNED cleared) and the broken pin released through {@link io.tierkv.tiers.disk.store.RecordPins#unpin}, which touches no

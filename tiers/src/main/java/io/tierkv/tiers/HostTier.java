@@ -395,16 +395,6 @@ final class HostTier implements LowerTier, AutoCloseable {
      * comment), which changes no copy that exists.
      */
     @Override
-    public boolean hasCopy(int blockId) {
-        blocks.lock.lock();
-        try {
-            return blocks.hostSlot[blockId] >= 0 || pins.diskCopyHeld(blockId);
-        } finally {
-            blocks.lock.unlock();
-        }
-    }
-
-    @Override
     public int residence(int blockId) {
         blocks.lock.lock();
         try {

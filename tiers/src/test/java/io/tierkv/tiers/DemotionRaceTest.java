@@ -81,11 +81,6 @@ class DemotionRaceTest {
         }
 
         @Override
-        public boolean hasCopy(int blockId) {
-            return host.hasCopy(blockId);
-        }
-
-        @Override
         public int residence(int blockId) {
             return host.residence(blockId);
         }

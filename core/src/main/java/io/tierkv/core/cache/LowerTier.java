@@ -85,18 +85,12 @@ public interface LowerTier {
     boolean takeOverCopy(int blockId);
 
     /**
-     * Tells whether a copy of a block exists below, changing nothing.
+     * Tells which tier below holds a copy of a block, changing nothing: the one question the cache
+     * asks of what lies below (whether a copy exists at all, and where a block's bytes are for
+     * per-cache budgets). For a block whose bytes are not on the top tier the copy is the
+     * authoritative one; for a block also on the top tier it is clean.
      *
      * @param blockId a block
-     * @return whether a copy of the block exists below, without changing anything
-     */
-    boolean hasCopy(int blockId);
-
-    /**
-     * Tells which tier below holds a block's authoritative bytes, for per-cache budgets. A copy
-     * below a block that is also on the top tier is clean and is not asked about.
-     *
-     * @param blockId a block whose bytes are not on the top tier
      * @return {@link #RESIDENT_HOST} if a host slot holds it, {@link #RESIDENT_DISK} if only the disk does,
      *         {@link #RESIDENT_NOWHERE} if nothing below holds it
      */

@@ -136,7 +136,7 @@ final class PrefixLookup {
      */
     private boolean holdBelow(int id) {
         if ((b.flags[id] & HELD) != 0) {
-            if (lower.hasCopy(id)) {
+            if (lower.residence(id) != LowerTier.RESIDENT_NOWHERE) {
                 return true;
             }
             if ((b.flags[id] & TRANSIT) == 0) {

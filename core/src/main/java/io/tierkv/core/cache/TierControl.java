@@ -114,7 +114,7 @@ public final class TierControl {
      * Called by a lower tier when it dropped its only copy of a block (for example disk eviction):
      * a block nobody references is freed; a referenced one is marked lost (its next lease fails
      * with {@link CorruptBlockException}). Nothing happens if the block is on the top tier, moving,
-     * or has a copy below again ({@link LowerTier#hasCopy}, asked under this lock: the lower tier
+     * or has a copy below again ({@link LowerTier#residence}, asked under this lock: the lower tier
      * decided to call without it, and the block may have been demoted since).
      *
      * @param blockId the block whose lower copy is gone
@@ -125,7 +125,7 @@ public final class TierControl {
             if (cache.blocks.state[blockId] == FREE || cache.blocks.slot[blockId] >= 0 || cache.blocks.inTransit(blockId)) {
                 return;
             }
-            if (cache.lower.hasCopy(blockId)) {
+            if (cache.lower.residence(blockId) != LowerTier.RESIDENT_NOWHERE) {
                 return; // a copy arrived below after the lower tier checked (without this lock)
             }
             cache.goneBelow(blockId);

@@ -31,7 +31,7 @@ final class TierMoves {
      * A refused copy leaves the block on the top tier (out of the policy until its state next
      * changes), or, if nothing references it, drops it from the index entirely (a clean miss).
      * So does a copy that is gone from below again by the time the lock is taken back
-     * ({@link LowerTier#hasCopy}): the lower tier may move it on (spill it to disk) as soon as it
+     * ({@link LowerTier#residence}): the lower tier may move it on (spill it to disk) as soon as it
      * lands, and drop that record before anything references the block, so the top-tier slot is
      * then the block's only copy and a reference taken meanwhile would lose it with the slot.
      */
@@ -50,7 +50,7 @@ final class TierMoves {
             cache.lock.lock();
             b.flags[id] &= ~TRANSIT;
         }
-        ok = ok && lower.hasCopy(id); // its copy below may have gone on down and been dropped meanwhile
+        ok = ok && lower.residence(id) != LowerTier.RESIDENT_NOWHERE; // its copy below may have gone on down and been dropped meanwhile
         if (ok) {
             cache.counters.demotions++;
             cache.releaseSlot(id);
@@ -135,7 +135,7 @@ final class TierMoves {
             cache.lock.lock();
             b.flags[id] &= ~TRANSIT;
         }
-        if (!ok && up && !lower.hasCopy(id)) {
+        if (!ok && up && lower.residence(id) == LowerTier.RESIDENT_NOWHERE) {
             cache.goneBelow(id);
         }
         cache.endTransit(id);

@@ -273,11 +273,6 @@ class SequenceContractTest {
         }
 
         @Override
-        public boolean hasCopy(int blockId) {
-            return held.contains(blockId);
-        }
-
-        @Override
         public int residence(int blockId) {
             return held.contains(blockId) ? RESIDENT_HOST : RESIDENT_NOWHERE;
         }
