@@ -477,7 +477,7 @@ public final class EmulatedDevice implements GpuRuntime {
         @Override
         public GpuEvent record() {
             checkStreamOpen();
-            Stamp stamp = new Stamp();
+            TimeStamp stamp = new TimeStamp();
             return new Event(queue, queue.runOrSubmit(stamp), stamp);
         }
 
@@ -510,21 +510,6 @@ public final class EmulatedDevice implements GpuRuntime {
         }
     }
 
-    /** The marker task of a timed event: stamps {@link System#nanoTime()} when the stream reaches it. */
-    private static final class Stamp implements CopyQueue.Task {
-        private volatile long nanos;
-
-        @Override
-        public void run() {
-            nanos = System.nanoTime();
-        }
-
-        @Override
-        public boolean isMarker() {
-            return true;
-        }
-    }
-
     /**
      * A point in a stream: complete once its queue has finished task {@code seq}. A timed event
      * ({@link GpuStream#record()}) is a marker task of its own that stamps the time it runs; an
@@ -548,10 +533,10 @@ public final class EmulatedDevice implements GpuRuntime {
         private final CopyQueue queue;
         private final long seq;
         /** The completion stamp, or null for an untimed event. */
-        private final Stamp stamp;
+        private final TimeStamp stamp;
         private volatile boolean eventClosed;
 
-        Event(CopyQueue queue, long seq, Stamp stamp) {
+        Event(CopyQueue queue, long seq, TimeStamp stamp) {
             this.queue = queue;
             this.seq = seq;
             this.stamp = stamp;

@@ -53,26 +53,18 @@ public final class ZmqKvEventPublisher implements KvEventListener, AutoCloseable
      */
     public static final int CONNECT_HANDSHAKE_MILLIS = 500;
 
-    @GuardedBy("this")
-    private final ZContext context;
-    @GuardedBy("this")
-    private final ZMQ.Socket socket;
+    @GuardedBy("this") private final ZContext context;
+    @GuardedBy("this") private final ZMQ.Socket socket;
     private final byte[] topic;
-    @GuardedBy("this")
-    private final KvEventEncoder encoder;
+    @GuardedBy("this") private final KvEventEncoder encoder;
     private final long awaitSubscriberMillis;
     private final String endpoint;
     /** The 8-byte big-endian sequence frame, reused (sent through the copying send). */
-    @GuardedBy("this")
-    private final ByteBuffer sequenceFrame = ByteBuffer.allocate(Long.BYTES);
-    @GuardedBy("this")
-    private boolean subscribed;
-    @GuardedBy("this")
-    private long nextSequence;
-    @GuardedBy("this")
-    private long sentBatches;
-    @GuardedBy("this")
-    private boolean closed;
+    @GuardedBy("this") private final ByteBuffer sequenceFrame = ByteBuffer.allocate(Long.BYTES);
+    @GuardedBy("this") private boolean subscribed;
+    @GuardedBy("this") private long nextSequence;
+    @GuardedBy("this") private long sentBatches;
+    @GuardedBy("this") private boolean closed;
 
     /**
      * Opens the socket.

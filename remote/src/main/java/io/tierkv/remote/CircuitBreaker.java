@@ -23,14 +23,11 @@ final class CircuitBreaker {
     /** Consecutive failures while closed. Written under {@code this}; read without it on the fast path. */
     private volatile int failures;
     /** When the breaker last opened, by {@link #nanoClock}. */
-    @GuardedBy("this")
-    private long openedAtNanos;
+    @GuardedBy("this") private long openedAtNanos;
     /** Closed-to-open and half-open-to-open transitions. */
-    @GuardedBy("this")
-    private long trips;
+    @GuardedBy("this") private long trips;
     /** Calls refused while open or half-open. */
-    @GuardedBy("this")
-    private long rejected;
+    @GuardedBy("this") private long rejected;
 
     /**
      * A closed breaker.

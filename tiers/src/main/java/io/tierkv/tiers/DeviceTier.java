@@ -63,11 +63,9 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
     private final int capacity;
     private final int slotBytes;
     private final int slotsPerBuffer;
-    @GuardedBy("this")
-    private final List<DeviceBuffer> buffers = new ArrayList<>();
+    @GuardedBy("this") private final List<DeviceBuffer> buffers = new ArrayList<>();
     private final MemorySegment[] views;
-    @GuardedBy("this")
-    private final GpuStream stream;
+    @GuardedBy("this") private final GpuStream stream;
 
     /**
      * Allocates {@code capacity x slotBytes} bytes of device memory and writes none of it: a GPU's

@@ -48,40 +48,28 @@ final class HostBlocks {
     static final long STORED = -1;
 
     final ReentrantLock lock = new ReentrantLock();
-    @GuardedBy("lock")
-    final SlotAllocator slots;
+    @GuardedBy("lock") final SlotAllocator slots;
     final MemorySegment[] slotViews;
     /** Per host slot, {@link #identityBytes}: the identity of the block in it. */
     final MemorySegment hostIdentities;
     final long identityBytes;
-    @GuardedBy("lock")
-    final EvictionPolicy policy;
-    @GuardedBy("lock")
-    final int[] hostSlot;
-    @GuardedBy("lock")
-    final byte[] state;
-    @GuardedBy("lock")
-    final long[] hashHi;
-    @GuardedBy("lock")
-    final long[] hashLo;
+    @GuardedBy("lock") final EvictionPolicy policy;
+    @GuardedBy("lock") final int[] hostSlot;
+    @GuardedBy("lock") final byte[] state;
+    @GuardedBy("lock") final long[] hashHi;
+    @GuardedBy("lock") final long[] hashLo;
     /** Per id: the pin it holds on its disk record ({@link io.tierkv.tiers.disk.store.RecordPins#pin}) while PINNED, else {@link DiskTier#NO_PIN}. */
-    @GuardedBy("lock")
-    final long[] diskPin;
+    @GuardedBy("lock") final long[] diskPin;
     /** Host slots taken for a copy in flight (a demotion, a load, an adoption's read). */
-    @GuardedBy("lock")
-    int reservedHostSlots;
+    @GuardedBy("lock") int reservedHostSlots;
     /** Host slots of blocks the cache freed while a spill or late promotion read them. */
-    @GuardedBy("lock")
-    int orphanedSlots;
+    @GuardedBy("lock") int orphanedSlots;
     /** Told when a host slot takes a block's copy or gives it up ({@link KvMedium#CPU}). */
-    @GuardedBy("lock")
-    KvEventSink events = KvEventSink.NONE;
+    @GuardedBy("lock") KvEventSink events = KvEventSink.NONE;
     /** Spills that may have pinned a record this tier has not recorded yet (the lock released meanwhile). */
-    @GuardedBy("lock")
-    int pinningSpills;
+    @GuardedBy("lock") int pinningSpills;
     /** The tier is closed ({@link HostTier#close}): its disk pins are no longer released into the disk tier. */
-    @GuardedBy("lock")
-    boolean closed;
+    @GuardedBy("lock") boolean closed;
 
     /**
      * Allocates the tables.

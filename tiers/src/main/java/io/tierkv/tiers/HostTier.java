@@ -100,7 +100,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         this.room = new HostRoom(this);
         this.adoption = new HostAdoption(this);
         if (disk != null) {
-            disk.setEvictionListener((hi, lo) -> diskEvicted.add(new long[] {hi, lo}));
+            disk.maintenance().setEvictionListener((hi, lo) -> diskEvicted.add(new long[] {hi, lo}));
         }
     }
 
@@ -116,7 +116,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     void attachRemote(RemoteTier r) {
         this.remote = r;
         if (disk != null) {
-            disk.setDepartureSink(r.push::offer);
+            disk.maintenance().setDepartureSink(r.push::offer);
         }
     }
 

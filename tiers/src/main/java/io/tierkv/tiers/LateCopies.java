@@ -25,8 +25,7 @@ final class LateCopies {
     }
 
     private final HostBlocks h;
-    @GuardedBy("h.lock")
-    private final ArrayDeque<LateCopy> late = new ArrayDeque<>();
+    @GuardedBy("h.lock") private final ArrayDeque<LateCopy> late = new ArrayDeque<>();
 
     LateCopies(HostBlocks h) {
         this.h = h;

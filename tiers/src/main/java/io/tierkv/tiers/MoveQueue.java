@@ -11,22 +11,14 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
  */
 final class MoveQueue {
 
-    @GuardedBy("this")
-    private final int[] ring;
-    @GuardedBy("this")
-    private int head;
-    @GuardedBy("this")
-    private int size;
-    @GuardedBy("this")
-    private long queued;
-    @GuardedBy("this")
-    private long rejected;
-    @GuardedBy("this")
-    private long moved;
-    @GuardedBy("this")
-    private long skipped;
-    @GuardedBy("this")
-    private long cancelled;
+    @GuardedBy("this") private final int[] ring;
+    @GuardedBy("this") private int head;
+    @GuardedBy("this") private int size;
+    @GuardedBy("this") private long queued;
+    @GuardedBy("this") private long rejected;
+    @GuardedBy("this") private long moved;
+    @GuardedBy("this") private long skipped;
+    @GuardedBy("this") private long cancelled;
 
     /**
      * Creates an empty queue.

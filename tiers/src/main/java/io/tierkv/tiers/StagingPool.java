@@ -16,11 +16,9 @@ import java.util.concurrent.locks.ReentrantLock;
 final class StagingPool implements AutoCloseable {
 
     private final SlabMemory blocks;
-    @GuardedBy("lock")
-    private final SlotAllocator free;
+    @GuardedBy("lock") private final SlotAllocator free;
     private final ReentrantLock lock = new ReentrantLock();
-    @GuardedBy("lock")
-    private final Condition released = lock.newCondition();
+    @GuardedBy("lock") private final Condition released = lock.newCondition();
 
     StagingPool(int buffers, int blockBytes) {
         this.blocks = new SlabMemory(buffers, blockBytes);

@@ -18,12 +18,9 @@ final class TierCounters {
      */
     static final class Move {
         private final String direction;
-        @GuardedBy("this")
-        private long blocks;
-        @GuardedBy("this")
-        private long bytes;
-        @GuardedBy("this")
-        private final Histogram latency = new Histogram(3);
+        @GuardedBy("this") private long blocks;
+        @GuardedBy("this") private long bytes;
+        @GuardedBy("this") private final Histogram latency = new Histogram(3);
 
         Move(String direction) {
             this.direction = direction;

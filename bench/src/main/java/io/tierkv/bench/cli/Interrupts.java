@@ -34,8 +34,7 @@ final class Interrupts {
     private static final CountDownLatch FINISHED = new CountDownLatch(1);
     private static volatile boolean requested;
     private static volatile boolean cooperative;
-    @GuardedBy("Interrupts.class")
-    private static boolean installed;
+    @GuardedBy("Interrupts.class") private static boolean installed;
 
     private Interrupts() {
     }

@@ -1,10 +1,12 @@
 package io.tierkv.core.cache;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import io.tierkv.core.error.BudgetExceededException;
 import io.tierkv.core.error.CapacityExhaustedException;
 import io.tierkv.core.error.CorruptBlockException;
 import io.tierkv.core.error.TransferTimeoutException;
 import io.tierkv.core.pool.SlotAllocator;
+import java.lang.foreign.MemorySegment;
 
 import static io.tierkv.core.cache.BlockStates.LOST;
 import static io.tierkv.core.cache.BlockStates.OPEN;
@@ -45,10 +47,8 @@ final class Admission {
     private final LowerTier lower;
     /** Guarded by the cache lock, reached through {@code PagedKvCache.admission} (annotated there). */
     final SlotAllocator slots;
-    @GuardedBy("cache.lock")
-    private int reservedSlots;
-    @GuardedBy("cache.lock")
-    private int lateSlots;
+    @GuardedBy("cache.lock") private int reservedSlots;
+    @GuardedBy("cache.lock") private int lateSlots;
 
     Admission(PagedKvCache cache, LowerTier lower, int deviceBlocks) {
         this.cache = cache;
@@ -258,5 +258,31 @@ final class Admission {
     /** {@return a description of the slot counts, for an invariant violation} */
     String describeReserved() {
         return "reserved " + reservedSlots + " + late " + lateSlots;
+    }
+
+    /** Copy-on-write: replaces a shared OPEN block by a private copy holding the same bytes. Lock held. */
+    int copyOnWrite(int id, long deadlineNanos) {
+        int copy = allocateOpenBlock(deadlineNanos);
+        MemorySegment.copy(cache.slotMemory(cache.blocks.slot[id]), 0, cache.slotMemory(cache.blocks.slot[copy]), 0,
+                cache.blockBytes);
+        cache.identities.copy(id, copy);
+        cache.written.copy(id, copy);
+        cache.counters.copiesOnWrite++;
+        cache.unref(id);
+        return copy;
+    }
+
+    /** Takes a new OPEN block at the end of a sequence's table, within its budgets. Lock held. */
+    int newBlockFor(Sequence s) {
+        long used = (long) s.table.count() * cache.blockBytes;
+        if (used + cache.blockBytes > s.options.budgetBytes()) {
+            throw new BudgetExceededException("cache[" + s.options.salt() + "].blocks", cache.blockBytes, used,
+                    s.options.budgetBytes());
+        }
+        cache.budget.admitNewBlock(s);
+        int id = allocateOpenBlock(cache.admissionDeadline());
+        cache.blocks.priority[id] = BlockStates.priorityByte(s.options.priority());
+        s.table.push(id);
+        return id;
     }
 }

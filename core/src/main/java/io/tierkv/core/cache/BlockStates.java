@@ -68,6 +68,11 @@ final class BlockStates {
     }
 
     /** {@return block ids} */
+    /** Retention priorities are kept in a byte per block; {@link SequenceOptions} bounds them to a byte. */
+    static byte priorityByte(int priority) {
+        return (byte) priority;
+    }
+
     int capacity() {
         return state.length;
     }

@@ -38,18 +38,12 @@ import io.tierkv.core.error.BudgetExceededException;
 final class CacheBudget {
 
     private final PagedKvCache cache;
-    @GuardedBy("cache.lock")
-    private int onDevice;
-    @GuardedBy("cache.lock")
-    private int onHost;
-    @GuardedBy("cache.lock")
-    private int onDisk;
-    @GuardedBy("cache.lock")
-    private long demotions;
-    @GuardedBy("cache.lock")
-    private long spills;
-    @GuardedBy("cache.lock")
-    private long refusedSpills;
+    @GuardedBy("cache.lock") private int onDevice;
+    @GuardedBy("cache.lock") private int onHost;
+    @GuardedBy("cache.lock") private int onDisk;
+    @GuardedBy("cache.lock") private long demotions;
+    @GuardedBy("cache.lock") private long spills;
+    @GuardedBy("cache.lock") private long refusedSpills;
 
     CacheBudget(PagedKvCache cache) {
         this.cache = cache;

@@ -43,7 +43,7 @@ final class CacheInvariants {
         int[] tableRefs = new int[n];
         int[] protects = new int[n];
         for (Sequence s : openSequences) {
-            s.countReferences(tableRefs, protects);
+            s.table.countReferences(tableRefs, protects);
         }
         int[] slotOwner = new int[slots.capacity()];
         java.util.Arrays.fill(slotOwner, -1);

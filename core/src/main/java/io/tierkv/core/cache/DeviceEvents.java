@@ -23,8 +23,7 @@ final class DeviceEvents {
 
     private final PagedKvCache cache;
     /** Where events go. */
-    @GuardedBy("cache.lock")
-    private KvEventSink sink = KvEventSink.NONE;
+    @GuardedBy("cache.lock") private KvEventSink sink = KvEventSink.NONE;
 
     DeviceEvents(PagedKvCache cache) {
         this.cache = cache;

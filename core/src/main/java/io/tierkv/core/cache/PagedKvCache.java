@@ -118,60 +118,43 @@ public final class PagedKvCache implements AutoCloseable {
     // The parts below are @GuardedBy("lock") on their references here: Error Prone cannot name this
     // lock from inside them. A sequence's own thread reads its unshared OPEN block's facts through
     // references of its own, without the lock (the one-writer rule, see Concurrency).
-    @GuardedBy("lock")
-    private final Condition changed = lock.newCondition();
+    @GuardedBy("lock") private final Condition changed = lock.newCondition();
     /** Every block fact: state, flags, references, leases, protection, slot, priority, hash. */
-    @GuardedBy("lock")
-    final BlockStates blocks;
+    @GuardedBy("lock") final BlockStates blocks;
     private final Arena metaArena = Arena.ofShared();
     /**
      * Every id's {@link BlockIdentity} (context, parent, B token ids). A move's unlocked copy reads
      * the row of its block, immutable while the block is sealed and in transit.
      */
-    @GuardedBy("lock")
-    final IdentityTable identities;
+    @GuardedBy("lock") final IdentityTable identities;
     /** Written positions; a sequence's own thread marks its unshared OPEN block's without the lock. */
-    @GuardedBy("lock")
-    final WrittenPositions written;
-    @GuardedBy("lock")
-    final EvictionPolicy policy;
-    @GuardedBy("lock")
-    final CacheCounters counters = new CacheCounters();
-    @GuardedBy("lock")
-    final Admission admission;
+    @GuardedBy("lock") final WrittenPositions written;
+    @GuardedBy("lock") final EvictionPolicy policy;
+    @GuardedBy("lock") final CacheCounters counters = new CacheCounters();
+    @GuardedBy("lock") final Admission admission;
     final TierMoves moves;
-    @GuardedBy("lock")
-    final PrefixLookup prefix;
+    @GuardedBy("lock") final PrefixLookup prefix;
     /** The unlocked half of a match that fetches from a store below; null without a lower tier. */
     final FetchAhead fetchAhead;
-    @GuardedBy("lock")
-    final Leases leases;
+    @GuardedBy("lock") final Leases leases;
     final BlockHasher hasher;
     /** SHA-256 (keyed as the block hash is) for context fingerprints, whatever the block hash function. */
     private final BlockHasher contextHasher;
-    @GuardedBy("lock")
-    private final Set<Sequence> openSequences = Collections.newSetFromMap(new IdentityHashMap<>());
-    @GuardedBy("lock")
-    final CacheBudget budget = new CacheBudget(this);
+    @GuardedBy("lock") private final Set<Sequence> openSequences = Collections.newSetFromMap(new IdentityHashMap<>());
+    @GuardedBy("lock") final CacheBudget budget = new CacheBudget(this);
     /** The salt string last hashed by {@link #openSequence}, compared by identity (strings are immutable). */
-    @GuardedBy("lock")
-    private String lastSalt;
+    @GuardedBy("lock") private String lastSalt;
     /** Its hash: high word, low word. */
-    @GuardedBy("lock")
-    private final long[] lastSaltHash = new long[2];
+    @GuardedBy("lock") private final long[] lastSaltHash = new long[2];
     /** The options whose context fingerprint was computed last, compared by identity. */
-    @GuardedBy("lock")
-    private SequenceOptions lastContextOptions;
+    @GuardedBy("lock") private SequenceOptions lastContextOptions;
     /** That fingerprint: high word, low word. */
-    @GuardedBy("lock")
-    private final long[] lastContext = new long[2];
-    @GuardedBy("lock")
-    boolean closed;
+    @GuardedBy("lock") private final long[] lastContext = new long[2];
+    @GuardedBy("lock") boolean closed;
     private final TierControl tierControl = new TierControl(this);
     private final CacheDiagnostics diagnostics = new CacheDiagnostics(this);
     /** Tells the event sink when a block becomes findable on the device or stops being so. */
-    @GuardedBy("lock")
-    final DeviceEvents events = new DeviceEvents(this);
+    @GuardedBy("lock") final DeviceEvents events = new DeviceEvents(this);
 
     /**
      * Creates a cache over top-tier slot memory, with an optional lower tier.
@@ -379,25 +362,6 @@ public final class PagedKvCache implements AutoCloseable {
         }
     }
 
-    /** Seals a fully written block: hash it, index it unless its hash is taken, make it a candidate. */
-    @GuardedBy("lock")
-    void seal(int id, Sequence seq) {
-        BlockStates b = blocks;
-        identities.hash(hasher, seq, id);
-        b.hashHi[id] = hasher.hi();
-        b.hashLo[id] = hasher.lo();
-        identities.setKey(id, seq.contextHi, seq.contextLo, seq.parentHi, seq.parentLo);
-        b.state[id] = SEALED;
-        b.priority[id] = priorityByte(seq.options.priority());
-        if (prefix.index.put(id)) {
-            b.flags[id] |= INDEXED;
-            events.stored(id);
-        } else if (!identities.same(prefix.index.get(b.hashHi[id], b.hashLo[id]), id)) {
-            counters.hashCollisions++; // another block holds this hash: this one keeps its own bytes, unindexed
-        }
-        refresh(id);
-    }
-
     /** A block's only copy, below the top tier, is gone: freed if nothing references it, else lost. */
     @GuardedBy("lock")
     void goneBelow(int id) {
@@ -428,23 +392,6 @@ public final class PagedKvCache implements AutoCloseable {
         b.state[id] = LOST;
         policy.onRemove(id);
         changed.signalAll(); // a lease waiting for a slot for this block fails now, not at its deadline
-    }
-
-    /** Copy-on-write: replaces a shared OPEN block by a private copy holding the same bytes. */
-    @GuardedBy("lock")
-    int copyOnWrite(int id, long deadlineNanos) {
-        int copy = admission.allocateOpenBlock(deadlineNanos);
-        MemorySegment.copy(memory.slot(blocks.slot[id]), 0, memory.slot(blocks.slot[copy]), 0, blockBytes);
-        identities.copy(id, copy);
-        written.copy(id, copy);
-        counters.copiesOnWrite++;
-        unref(id);
-        return copy;
-    }
-
-    /** Retention priorities are kept in a byte per block; {@link SequenceOptions} bounds them to a byte. */
-    static byte priorityByte(int priority) {
-        return (byte) priority;
     }
 
     MemorySegment slotMemory(int s) {
@@ -520,21 +467,15 @@ public final class PagedKvCache implements AutoCloseable {
     }
 
     /**
-     * Releases one lease and takes another under one hold of the cache lock: what
-     * {@link #releaseLease(int)} then {@link #acquireLease(int)} do, for a reader that walks a
-     * sequence's blocks one at a time (a block stream) and would otherwise take the lock twice per
-     * block. The release happens first, so its slot may serve the promotion the new lease needs.
+     * {@link #releaseLease(int)} then {@link #acquireLease(int)} under one hold of the lock, for a
+     * reader walking a sequence's blocks one at a time (a block stream).
      *
      * @param releasedBlockId the leased block to release, {@code 0 <= releasedBlockId < maxBlocks}
      * @param blockId         the live block to lease, {@code 0 <= blockId < maxBlocks}
      * @return the top-tier bytes of {@code blockId}
      * @throws IndexOutOfBoundsException if an id is out of range (nothing released)
-     * @throws IllegalStateException     if {@code releasedBlockId} holds no lease (nothing released) or
-     *                                   {@code blockId} is free (the release stands)
-     * @throws io.tierkv.core.error.CapacityExhaustedException as {@link #acquireLease(int)} (the
-     *                                   release stands)
-     * @throws io.tierkv.core.error.CorruptBlockException      as {@link #acquireLease(int)} (the
-     *                                   release stands)
+     * @throws IllegalStateException     if {@code releasedBlockId} holds no lease (nothing released)
+     * @throws RuntimeException          whatever {@link #acquireLease(int)} throws (the release stands)
      */
     public MemorySegment swapLease(int releasedBlockId, int blockId) {
         Checks.index("releasedBlockId", releasedBlockId, options.maxBlocks(), "maxBlocks ");

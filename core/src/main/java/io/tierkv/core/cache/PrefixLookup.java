@@ -33,6 +33,28 @@ final class PrefixLookup {
     }
 
     /**
+     * Seals a fully written block: hashes its identity, indexes it unless its hash is taken (a
+     * block of another identity under the hash is a counted collision; this one keeps its own
+     * bytes, unindexed) and makes it a candidate. Lock held.
+     */
+    void seal(int id, Sequence seq) {
+        IdentityTable identities = cache.identities;
+        identities.hash(cache.hasher, seq, id);
+        b.hashHi[id] = cache.hasher.hi();
+        b.hashLo[id] = cache.hasher.lo();
+        identities.setKey(id, seq.contextHi, seq.contextLo, seq.parentHi, seq.parentLo);
+        b.state[id] = SEALED;
+        b.priority[id] = BlockStates.priorityByte(seq.options.priority());
+        if (index.put(id)) {
+            b.flags[id] |= INDEXED;
+            cache.events.stored(id);
+        } else if (!identities.same(index.get(b.hashHi[id], b.hashLo[id]), id)) {
+            cache.counters.hashCollisions++;
+        }
+        cache.refresh(id);
+    }
+
+    /**
      * Finds a sealed block for a hash, in the index or (adopting it) below; -1 if absent. A block
      * found below the top tier comes back pinned there ({@link #holdBelow}): the caller must
      * reference it or {@link PagedKvCache#refresh(int)} it.

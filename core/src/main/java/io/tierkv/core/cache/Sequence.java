@@ -29,12 +29,8 @@ import java.util.Objects;
 public final class Sequence implements AutoCloseable {
 
     private final PagedKvCache cache;
-    /*
-     * Not @GuardedBy: the mutable state below belongs to the sequence's one thread, which reads it
-     * without the lock; it is written under the cache lock, where other threads read it (the
-     * invariant recount, the cache's close). The cache's parts are copied here for the write path,
-     * which reads an unshared OPEN block's facts without the lock (PagedKvCache, Concurrency).
-     */
+    // Not @GuardedBy: the state below is the sequence's own thread's, read by it without the lock
+    // and written under it (PagedKvCache, Concurrency: the write path and an unshared OPEN block).
     /** The cache's parts this sequence touches on every token, one load away rather than two. */
     private final BlockStates blocks;
     private final WrittenPositions written;
@@ -48,7 +44,7 @@ public final class Sequence implements AutoCloseable {
     final long contextLo;
     long parentHi;
     long parentLo;
-    private final BlockTable table;
+    final BlockTable table;
     private int length;
     private boolean closed;
 
@@ -159,7 +155,7 @@ public final class Sequence implements AutoCloseable {
             checkOpen();
             int b = cache.blockTokens;
             int offset = length % b;
-            int id = offset == 0 ? takeNewBlock() : privateTail(table.count() - 1);
+            int id = offset == 0 ? cache.admission.newBlockFor(this) : privateTail(table.count() - 1);
             identities.setToken(id, offset, tokenId);
             return length++;
         } finally {
@@ -215,7 +211,7 @@ public final class Sequence implements AutoCloseable {
                 throw new IllegalStateException("appendBlock at length " + length + " (expected a multiple of blockSizeTokens "
                         + b + "; the tail block is partly filled)");
             }
-            id = takeNewBlock();
+            id = cache.admission.newBlockFor(this);
             identities.setTokens(id, tokenIds, from);
             position = length;
             length += b;
@@ -311,11 +307,8 @@ public final class Sequence implements AutoCloseable {
             throw new IllegalStateException("position " + position + " is in sealed block " + bi
                     + " (sealed blocks are immutable)");
         }
-        // Shared with a fork: copy before writing. Read without the lock, refs alone decides whether
-        // to look closer: it counts every holder and every lease, so refs <= 1 means only this
-        // sequence holds the block, and only this sequence's thread (a fork of it, its own lease)
-        // can raise it. refs - leases, read here as two unlocked values, could pair a release's new
-        // refs with its old leases and miss a fork; under the lock it is exact.
+        // Shared with a fork? Unlocked, refs alone (holders and leases; above 1 only by this thread's
+        // own fork or lease) says whether to look; refs - leases, exact only under the lock, decides.
         if (blocks.refs[id] > 1) {
             cache.lock.lock();
             try {
@@ -343,7 +336,7 @@ public final class Sequence implements AutoCloseable {
     private int privateTail(int bi) {
         int id = table.id(bi);
         if (blocks.refs[id] - blocks.leases[id] > 1) {
-            id = cache.copyOnWrite(id, cache.admissionDeadline());
+            id = cache.admission.copyOnWrite(id, cache.admissionDeadline());
             table.set(bi, id);
         }
         return id;
@@ -359,7 +352,7 @@ public final class Sequence implements AutoCloseable {
                 if (!written.isComplete(id)) {
                     return;
                 }
-                cache.seal(id, this);
+                cache.prefix.seal(id, this);
             }
             parentHi = blocks.hashHi[id];
             parentLo = blocks.hashLo[id];
@@ -575,27 +568,6 @@ public final class Sequence implements AutoCloseable {
         } finally {
             cache.lock.unlock();
         }
-    }
-
-    /** Adds this sequence's table references and recent-window protections to the arrays. Lock held. */
-    @GuardedBy("cache.lock")
-    void countReferences(int[] tableRefs, int[] protects) {
-        table.countReferences(tableRefs, protects);
-    }
-
-    /** Takes a new OPEN block at the end of the table, within this sequence's budgets. Lock held. */
-    @GuardedBy("cache.lock")
-    private int takeNewBlock() {
-        long used = (long) table.count() * cache.blockBytes;
-        if (used + cache.blockBytes > options.budgetBytes()) {
-            throw new BudgetExceededException("cache[" + options.salt() + "].blocks", cache.blockBytes, used,
-                    options.budgetBytes());
-        }
-        cache.budget.admitNewBlock(this);
-        int id = cache.admission.allocateOpenBlock(cache.admissionDeadline());
-        blocks.priority[id] = PagedKvCache.priorityByte(options.priority());
-        table.push(id);
-        return id;
     }
 
     private void checkPosition(int layer, int position) {

@@ -16,14 +16,10 @@ public final class PressureMonitor {
     /** The modes in order, kept once: {@code values()} allocates a fresh array on every call. */
     private static final PressureMode[] MODES = PressureMode.values();
 
-    @GuardedBy("this")
-    private final long[] nanosIn = new long[MODES.length];
-    @GuardedBy("this")
-    private PressureMode mode = PressureMode.RELAXED;
-    @GuardedBy("this")
-    private long since;
-    @GuardedBy("this")
-    private long transitions;
+    @GuardedBy("this") private final long[] nanosIn = new long[MODES.length];
+    @GuardedBy("this") private PressureMode mode = PressureMode.RELAXED;
+    @GuardedBy("this") private long since;
+    @GuardedBy("this") private long transitions;
 
     /**
      * Creates a monitor in RELAXED mode.

@@ -89,8 +89,7 @@ public final class CopyQueue implements AutoCloseable {
     /** Threads in {@link #await} (changed under {@code progress}): a completion wakes them only if there are any. */
     private volatile int waiters;
     private volatile Failure failure;
-    @GuardedBy("submitLock")
-    private boolean stopped;
+    @GuardedBy("submitLock") private boolean stopped;
 
     /**
      * Starts the worker thread (a daemon).

@@ -30,8 +30,7 @@ public final class OwnedResources {
     @GuardedBy("this")
     private final List<LinkedHashSet<AutoCloseable>> live = List.of(
             new LinkedHashSet<>(), new LinkedHashSet<>(), new LinkedHashSet<>());
-    @GuardedBy("this")
-    private boolean closed;
+    @GuardedBy("this") private boolean closed;
 
     /**
      * Creates an empty set.

@@ -34,8 +34,7 @@ public final class DiskFaultInjection {
     private static volatile DiskFaultInjection installed;
 
     private final double rate;
-    @GuardedBy("this")
-    private final Random random;
+    @GuardedBy("this") private final Random random;
     private final AtomicLong injected = new AtomicLong();
 
     private DiskFaultInjection(double rate, long seed) {

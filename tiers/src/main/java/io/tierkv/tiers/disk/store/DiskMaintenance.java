@@ -263,4 +263,32 @@ public final class DiskMaintenance {
             t.lock.unlock();
         }
     }
+
+    /**
+     * Sets the listener told about keys the tier drops on its own; {@code null} for none. Calls
+     * happen after the tier's lock is released, on the thread that caused them.
+     *
+     * @param l the listener
+     */
+    public void setEvictionListener(EvictionListener l) {
+        t.notices.setListener(l);
+    }
+
+    /**
+     * Sets the sink handed every record the tier evicts (by budget or {@link #evict}),
+     * verified, before its bytes go; {@code null} for none. Records removed on request, quarantined
+     * or dropped by recovery are not handed on.
+     *
+     * @param sink the sink
+     * @throws IllegalStateException if the tier is closed
+     */
+    public void setDepartureSink(DepartureSink sink) {
+        t.lock.lock();
+        try {
+            t.ensureOpen();
+            t.departures.setSink(sink);
+        } finally {
+            t.lock.unlock();
+        }
+    }
 }

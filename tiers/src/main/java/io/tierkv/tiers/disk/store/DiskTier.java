@@ -64,35 +64,23 @@ public final class DiskTier implements AutoCloseable {
     private final int maxRaw;
     private final RecordRules rules;
     private final Arena scratchArena = Arena.ofShared();
-    @GuardedBy("lock")
-    private final CRC32C crc = new CRC32C();
-    @GuardedBy("lock")
-    private final DiskCounters counters = new DiskCounters();
+    @GuardedBy("lock") private final CRC32C crc = new CRC32C();
+    @GuardedBy("lock") private final DiskCounters counters = new DiskCounters();
     final EvictionNotices notices = new EvictionNotices();
     /** The log of damaged bytes (tests read its counts). */
-    @GuardedBy("lock")
-    final CorruptionLog corruptionLog;
-    @GuardedBy("lock")
-    final RecordIndex index;
-    @GuardedBy("lock")
-    final Puts puts;
-    @GuardedBy("lock")
-    final SegmentTable segments;
-    @GuardedBy("lock")
-    final SpaceManager space;
-    @GuardedBy("lock")
-    private final Departures departures;
-    @GuardedBy("lock")
-    private final RecordWriter writer;
-    @GuardedBy("lock")
-    private final RecordReader reader;
+    @GuardedBy("lock") final CorruptionLog corruptionLog;
+    @GuardedBy("lock") final RecordIndex index;
+    @GuardedBy("lock") final Puts puts;
+    @GuardedBy("lock") final SegmentTable segments;
+    @GuardedBy("lock") final SpaceManager space;
+    @GuardedBy("lock") final Departures departures;
+    @GuardedBy("lock") private final RecordWriter writer;
+    @GuardedBy("lock") private final RecordReader reader;
 
     /** The key space asked for at open, then the one the directory records. */
     private KeySpace keySpace;
-    @GuardedBy("lock")
-    private TierDirectory directory;
-    @GuardedBy("lock")
-    private boolean closed;
+    @GuardedBy("lock") private TierDirectory directory;
+    @GuardedBy("lock") private boolean closed;
     private final RecordPins pinning = new RecordPins(this);
     private final DiskMaintenance maintenance = new DiskMaintenance(this);
 
@@ -213,34 +201,6 @@ public final class DiskTier implements AutoCloseable {
      */
     public KeySpace keySpace() {
         return keySpace;
-    }
-
-    /**
-     * Sets the listener told about keys the tier drops on its own; {@code null} for none. Calls
-     * happen after the tier's lock is released, on the thread that caused them.
-     *
-     * @param l the listener
-     */
-    public void setEvictionListener(EvictionListener l) {
-        notices.setListener(l);
-    }
-
-    /**
-     * Sets the sink handed every record the tier evicts (by budget or {@link DiskMaintenance#evict}),
-     * verified, before its bytes go; {@code null} for none. Records removed on request, quarantined
-     * or dropped by recovery are not handed on.
-     *
-     * @param sink the sink
-     * @throws IllegalStateException if the tier is closed
-     */
-    public void setDepartureSink(DepartureSink sink) {
-        lock.lock();
-        try {
-            ensureOpen();
-            departures.setSink(sink);
-        } finally {
-            lock.unlock();
-        }
     }
 
     /**

@@ -106,7 +106,7 @@ class DiskCasesTest {
                 assertTrue(getAndVerify(tier, arena, k), "recovered key " + k);
             }
             List<Long> evicted = new ArrayList<>();
-            tier.setEvictionListener((h, l) -> evicted.add(l));
+            tier.maintenance().setEvictionListener((h, l) -> evicted.add(l));
             for (int k = 8; k < 13; k++) {
                 assertTrue(put(tier, arena, k));
                 assertTrue(tier.blockCount() <= 10, "at most D blocks");

@@ -129,7 +129,7 @@ class DiskCorruptionTest {
                 }
             }
             Set<Long> reported = new HashSet<>();
-            tier.setEvictionListener((h, l) -> reported.add(l));
+            tier.maintenance().setEvictionListener((h, l) -> reported.add(l));
             for (long k = 0; k < KEYS; k++) {
                 boolean hit = readExact(tier, k, why);
                 assertEquals(!damaged.contains(k), hit, why + ": key " + k);

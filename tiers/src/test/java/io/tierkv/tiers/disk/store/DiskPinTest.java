@@ -42,7 +42,7 @@ class DiskPinTest {
     void open() {
         tier = DiskTier.open(options(dir, 2, 3 * segmentBytes(2) + 4096).withCompression(Compression.NONE),
                 DiskTestSupport.LAYOUT);
-        tier.setEvictionListener((h, l) -> evicted.add(l));
+        tier.maintenance().setEvictionListener((h, l) -> evicted.add(l));
     }
 
     @AfterEach

@@ -132,7 +132,7 @@ class DiskTierTest {
         long budget = 3 * segmentBytes(2) + 4096;
         DiskTier tier = open(options(dir, 2, budget).withCompression(Compression.NONE));
         List<Long> evicted = new ArrayList<>();
-        tier.setEvictionListener((h, l) -> evicted.add(l));
+        tier.maintenance().setEvictionListener((h, l) -> evicted.add(l));
         for (int k = 0; k < 30; k++) {
             assertTrue(put(tier, arena, k));
             tier.checkInvariants();
@@ -174,7 +174,7 @@ class DiskTierTest {
     void evictTakesExactlyWhatWasAskedLeastRecentFirst() {
         DiskTier tier = open(options(dir, 4, 1 << 20));
         List<Long> evicted = new ArrayList<>();
-        tier.setEvictionListener((h, l) -> evicted.add(l));
+        tier.maintenance().setEvictionListener((h, l) -> evicted.add(l));
         for (int k = 0; k < 10; k++) {
             put(tier, arena, k);
         }
@@ -195,7 +195,7 @@ class DiskTierTest {
     void putOfAnExistingKeyIsANoOpAndRemoveIsNotReported() {
         DiskTier tier = open(options(dir, 4, 1 << 20));
         List<Long> evicted = new ArrayList<>();
-        tier.setEvictionListener((h, l) -> evicted.add(l));
+        tier.maintenance().setEvictionListener((h, l) -> evicted.add(l));
         assertTrue(put(tier, arena, 1));
         long used = tier.usedBytes();
         assertTrue(tier.put(hi(1), lo(1), DiskTestSupport.identity(arena, 1), DiskTestSupport.block(arena, 2)),
@@ -323,7 +323,7 @@ class DiskTierTest {
         assertEquals(1024, DiskFormat.journalCapacity(o.budgetBytes(), LAYOUT));
         Set<Long> live = new HashSet<>();
         try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
-            tier.setEvictionListener((h, l) -> live.remove(l));
+            tier.maintenance().setEvictionListener((h, l) -> live.remove(l));
             for (int k = 0; k < 40; k++) {
                 assertTrue(put(tier, arena, k));
                 live.add((long) k);
@@ -361,7 +361,7 @@ class DiskTierTest {
         MemorySegment tokens = arena.allocate(64);
         MemorySegment block = arena.allocate(small.bytesPerBlock());
         try (DiskTier tier = DiskTier.open(o, small)) {
-            tier.setEvictionListener((h, l) -> live.remove(l));
+            tier.maintenance().setEvictionListener((h, l) -> live.remove(l));
             for (int round = 0; round < 11; round++) {
                 for (long k = round * 300L; k < round * 300L + 300; k++) {
                     block.set(ValueLayout.JAVA_LONG, 0, k);
@@ -397,7 +397,7 @@ class DiskTierTest {
         long budget = 4 * segmentBytes(8) + 4096;
         DiskTier tier = open(options(dir, 8, budget).withCompactBelowLiveRatio(0.6).withCompression(Compression.NONE));
         Set<Long> live = new HashSet<>();
-        tier.setEvictionListener((h, l) -> live.remove(l));
+        tier.maintenance().setEvictionListener((h, l) -> live.remove(l));
         for (int k = 0; k < 32; k++) {
             assertTrue(put(tier, arena, k));
             live.add((long) k);
@@ -461,7 +461,7 @@ class DiskTierTest {
         open.add(t);
         AtomicLong hits = new AtomicLong();
         Set<Long> evicted = ConcurrentHashMap.newKeySet();
-        t.setEvictionListener((h, l) -> evicted.add(l));
+        t.maintenance().setEvictionListener((h, l) -> evicted.add(l));
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
             List<Future<?>> done = new ArrayList<>();

@@ -207,7 +207,7 @@ class RecoveryChainTest {
                 .withPersistent(true).withCompression(Compression.NONE);
         Set<Long> live = new HashSet<>();
         try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
-            tier.setEvictionListener((h, l) -> live.remove(l));
+            tier.maintenance().setEvictionListener((h, l) -> live.remove(l));
             for (long k = 0; k < 30; k++) {
                 assertTrue(put(tier, arena, k));
                 live.add(k);
