@@ -1,6 +1,5 @@
 package io.tierkv.natives;
 
-import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.natives.emulated.CopyQueue;
 import io.tierkv.natives.emulated.EmulatedError;
 import io.tierkv.natives.runtime.CopyChecks;

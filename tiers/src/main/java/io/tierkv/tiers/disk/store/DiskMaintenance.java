@@ -13,9 +13,10 @@ import java.util.Objects;
 /**
  * A disk tier's maintenance and inspection operations ({@link DiskTier#maintenance()}): evict by
  * LRU order, compact, visit keys, record sizes, drop cached pages (for cold-read benchmarks),
- * heap bytes by structure.
- * Thread-safe: every method takes the tier's lock; eviction notices are delivered after it is
- * released, as for {@link DiskTier}'s own calls.
+ * heap bytes by structure; and the wiring a manager sets once at build (who hears of evictions,
+ * where evicted records go). Thread-safe: every method but {@link #setEvictionListener} (a volatile
+ * write) takes the tier's lock; eviction notices are delivered after it is released, as for
+ * {@link DiskTier}'s own calls.
  */
 public final class DiskMaintenance {
 
