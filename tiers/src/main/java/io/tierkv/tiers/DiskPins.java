@@ -44,6 +44,13 @@ import static io.tierkv.tiers.HostBlocks.PINNED;
  * marks it LOST: its next lease or read fails with {@code CorruptBlockException}); a block with
  * another copy (device, host) loses nothing.
  *
+ * <h2>Reports made without the lock are settled against what holds now</h2>
+ * An eviction notice and a read that missed (a promotion, a read, a read-ahead load) are learnt
+ * with the host lock released, and may be stale by the time it is taken: the key may have been
+ * written again meanwhile (a later spill of the block, or of another id of the same identity) and
+ * pinned for this id by a prefix match. Such a report clears a copy only if it is gone now
+ * ({@link #settleIfGone}); a soak run lost a referenced block once in about 45 runs when a
+ * read-ahead's miss cleared a record pinned after it.
  */
 final class DiskPins {
 
@@ -70,6 +77,54 @@ final class DiskPins {
             return false;
         }
         return true;
+    }
+
+    /**
+     * Counts and reports a read of this id's disk record that missed (a promotion, a read, a
+     * read-ahead load), made with the host lock released, and settles under the lock what it says
+     * about the copy. A record of another identity under the key ({@link DiskTier#COLLISION}) is
+     * no copy of this block: the copy is gone and the pin, if any, released. Any other miss is
+     * re-checked ({@link #settleIfGone}): another id of the same identity may have spilled the
+     * key again meanwhile and a prefix match pinned that record for this id; clearing the copy
+     * then would lose a referenced block whose record is on disk. Takes the host lock.
+     *
+     * @param found what {@link DiskTier#load} returned, {@code < 0}
+     */
+    void settleMiss(int blockId, int found) {
+        t.counters.diskMisses.increment();
+        TierEvents.fault("disk miss for block " + blockId);
+        h.lock.lock();
+        try {
+            if (found == DiskTier.COLLISION) {
+                diskCopyGone(blockId);
+            } else {
+                settleIfGone(blockId);
+            }
+        } finally {
+            h.lock.unlock();
+        }
+    }
+
+    /**
+     * Settles a report that this id's disk record went, made with the lock released (an eviction
+     * notice, a read that missed): the report may be stale, so the copy is gone only if it still
+     * is now. For an id holding a pin that is exactly whether its pin is broken; for one holding
+     * none, whether no record holds its key (a key written again since, by a later spill of the
+     * same block or of another id of the same identity, is on disk again, and a prefix match may
+     * have pinned it for this id meanwhile). A copy gone is cleared ({@link #diskCopyGone}). Lock
+     * held.
+     *
+     * @return whether this id had a disk copy and it is gone now
+     */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
+    boolean settleIfGone(int blockId) {
+        boolean gone = (h.state[blockId] & ON_DISK) != 0
+                && ((h.state[blockId] & PINNED) != 0 ? t.disk.pinning().pinBroken(h.diskPin[blockId])
+                        : !t.disk.contains(h.hashHi[blockId], h.hashLo[blockId]));
+        if (gone) {
+            diskCopyGone(blockId);
+        }
+        return gone;
     }
 
     /** This id's disk record is gone: clears ON_DISK and releases its pin, if it holds one. Lock held. */
@@ -180,11 +235,7 @@ final class DiskPins {
                 // A key written again since its record went (a later spill of the same block) is on
                 // disk now: for an unpinned id the notice is stale and must not drop the new record's
                 // block. A pinned id knows which record its pin holds.
-                boolean gone = h.hashHi[id] == key[0] && h.hashLo[id] == key[1] && (h.state[id] & ON_DISK) != 0
-                        && ((h.state[id] & PINNED) != 0 ? t.disk.pinning().pinBroken(h.diskPin[id]) : !t.disk.contains(key[0], key[1]));
-                if (gone) {
-                    diskCopyGone(id); // whatever other copies exist
-                }
+                boolean gone = h.hashHi[id] == key[0] && h.hashLo[id] == key[1] && settleIfGone(id); // whatever other copies exist
                 onlyOnDisk = gone && h.hostSlot[id] < 0;
             } finally {
                 h.lock.unlock();

@@ -300,8 +300,9 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
         int buffer = staging.acquire();
         try {
-            if (!disk.get(hi, lo, identity, staging.block(buffer))) {
-                diskMiss(blockId);
+            int found = disk.load(hi, lo, identity, staging.block(buffer));
+            if (found < 0) {
+                pins.settleMiss(blockId, found);
                 return LOST;
             }
             counters.diskLoads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
@@ -340,28 +341,13 @@ final class HostTier implements LowerTier, AutoCloseable {
             counters.hostReads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
             return true;
         }
-        if (!disk.get(hi, lo, identity, out)) { // identity and checksum verified before any byte stays in out
-            diskMiss(blockId);
+        int found = disk.load(hi, lo, identity, out); // identity and checksum verified before any byte stays in out
+        if (found < 0) {
+            pins.settleMiss(blockId, found);
             return false;
         }
         counters.diskReads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
         return true;
-    }
-
-    /**
-     * Counts and reports a disk read that missed: the block's record is gone (quarantined as it
-     * was read, evicted, or another identity's), so is this id's disk copy, and its pin is
-     * released (a broken pin, or one on a record that is not this block's).
-     */
-    private void diskMiss(int blockId) {
-        counters.diskMisses.increment();
-        TierEvents.fault("disk miss for block " + blockId);
-        blocks.lock.lock();
-        try {
-            pins.diskCopyGone(blockId);
-        } finally {
-            blocks.lock.unlock();
-        }
     }
 
     @Override
@@ -444,9 +430,11 @@ final class HostTier implements LowerTier, AutoCloseable {
             counters.hostAllocationFailures.increment();
             return false;
         }
+        int found = DiskTier.ABSENT;
         boolean hit = false;
         try {
-            hit = disk.get(hi, lo, identity, blocks.slotViews[hs]);
+            found = disk.load(hi, lo, identity, blocks.slotViews[hs]);
+            hit = found >= 0;
         } finally {
             blocks.lock.lock();
             try {
@@ -464,7 +452,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             }
         }
         if (!hit) {
-            diskMiss(blockId); // counted here: the lease that follows fails without another read
+            pins.settleMiss(blockId, found); // counted here: a lease that follows finds the copy gone without another read
             return false;
         }
         counters.diskToHost.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
