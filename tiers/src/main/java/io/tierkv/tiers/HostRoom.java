@@ -132,7 +132,7 @@ final class HostRoom {
             dropHostCopy(victim);
             h.lock.unlock();
             try {
-                t.cache.tierControl().retireIfUnreferenced(victim); // the record is found again by hash; the id is not needed
+                t.cache.tierControl().retireIfUnreferenced(victim, hi, lo); // the record is found again by hash; the id is not needed
             } finally {
                 h.lock.lock();
             }
@@ -145,7 +145,7 @@ final class HostRoom {
         h.lock.unlock();
         boolean freed;
         try {
-            freed = t.cache.tierControl().evictIfUnreferenced(victim); // calls forget(victim), which drops the copy and its policy entry
+            freed = t.cache.tierControl().evictIfUnreferenced(victim, hi, lo); // calls forget(victim), which drops the copy and its policy entry
         } finally {
             h.lock.lock();
         }

@@ -126,7 +126,9 @@ class StalledTransferTest {
         device.stallCopies();
         try {
             assertThrows(TransferTimeoutException.class, () -> cache.acquireLease(id), "the promotion is late");
-            assertTrue(cache.tierControl().evictIfUnreferenced(id), "the cached block is freed while its copy is still late");
+            long[] hash = cache.diagnostics().blockHash(id);
+            assertTrue(cache.tierControl().evictIfUnreferenced(id, hash[0], hash[1]),
+                    "the cached block is freed while its copy is still late");
             b = kv.openSequence(SequenceOptions.defaults());
             appendWritten(b, 2, tokens(500, 16));
             assertEquals(id, b.blockId(0), "the freed id is handed to B's block, on the device");

@@ -172,32 +172,41 @@ public final class TierControl {
 
     /**
      * Called by a lower tier that needs room: frees a block held only below if nothing references
-     * it (a cached block), so the lower tier can drop its copy. Counted as an eviction.
+     * it (a cached block), so the lower tier can drop its copy. Counted as an eviction. The lower
+     * tier calls with its own lock released, so the id may have been freed and taken by another
+     * block since it decided: the block's hash names which block it meant, and an id holding
+     * another hash is left alone.
      *
      * @param blockId a block the lower tier holds
+     * @param hashHi  that block's hash, high word
+     * @param hashLo  that block's hash, low word
      * @return true if the block was freed (the lower tier has been told through {@link LowerTier#forget})
      */
-    public boolean evictIfUnreferenced(int blockId) {
-        return freeIfUnreferenced(blockId, true);
+    public boolean evictIfUnreferenced(int blockId, long hashHi, long hashLo) {
+        return freeIfUnreferenced(blockId, hashHi, hashLo, true);
     }
 
     /**
      * Called by a lower tier whose copy of a block is now keyed by its hash alone (spilled to
      * disk): frees the block id if nothing references it, since a later prefix match finds the
-     * record by hash ({@link LowerTier#adopt}). Not an eviction: the bytes are kept.
+     * record by hash ({@link LowerTier#adopt}). Not an eviction: the bytes are kept. As for
+     * {@link #evictIfUnreferenced}, an id that holds another hash by now is left alone.
      *
      * @param blockId a block now held only by hash below
+     * @param hashHi  that block's hash, high word
+     * @param hashLo  that block's hash, low word
      * @return true if the id was freed
      */
-    public boolean retireIfUnreferenced(int blockId) {
-        return freeIfUnreferenced(blockId, false);
+    public boolean retireIfUnreferenced(int blockId, long hashHi, long hashLo) {
+        return freeIfUnreferenced(blockId, hashHi, hashLo, false);
     }
 
-    private boolean freeIfUnreferenced(int blockId, boolean eviction) {
+    private boolean freeIfUnreferenced(int blockId, long hashHi, long hashLo, boolean eviction) {
         cache.lock.lock();
         try {
             BlockStates b = cache.blocks;
-            if (b.state[blockId] == FREE || b.refs[blockId] != 0 || b.slot[blockId] >= 0 || b.inTransit(blockId)) {
+            if (b.state[blockId] == FREE || b.refs[blockId] != 0 || b.slot[blockId] >= 0 || b.inTransit(blockId)
+                    || b.hashHi[blockId] != hashHi || b.hashLo[blockId] != hashLo) {
                 return false;
             }
             if (eviction) {

@@ -241,6 +241,33 @@ class SequenceContractTest {
                 "another hash function chains other hashes");
     }
 
+    /**
+     * A lower tier asks the cache to free an id after releasing its own lock: the id may have been
+     * freed and taken by another block by then, so the hash it read names the block it meant.
+     */
+    @Test
+    void aLowerTierFreesAnIdOnlyIfItStillHoldsTheHashItMeant() {
+        TimingLowerTier lower = new TimingLowerTier();
+        SlabMemory memory = invariants.track(new SlabMemory(4, layout.bytesPerBlock()), java.util.List::of);
+        PagedKvCache tiered = invariants.track(new PagedKvCache(CacheOptions.of(smallLayout(B), 4).withMaxBlocks(8),
+                memory, lower));
+        int id;
+        try (Sequence s = tiered.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, tokens(0, B));
+            id = s.blockId(0);
+            assertEquals(true, tiered.tierControl().demoteBlock(id));
+        }
+        long[] hash = tiered.diagnostics().blockHash(id); // a cached block, held only below
+        TierControl control = tiered.tierControl();
+        assertEquals(false, control.retireIfUnreferenced(id, hash[0] ^ 1, hash[1]), "another block's hash: left alone");
+        assertEquals(false, control.evictIfUnreferenced(id, hash[0], hash[1] ^ 1), "another block's hash: left alone");
+        try (Sequence again = tiered.openSequence(SequenceOptions.defaults())) {
+            assertEquals(B, again.matchPrefix(tokens(0, 2 * B)), "still cached");
+        }
+        assertEquals(true, control.evictIfUnreferenced(id, hash[0], hash[1]), "its own hash: freed");
+        assertEquals(false, lower.held.contains(id), "and forgotten below");
+    }
+
     /** A lower tier that keeps a block's bytes nowhere but says it does, and records a promotion's timeout. */
     private static final class TimingLowerTier implements LowerTier {
         private final java.util.Set<Integer> held = new java.util.HashSet<>();
