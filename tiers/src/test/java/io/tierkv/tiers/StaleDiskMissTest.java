@@ -85,7 +85,14 @@ class StaleDiskMissTest {
 
                 ReentrantLock diskLock = diskLock(disk);
                 boolean[] loaded = {true};
-                Thread mover = new Thread(() -> loaded[0] = cache.tierControl().loadBelow(id), "read-ahead");
+                Throwable[] failed = new Throwable[1];
+                Thread mover = new Thread(() -> {
+                    try {
+                        loaded[0] = cache.tierControl().loadBelow(id);
+                    } catch (Throwable t) {
+                        failed[0] = t;
+                    }
+                }, "read-ahead");
                 Sequence matched;
                 diskLock.lock();
                 try {
@@ -107,6 +114,7 @@ class StaleDiskMissTest {
                 }
                 mover.join(TimeUnit.SECONDS.toMillis(30));
                 assertFalse(mover.isAlive());
+                assertEquals(null, failed[0], "the load threw");
                 assertFalse(loaded[0], "the load missed");
 
                 try (Sequence seq = matched) {
