@@ -37,7 +37,7 @@ import static io.tierkv.tiers.HostBlocks.PINNED;
  * read, read-ahead, a match, a spill that verifies it) or is removed; its pins become broken pins
  * ({@link io.tierkv.tiers.disk.store.RecordPins#pinBroken}, asked without the disk lock). Every id holding one finds out the
  * next time anything asks about its disk copy ({@link HostTier#residence}, {@link HostTier#takeOverCopy},
- * {@link HostTier#residence}, {@link HostTier#pinBelow}, a promotion, read or read-ahead), and at once for the
+ * {@link HostTier#pinBelow}, a promotion, read or read-ahead), and at once for the
  * indexed id through the eviction notice ({@link #drainDiskEvictions}): the copy is gone (ON_DISK
  * and PINNED cleared) and the broken pin released through {@link io.tierkv.tiers.disk.store.RecordPins#unpin}, which touches no
  * other record. A block left without a copy anywhere is then lost as a counted event (the cache
