@@ -7,16 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tierkv.core.cache.CacheOptions;
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
-import io.tierkv.core.prefix.HashAlgorithm;
-import io.tierkv.natives.EmulatedDevice;
-import io.tierkv.natives.PinnedHostBuffer;
-import io.tierkv.tiers.disk.Compression;
-import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -33,9 +27,6 @@ import org.junit.jupiter.api.io.TempDir;
  * not then free the device slot, which holds the only copy left.
  */
 class DemotionRaceTest {
-
-    private static final int BLOCKS = 4;
-    private static final int MAX_BLOCKS = 16;
 
     @TempDir
     Path dir;
@@ -119,47 +110,36 @@ class DemotionRaceTest {
     @Test
     void aBlockReferencedWhileItsDemotedCopyIsSpilledAndEvictedKeepsItsDeviceCopy() {
         int bb = Managers.LAYOUT.bytesPerBlock();
-        try (EmulatedDevice runtime = new EmulatedDevice((long) BLOCKS * bb + (1 << 20));
-                DeviceTier device = new DeviceTier(runtime, BLOCKS, bb);
-                PinnedHostBuffer pinned = runtime.allocatePinnedHost((long) BLOCKS * bb);
-                DiskTier disk = DiskTier.open(DiskOptions.at(dir.resolve("kv")).withCompression(Compression.NONE)
-                        .withLowSpaceWarnBytes(0), Managers.LAYOUT)) {
-            HostTier host = new HostTier(Managers.LAYOUT, device, pinned, BLOCKS, MAX_BLOCKS, "lru", disk,
-                    new StagingPool(1, bb),
-                    CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS, new TierCounters());
-            HookedLower lower = new HookedLower(host);
-            CacheOptions options = new CacheOptions(Managers.LAYOUT, BLOCKS, MAX_BLOCKS, "lru",
-                    HashAlgorithm.MURMUR3_128, 0, 2_000_000, CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS);
-            try (PagedKvCache cache = new PagedKvCache(options, device, lower)) {
-                host.bind(cache);
-                int id;
-                try (Sequence first = cache.openSequence(SequenceOptions.defaults())) {
-                    appendWritten(first, 7, tokens(0, 16));
-                    id = first.blockId(0);
-                }
-                Sequence[] matched = new Sequence[1];
-                lower.afterDemote = () -> { // the cache lock is released: this is what a mover and a worker may do now
-                    assertTrue(host.spill(id), "the host copy spills at once");
-                    assertEquals(1, disk.maintenance().evict(1), "and its unpinned record is evicted");
-                    matched[0] = cache.openSequence(SequenceOptions.defaults());
-                    assertEquals(16, matched[0].matchPrefix(tokens(0, 32)), "the block is found on the device");
-                };
-                boolean demoted = cache.tierControl().demoteBlock(id);
-                assertEquals(null, lower.afterDemote, "the hook ran");
-                host.drainDiskEvictions();
-                try (Sequence seq = matched[0]; Arena arena = Arena.ofConfined()) {
-                    assertEquals(id, seq.blockId(0));
-                    MemorySegment out = arena.allocate(bb);
-                    MemorySegment expected = arena.allocate(bb);
-                    seq.readBlock(0, out); // threw CorruptBlockException: the slot was freed with the only copy
-                    assertEquals(-1, out.mismatch(blockImage(expected, Managers.LAYOUT, 7, 0)));
-                    assertFalse(demoted, "the device slot holds the only copy: the demotion is refused");
-                }
-                assertEquals(List.of(), cache.checkInvariants());
-                assertEquals(List.of(), host.checkInvariants());
-            } finally {
-                host.close();
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
+            HostTier host = stack.host;
+            DiskTier disk = stack.disk;
+            PagedKvCache cache = stack.cache;
+            HookedLower lower = (HookedLower) stack.lower;
+            int id;
+            try (Sequence first = cache.openSequence(SequenceOptions.defaults())) {
+                appendWritten(first, 7, tokens(0, 16));
+                id = first.blockId(0);
             }
+            Sequence[] matched = new Sequence[1];
+            lower.afterDemote = () -> { // the cache lock is released: this is what a mover and a worker may do now
+                assertTrue(host.spill(id), "the host copy spills at once");
+                assertEquals(1, disk.maintenance().evict(1), "and its unpinned record is evicted");
+                matched[0] = cache.openSequence(SequenceOptions.defaults());
+                assertEquals(16, matched[0].matchPrefix(tokens(0, 32)), "the block is found on the device");
+            };
+            boolean demoted = cache.tierControl().demoteBlock(id);
+            assertEquals(null, lower.afterDemote, "the hook ran");
+            host.drainDiskEvictions();
+            try (Sequence seq = matched[0]; Arena arena = Arena.ofConfined()) {
+                assertEquals(id, seq.blockId(0));
+                MemorySegment out = arena.allocate(bb);
+                MemorySegment expected = arena.allocate(bb);
+                seq.readBlock(0, out); // threw CorruptBlockException: the slot was freed with the only copy
+                assertEquals(-1, out.mismatch(blockImage(expected, Managers.LAYOUT, 7, 0)));
+                assertFalse(demoted, "the device slot holds the only copy: the demotion is refused");
+            }
+            assertEquals(List.of(), cache.checkInvariants());
+            assertEquals(List.of(), host.checkInvariants());
         }
     }
 }

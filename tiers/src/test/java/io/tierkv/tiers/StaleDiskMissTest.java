@@ -7,15 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tierkv.core.cache.CacheOptions;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
-import io.tierkv.core.prefix.HashAlgorithm;
-import io.tierkv.natives.EmulatedDevice;
-import io.tierkv.natives.PinnedHostBuffer;
-import io.tierkv.tiers.disk.Compression;
-import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -36,99 +30,86 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StaleDiskMissTest {
 
-    private static final int BLOCKS = 4;
-    private static final int MAX_BLOCKS = 16;
-
     @TempDir
     Path dir;
 
     @Test
     void aLoadThatMissedDoesNotDropARecordWrittenAndPinnedWhileItRead() throws Exception {
         int bb = Managers.LAYOUT.bytesPerBlock();
-        try (EmulatedDevice runtime = new EmulatedDevice((long) BLOCKS * bb + (1 << 20));
-                DeviceTier device = new DeviceTier(runtime, BLOCKS, bb);
-                PinnedHostBuffer pinned = runtime.allocatePinnedHost((long) BLOCKS * bb);
-                DiskTier disk = DiskTier.open(DiskOptions.at(dir.resolve("kv")).withCompression(Compression.NONE)
-                        .withLowSpaceWarnBytes(0), Managers.LAYOUT);
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), host -> host);
                 Arena arena = Arena.ofConfined()) {
-            HostTier host = new HostTier(Managers.LAYOUT, device, pinned, BLOCKS, MAX_BLOCKS, "lru", disk,
-                    new StagingPool(1, bb), CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS, new TierCounters());
-            CacheOptions options = new CacheOptions(Managers.LAYOUT, BLOCKS, MAX_BLOCKS, "lru",
-                    HashAlgorithm.MURMUR3_128, 0, 2_000_000, CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS);
-            try (PagedKvCache cache = new PagedKvCache(options, device, host)) {
-                host.bind(cache);
-                int id;
-                try (Sequence first = cache.openSequence(SequenceOptions.defaults())) {
-                    appendWritten(first, 7, tokens(0, 16));
-                    id = first.blockId(0);
-                }
-                // A cached block (indexed, referenced by nobody) held only by an unpinned disk record:
-                // referenced while it spills (so its id is kept), then released.
-                MemorySegment identity;
-                long hi;
-                long lo;
-                try (Sequence holder = cache.openSequence(SequenceOptions.defaults())) {
-                    assertEquals(16, holder.matchPrefix(tokens(0, 32)));
-                    assertTrue(cache.tierControl().demoteBlock(id), "demoted to the host");
-                    host.blocks.lock.lock();
-                    try {
-                        identity = arena.allocate(host.blocks.identityBytes).copyFrom(
-                                host.blocks.identity(host.blocks.hostSlot[id]));
-                        hi = host.blocks.hashHi[id];
-                        lo = host.blocks.hashLo[id];
-                    } finally {
-                        host.blocks.lock.unlock();
-                    }
-                    assertTrue(host.spill(id), "spilled to disk");
-                }
-                assertEquals(1, disk.maintenance().evict(1), "its unpinned record is evicted (the notice not drained)");
-
-                ReentrantLock diskLock = diskLock(disk);
-                boolean[] loaded = {true};
-                Throwable[] failed = new Throwable[1];
-                Thread mover = new Thread(() -> {
-                    try {
-                        loaded[0] = cache.tierControl().loadBelow(id);
-                    } catch (Throwable t) {
-                        failed[0] = t;
-                    }
-                }, "read-ahead");
-                Sequence matched;
-                diskLock.lock();
+            HostTier host = stack.host;
+            DiskTier disk = stack.disk;
+            PagedKvCache cache = stack.cache;
+            int id;
+            try (Sequence first = cache.openSequence(SequenceOptions.defaults())) {
+                appendWritten(first, 7, tokens(0, 16));
+                id = first.blockId(0);
+            }
+            // A cached block (indexed, referenced by nobody) held only by an unpinned disk record:
+            // referenced while it spills (so its id is kept), then released.
+            MemorySegment identity;
+            long hi;
+            long lo;
+            try (Sequence holder = cache.openSequence(SequenceOptions.defaults())) {
+                assertEquals(16, holder.matchPrefix(tokens(0, 32)));
+                assertTrue(cache.tierControl().demoteBlock(id), "demoted to the host");
+                host.blocks.lock.lock();
                 try {
-                    mover.start();
-                    awaitQueued(diskLock, mover); // the load is about to read the record
-                    host.blocks.lock.lock();
-                } finally {
-                    diskLock.unlock(); // its read misses; it then waits for the host lock
-                }
-                try {
-                    awaitQueued(host.blocks.lock, mover);
-                    // Meanwhile: another id of the same identity spills a record under the key, and a
-                    // prefix match pins it for this block and references it.
-                    assertTrue(disk.put(hi, lo, identity, blockImage(arena.allocate(bb), Managers.LAYOUT, 7, 0)));
-                    matched = cache.openSequence(SequenceOptions.defaults());
-                    assertEquals(16, matched.matchPrefix(tokens(0, 32)), "the block is found on disk");
+                    identity = arena.allocate(host.blocks.identityBytes).copyFrom(
+                            host.blocks.identity(host.blocks.hostSlot[id]));
+                    hi = host.blocks.hashHi[id];
+                    lo = host.blocks.hashLo[id];
                 } finally {
                     host.blocks.lock.unlock();
                 }
-                mover.join(TimeUnit.SECONDS.toMillis(30));
-                assertFalse(mover.isAlive());
-                assertEquals(null, failed[0], "the load threw");
-                assertFalse(loaded[0], "the load missed");
-
-                try (Sequence seq = matched) {
-                    assertEquals(id, seq.blockId(0));
-                    MemorySegment out = arena.allocate(bb);
-                    seq.readBlock(0, out); // threw CorruptBlockException: the miss dropped the new record's pin
-                    assertEquals(-1, out.mismatch(blockImage(arena.allocate(bb), Managers.LAYOUT, 7, 0)));
-                    assertEquals(0, cache.stats().lostBlocks());
-                }
-                assertEquals(List.of(), cache.checkInvariants());
-                assertEquals(List.of(), host.checkInvariants());
-            } finally {
-                host.close();
+                assertTrue(host.spill(id), "spilled to disk");
             }
+            assertEquals(1, disk.maintenance().evict(1), "its unpinned record is evicted (the notice not drained)");
+
+            ReentrantLock diskLock = diskLock(disk);
+            boolean[] loaded = {true};
+            Throwable[] failed = new Throwable[1];
+            Thread mover = new Thread(() -> {
+                try {
+                    loaded[0] = cache.tierControl().loadBelow(id);
+                } catch (Throwable t) {
+                    failed[0] = t;
+                }
+            }, "read-ahead");
+            Sequence matched;
+            diskLock.lock();
+            try {
+                mover.start();
+                awaitQueued(diskLock, mover); // the load is about to read the record
+                host.blocks.lock.lock();
+            } finally {
+                diskLock.unlock(); // its read misses; it then waits for the host lock
+            }
+            try {
+                awaitQueued(host.blocks.lock, mover);
+                // Meanwhile: another id of the same identity spills a record under the key, and a
+                // prefix match pins it for this block and references it.
+                assertTrue(disk.put(hi, lo, identity, blockImage(arena.allocate(bb), Managers.LAYOUT, 7, 0)));
+                matched = cache.openSequence(SequenceOptions.defaults());
+                assertEquals(16, matched.matchPrefix(tokens(0, 32)), "the block is found on disk");
+            } finally {
+                host.blocks.lock.unlock();
+            }
+            mover.join(TimeUnit.SECONDS.toMillis(30));
+            assertFalse(mover.isAlive());
+            assertEquals(null, failed[0], "the load threw");
+            assertFalse(loaded[0], "the load missed");
+
+            try (Sequence seq = matched) {
+                assertEquals(id, seq.blockId(0));
+                MemorySegment out = arena.allocate(bb);
+                seq.readBlock(0, out); // threw CorruptBlockException: the miss dropped the new record's pin
+                assertEquals(-1, out.mismatch(blockImage(arena.allocate(bb), Managers.LAYOUT, 7, 0)));
+                assertEquals(0, cache.stats().lostBlocks());
+            }
+            assertEquals(List.of(), cache.checkInvariants());
+            assertEquals(List.of(), host.checkInvariants());
         }
     }
 

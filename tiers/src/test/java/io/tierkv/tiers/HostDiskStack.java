@@ -1,0 +1,61 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.cache.CacheOptions;
+import io.tierkv.core.cache.LowerTier;
+import io.tierkv.core.cache.PagedKvCache;
+import io.tierkv.core.prefix.HashAlgorithm;
+import io.tierkv.natives.EmulatedDevice;
+import io.tierkv.natives.PinnedHostBuffer;
+import io.tierkv.tiers.disk.Compression;
+import io.tierkv.tiers.disk.DiskOptions;
+import io.tierkv.tiers.disk.store.DiskTier;
+import java.nio.file.Path;
+import java.util.function.Function;
+
+/**
+ * A cache over an emulated device, a host tier and an uncompressed disk tier, built from the parts
+ * (no manager, no mover), for tests that drive the tiers' interleavings by hand: {@link #BLOCKS}
+ * device and host slots, {@link #MAX_BLOCKS} block ids, LRU, no recent-block protection, a 2 ms
+ * admission timeout. The host tier is bound to the cache; {@link #close} closes everything in order.
+ */
+final class HostDiskStack implements AutoCloseable {
+
+    static final int BLOCKS = 4;
+    static final int MAX_BLOCKS = 16;
+
+    final EmulatedDevice runtime;
+    final DeviceTier device;
+    final PinnedHostBuffer pinned;
+    final DiskTier disk;
+    final HostTier host;
+    /** The cache's lower tier: {@link #host} or the wrapper made of it. */
+    final LowerTier lower;
+    final PagedKvCache cache;
+
+    /**
+     * @param dir     the disk tier's directory (created)
+     * @param lowerOf the cache's lower tier, given the host tier (the host tier itself, or a wrapper)
+     */
+    HostDiskStack(Path dir, Function<HostTier, LowerTier> lowerOf) {
+        int bb = Managers.LAYOUT.bytesPerBlock();
+        runtime = new EmulatedDevice((long) BLOCKS * bb + (1 << 20));
+        device = new DeviceTier(runtime, BLOCKS, bb);
+        pinned = runtime.allocatePinnedHost((long) BLOCKS * bb);
+        disk = DiskTier.open(DiskOptions.at(dir).withCompression(Compression.NONE).withLowSpaceWarnBytes(0),
+                Managers.LAYOUT);
+        host = new HostTier(Managers.LAYOUT, device, pinned, BLOCKS, MAX_BLOCKS, "lru", disk, new StagingPool(1, bb),
+                CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS, new TierCounters());
+        CacheOptions options = new CacheOptions(Managers.LAYOUT, BLOCKS, MAX_BLOCKS, "lru",
+                HashAlgorithm.MURMUR3_128, 0, 2_000_000, CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS);
+        lower = lowerOf.apply(host);
+        cache = new PagedKvCache(options, device, lower);
+        host.bind(cache);
+    }
+
+    @Override
+    public void close() {
+        try (runtime; device; pinned; disk; host; cache) {
+            // closed in reverse order: the cache, the host tier, the disk, the pinned buffer, the device, the runtime
+        }
+    }
+}
