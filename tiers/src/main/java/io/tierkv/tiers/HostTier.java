@@ -58,8 +58,9 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * A demotion that finds no host slot, or whose copy does not complete by its deadline, leaves the
  * device copy as it was and returns false. A promotion that times out keeps both copies and parks
  * the device slot until its late copy completes ({@link #releaseLateSlots}); a later promotion of
- * the same block waits for that copy, and asks the cache to notice when it lands (with no mover
- * running, nobody else may). A disk miss or a corrupt record is a counted loss
+ * the same block waits for that copy and ends the late move itself when it lands
+ * ({@code LateCopies.endLandedPromotions}; the device slot stays the cache's to take back, and this
+ * tier does not call the cache for it). A disk miss or a corrupt record is a counted loss
  * ({@link LowerTier#LOST}), never bytes.
  */
 final class HostTier implements LowerTier, AutoCloseable {
@@ -246,13 +247,13 @@ final class HostTier implements LowerTier, AutoCloseable {
         blocks.lock.lock();
         try {
             while (blocks.hostSlot[blockId] >= 0 && (blocks.state[blockId] & MOVING) != 0) { // a spill or a late promotion reads it
-                boolean lateCopiesPending = !lateCopies.isEmpty();
-                blocks.lock.unlock();
-                if (lateCopiesPending) {
-                    // A late promotion of this block stays MOVING until its landing is noticed, which
-                    // only the cache asks for (a mover, another allocation): ask here, or wait forever.
-                    cache.tierControl().reclaimLateSlotsNow();
+                // A late promotion of this block reads it until its copy lands: end such moves here
+                // (their device slots wait for the cache's next releaseLateSlots), or wait forever.
+                lateCopies.endLandedPromotions();
+                if ((blocks.state[blockId] & MOVING) == 0) {
+                    break;
                 }
+                blocks.lock.unlock();
                 java.util.concurrent.locks.LockSupport.parkNanos(20_000);
                 blocks.lock.lock();
             }

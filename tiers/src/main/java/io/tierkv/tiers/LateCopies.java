@@ -15,12 +15,14 @@ final class LateCopies {
 
     /**
      * A copy that missed its deadline: a promotion's ({@code deviceSlot >= 0}; its host slot is
-     * freed with it if the cache freed the block meanwhile, {@code orphanedHostSlot >= 0}) or a
-     * demotion's parked host slot ({@code deviceSlot < 0}, {@code blockId = -1 - slot}).
+     * freed with it if the cache freed the block meanwhile, {@code orphanedHostSlot >= 0}; its
+     * block's read of the host copy ended at landing, before the device slot goes back, if
+     * {@code moveEnded}) or a demotion's parked host slot ({@code deviceSlot < 0},
+     * {@code blockId = -1 - slot}).
      */
-    private record LateCopy(GpuEvent event, int deviceSlot, int blockId, int orphanedHostSlot) {
+    private record LateCopy(GpuEvent event, int deviceSlot, int blockId, int orphanedHostSlot, boolean moveEnded) {
         LateCopy(GpuEvent event, int deviceSlot, int blockId) {
-            this(event, deviceSlot, blockId, -1);
+            this(event, deviceSlot, blockId, -1, false);
         }
     }
 
@@ -81,10 +83,8 @@ final class LateCopies {
                     if (c.orphanedHostSlot() >= 0) { // the block was freed meanwhile: its id may be another's now
                         h.orphanedSlots--;
                         h.slots.free(c.orphanedHostSlot());
-                    } else {
-                        // The cache gave up on this promotion: the device slot goes back empty-handed,
-                        // so the host copy is still the block's own, not a clean second copy.
-                        h.endMove(c.blockId(), (byte) 0);
+                    } else if (!c.moveEnded()) {
+                        endMove(c);
                     }
                     sink.accept(c.deviceSlot());
                 } else {
@@ -96,13 +96,40 @@ final class LateCopies {
         }
     }
 
+    /**
+     * Ends the host-side move of every late promotion whose copy has landed (its block's host slot
+     * is read no more), without handing its device slot back: that stays the cache's to take in
+     * {@link #releaseLateSlots}. For a promotion that waits on such a block, which would otherwise
+     * wait for the cache to ask. Lock held.
+     */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostInvariants) hold blocks.lock, h.lock here
+    void endLandedPromotions() {
+        for (int n = late.size(); n > 0; n--) {
+            LateCopy c = late.poll();
+            if (c.deviceSlot() >= 0 && c.orphanedHostSlot() < 0 && !c.moveEnded() && c.event().isComplete()) {
+                endMove(c);
+                c = new LateCopy(c.event(), c.deviceSlot(), c.blockId(), -1, true);
+            }
+            late.add(c);
+        }
+    }
+
+    /**
+     * The cache gave up on this promotion: the device slot goes back empty-handed, so the host
+     * copy is still the block's own, not a clean second copy. Lock held.
+     */
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostInvariants) hold blocks.lock, h.lock here
+    private void endMove(LateCopy c) {
+        h.endMove(c.blockId(), (byte) 0);
+    }
+
     /** Hands a late promotion of a block the cache frees its host slot, to free when the copy lands. Lock held. */
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostInvariants) hold blocks.lock, h.lock here
     void orphanPromotion(int blockId, int hs) {
         for (LateCopy c : late) {
-            if (c.deviceSlot() >= 0 && c.blockId() == blockId && c.orphanedHostSlot() < 0) {
+            if (c.deviceSlot() >= 0 && c.blockId() == blockId && c.orphanedHostSlot() < 0 && !c.moveEnded()) {
                 late.remove(c);
-                late.add(new LateCopy(c.event(), c.deviceSlot(), blockId, hs));
+                late.add(new LateCopy(c.event(), c.deviceSlot(), blockId, hs, false));
                 return; // leaves the loop before the changed deque is iterated again
             }
         }

@@ -87,6 +87,7 @@ final class TierMoves {
             cache.lock.lock();
             b.flags[id] &= ~TRANSIT;
             admission.unreserve();
+            admission.reclaimLateSlots(); // a promotion that waited for a late copy of its block saw it land
         }
         if (result == LowerTier.PROMOTED) {
             cache.counters.promotions++;
