@@ -431,16 +431,14 @@ final class HostTier implements LowerTier, AutoCloseable {
             counters.hostAllocationFailures.increment();
             return false;
         }
-        int found = DiskTier.ABSENT;
-        boolean hit = false;
+        int found = DiskTier.ABSENT; // stays a miss if the read throws
         try {
             found = disk.load(hi, lo, identity, blocks.slotViews[hs]);
-            hit = found >= 0;
         } finally {
             blocks.lock.lock();
             try {
                 blocks.reservedHostSlots--;
-                if (hit) { // verified bytes; the id cannot change while the cache pins it in transit
+                if (found >= 0) { // verified bytes; the id cannot change while the cache pins it in transit
                     blocks.setIdentity(hs, identity);
                     pins.releaseDiskPin(blockId); // the host slot holds it now; a spill pins the record again
                     blocks.place(blockId, hs, hi, lo); // the disk record stays too, unless it was evicted meanwhile
@@ -452,7 +450,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 blocks.lock.unlock();
             }
         }
-        if (!hit) {
+        if (found < 0) {
             pins.settleMiss(blockId, found); // counted here: a lease that follows finds the copy gone without another read
             return false;
         }
