@@ -38,7 +38,7 @@ import static io.tierkv.tiers.HostBlocks.PINNED;
  * ({@link io.tierkv.tiers.disk.store.RecordPins#pinBroken}, asked without the disk lock). Every id holding one finds out the
  * next time anything asks about its disk copy ({@link HostTier#residence}, {@link HostTier#takeOverCopy},
  * {@link HostTier#pinBelow}, a promotion, read or read-ahead), and at once for the
- * indexed id through the eviction notice ({@link #drainDiskEvictions}): the copy is gone (ON_DISK
+ * indexed id through the eviction notice ({@link HostTier#settleDrop}): the copy is gone (ON_DISK
  * and PINNED cleared) and the broken pin released through {@link io.tierkv.tiers.disk.store.RecordPins#unpin}, which touches no
  * other record. A block left without a copy anywhere is then lost as a counted event (the cache
  * marks it LOST: its next lease or read fails with {@code CorruptBlockException}); a block with
@@ -210,41 +210,6 @@ final class DiskPins {
         }
         h.state[blockId] &= ~ON_DISK;
         return false;
-    }
-
-    /**
-     * Tells the cache about disk records evicted, removed or quarantined since the last call, so
-     * ids held only on disk are freed or marked lost. A notice reaches the id the cache indexes
-     * under the key. For an id that holds a pin, its pin says exactly whether its record went
-     * ({@link io.tierkv.tiers.disk.store.RecordPins#pinBroken}; the broken pin is released here); for one that does not, a key
-     * that is on disk again (written anew since) makes the notice stale and it is skipped. Called
-     * by the mover, outside every lock.
-     *
-     * @return records processed
-     */
-    int drainDiskEvictions() {
-        int n = 0;
-        for (long[] key; (key = t.diskEvicted.poll()) != null; n++) {
-            int id = t.cache.diagnostics().indexedBlock(key[0], key[1]);
-            if (id < 0) {
-                continue;
-            }
-            boolean onlyOnDisk;
-            h.lock.lock();
-            try {
-                // A key written again since its record went (a later spill of the same block) is on
-                // disk now: for an unpinned id the notice is stale and must not drop the new record's
-                // block. A pinned id knows which record its pin holds.
-                boolean gone = h.hashHi[id] == key[0] && h.hashLo[id] == key[1] && settleIfGone(id); // whatever other copies exist
-                onlyOnDisk = gone && h.hostSlot[id] < 0;
-            } finally {
-                h.lock.unlock();
-            }
-            if (onlyOnDisk) {
-                t.cache.tierControl().droppedBelow(id); // frees it if unreferenced, marks it lost otherwise; no-op on the device
-            }
-        }
-        return n;
     }
 
     /** Compares the disk's pins with those the ids hold, in one disk call; see {@code HostInvariants}. Lock held. */

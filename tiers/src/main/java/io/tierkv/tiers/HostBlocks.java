@@ -2,6 +2,7 @@ package io.tierkv.tiers;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.cache.BelowChanges;
 import io.tierkv.core.event.KvEventSink;
 import io.tierkv.core.event.KvMedium;
 import io.tierkv.core.policy.EvictionPolicies;
@@ -24,6 +25,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <pre>
  * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED, NEEDED, PINNED)
  *               | hash 2 longs | disk pin long (the record serial its pin names; 0 when not PINNED)
+ * ids whose host copy left for room, with their hashes, until the cache drains them
  * per host slot: [bytesPerBlock bytes] in one pinned buffer; its identity off-heap beside it
  *                ({@link BlockIdentity}: context, parent hash, B token ids; copied at demotion)
  * </pre>
@@ -70,6 +72,13 @@ final class HostBlocks {
     @GuardedBy("lock") int pinningSpills;
     /** The tier is closed ({@link HostTier#close}): its disk pins are no longer released into the disk tier. */
     @GuardedBy("lock") boolean closed;
+    /** Ids whose host copy left for room since the cache last drained them, and the hashes they held. */
+    @GuardedBy("lock") private int[] leftIds = new int[64];
+    @GuardedBy("lock") private long[] leftHi = new long[64];
+    @GuardedBy("lock") private long[] leftLo = new long[64];
+    @GuardedBy("lock") private int leftCount;
+    /** Whether {@link #leftIds} holds any: read without the lock so an empty drain takes none. */
+    private volatile boolean leftPending;
 
     /**
      * Allocates the tables.
@@ -130,6 +139,41 @@ final class HostBlocks {
         state[blockId] |= addFlag;
         if (hostSlot[blockId] >= 0) {
             policy.onAdmit(blockId, 0, hashLo[blockId]);
+        }
+    }
+
+    /**
+     * Notes that a block's host copy left for room (spilled, now kept by hash; or evicted), for
+     * the cache to settle ({@link HostTier#drainChanges}). Lock held.
+     */
+    @GuardedBy("lock")
+    void noteLeft(int blockId, long hi, long lo) {
+        if (leftCount == leftIds.length) {
+            leftIds = Arrays.copyOf(leftIds, leftCount * 2);
+            leftHi = Arrays.copyOf(leftHi, leftCount * 2);
+            leftLo = Arrays.copyOf(leftLo, leftCount * 2);
+        }
+        leftIds[leftCount] = blockId;
+        leftHi[leftCount] = hi;
+        leftLo[leftCount] = lo;
+        leftCount++;
+        leftPending = true;
+    }
+
+    /** Moves the notes of {@link #noteLeft} into {@code out} and forgets them; takes the lock only if there are any. */
+    void drainLeft(BelowChanges out) {
+        if (!leftPending) {
+            return;
+        }
+        lock.lock();
+        try {
+            for (int i = 0; i < leftCount; i++) {
+                out.add(leftIds[i], leftHi[i], leftLo[i]);
+            }
+            leftCount = 0;
+            leftPending = false;
+        } finally {
+            lock.unlock();
         }
     }
 

@@ -15,8 +15,9 @@ import static io.tierkv.tiers.HostBlocks.STORED;
 
 /**
  * Room on the host tier: free slots, and victims by the host policy: a clean copy is dropped, a
- * hashed block spills to disk, an unreferenced block is freed through the cache. The host lock is
- * released around every disk write and every call into the cache (lock order: cache, host, disk).
+ * hashed block spills to disk, an unreferenced block is evicted. The cache learns of the ids that
+ * left from {@link HostTier#drainChanges}; this class never calls it. The host lock is released
+ * around every disk write (lock order: cache, host, disk).
  */
 final class HostRoom {
 
@@ -30,7 +31,7 @@ final class HostRoom {
 
     /**
      * Finds a free host slot, making room by policy order: clean copies are dropped, hashed
-     * blocks spill to disk, unreferenced blocks are freed through the cache.
+     * blocks spill to disk, unreferenced blocks are evicted.
      *
      * @return a host slot, or -1 if nothing could leave
      */
@@ -82,11 +83,13 @@ final class HostRoom {
     }
 
     /**
-     * Spills a victim to disk or, if {@code mayFree} and the spill fails, frees it through the
-     * cache if unreferenced. A victim that stays is back in the policy, and is before the lock is
-     * released to free it, so no check ever sees a resident, unmoving host block outside the
-     * policy (callers with {@code mayFree} move a victim that stayed to the policy's back). Lock
-     * held on entry and exit.
+     * Spills a victim to disk or, if {@code mayFree} and the spill fails, evicts it if nothing
+     * references it (not NEEDED): its host copy is dropped here, under this lock, so no pin can
+     * arrive for a copy that is going. Either way the id is noted for the cache
+     * ({@link HostBlocks#noteLeft}), which retires it (kept by hash) or frees it (evicted) when it
+     * next settles; this tier never calls the cache. A victim that stays is back in the policy
+     * (callers with {@code mayFree} move it to the policy's back). The lock is released only for
+     * the disk write; held on entry and exit.
      */
     @SuppressWarnings("GuardedBy") // the callers (HostTier, this class) hold blocks.lock, h.lock here
     boolean leaveHost(int victim, boolean mayFree) {
@@ -128,31 +131,16 @@ final class HostRoom {
             spilled = t.pins.settlePin(victim, hi, lo, heldPin);
         }
         if (spilled) {
-            h.state[victim] |= ON_DISK;
-            dropHostCopy(victim);
-            h.lock.unlock();
-            try {
-                t.cache.tierControl().retireIfUnreferenced(victim, hi, lo); // the record is found again by hash; the id is not needed
-            } finally {
-                h.lock.lock();
-            }
-            return true;
-        }
-        h.policy.onAdmit(victim, 0, lo); // back in the policy before the lock goes: a host block is never out of it unmoving
-        if (!mayFree) {
+            h.state[victim] |= ON_DISK; // the record is found again by hash: the cache retires the id if unreferenced
+        } else if (mayFree && (h.state[victim] & NEEDED) == 0) {
+            t.counters.hostEvictions.increment(); // nothing references it: its bytes go, the cache frees the id
+        } else {
+            h.policy.onAdmit(victim, 0, lo); // stays: back in the policy
             return false;
         }
-        h.lock.unlock();
-        boolean freed;
-        try {
-            freed = t.cache.tierControl().evictIfUnreferenced(victim, hi, lo); // calls forget(victim), which drops the copy and its policy entry
-        } finally {
-            h.lock.lock();
-        }
-        if (freed) {
-            t.counters.hostEvictions.increment();
-        }
-        return freed;
+        dropHostCopy(victim);
+        h.noteLeft(victim, hi, lo);
+        return true;
     }
 
     /**

@@ -1,8 +1,8 @@
 package io.tierkv.tiers;
 
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.cache.BelowChanges;
 import io.tierkv.core.cache.LowerTier;
-import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.natives.GpuEvent;
 import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.store.DiskTier;
@@ -23,9 +23,11 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * A block id demoted from the device gets a host slot. Host slots leave by policy order
  * ({@code hostPolicy}): a <em>clean</em> host copy (the device also holds the block, kept after
  * a promotion) is simply dropped; a block with a hash spills to disk, after which it is held by
- * hash alone; a block nobody references is freed through the cache; a referenced block with no
- * disk below stays. Disk records are keyed by block hash, so they outlive block ids and serve
- * later prefix hits ({@link #adopt}).
+ * hash alone; a block nobody references is evicted; a referenced block with no disk below stays.
+ * This tier never calls the cache: what left for room, and disk records that went, are drained
+ * by the cache ({@link #drainChanges}), which frees or retires those ids under its own lock. Disk
+ * records are keyed by block hash, so they outlive block ids and serve later prefix hits
+ * ({@link #adopt}).
  *
  * per-id and per-slot layout: {@code HostBlocks}.
  *
@@ -48,11 +50,10 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  *
  * <h2>Concurrency and lock order</h2>
  * The cache lock comes before this tier's lock, which comes before the disk tier's. This tier
- * never calls the cache while holding its lock: a victim to be freed through the cache, or
- * spilled to disk, is first marked MOVING and the lock released. A block freed by the cache while
- * it is MOVING is detached from its slot at once (its id may be reused straight away) and the
- * orphaned slot is freed by the move when it ends, so a slot being read is never
- * reused. Device copies run on the device tier's stream outside every lock.
+ * never calls the cache; a victim spilled to disk is first marked MOVING and the lock released
+ * for the write. A block freed by the cache while it is MOVING is detached from its slot at once
+ * (its id may be reused straight away) and the orphaned slot is freed by the move when it ends, so
+ * a slot being read is never reused. Device copies run on the device tier's stream outside every lock.
  *
  * <h2>Failure</h2>
  * A demotion that finds no host slot, or whose copy does not complete by its deadline, leaves the
@@ -84,7 +85,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     private final HostAdoption adoption;
     /** The remote store below the lowest local tier, or null. */
     RemoteTier remote;
-    PagedKvCache cache;
 
     HostTier(KvLayout layout, DeviceTier device, PinnedHostBuffer pinned, int hostBlocks, int maxBlocks,
             String policyName, DiskTier disk, StagingPool staging, long copyTimeoutNanos, TierCounters counters) {
@@ -103,10 +103,6 @@ final class HostTier implements LowerTier, AutoCloseable {
         if (disk != null) {
             disk.maintenance().setEvictionListener((hi, lo) -> diskEvicted.add(new long[] {hi, lo}));
         }
-    }
-
-    void bind(PagedKvCache owner) {
-        this.cache = owner;
     }
 
     /**
@@ -385,10 +381,51 @@ final class HostTier implements LowerTier, AutoCloseable {
     public int residence(int blockId) {
         blocks.lock.lock();
         try {
-            if (blocks.hostSlot[blockId] >= 0) {
-                return RESIDENT_HOST;
+            return residenceLocked(blockId);
+        } finally {
+            blocks.lock.unlock();
+        }
+    }
+
+    @SuppressWarnings("GuardedBy") // the callers hold blocks.lock
+    private int residenceLocked(int blockId) {
+        if (blocks.hostSlot[blockId] >= 0) {
+            return RESIDENT_HOST;
+        }
+        return pins.diskCopyHeld(blockId) ? RESIDENT_DISK : RESIDENT_NOWHERE;
+    }
+
+    /**
+     * {@inheritDoc} Host copies that left for room ({@code HostRoom#leaveHost}), then the keys of
+     * disk records evicted, removed or quarantined since the last call, at most
+     * {@value #MAX_DRAINED_KEYS} of them per call (the cache holds its lock meanwhile; the movers
+     * drain the rest on their next cycles).
+     */
+    @Override
+    public void drainChanges(BelowChanges out) {
+        blocks.drainLeft(out);
+        long[] key;
+        for (int n = 0; n < MAX_DRAINED_KEYS && (key = diskEvicted.poll()) != null; n++) {
+            out.add(BelowChanges.NO_BLOCK, key[0], key[1]);
+        }
+    }
+
+    private static final int MAX_DRAINED_KEYS = 4096;
+
+    /**
+     * {@inheritDoc} For an id holding a pin, its pin says exactly whether its record went (a
+     * broken pin is released here); for one holding none, a key that is on disk again (written
+     * anew since) makes the notice stale ({@code DiskPins#settleIfGone}). An id whose host-side
+     * hash is another key's is not this notice's block.
+     */
+    @Override
+    public int settleDrop(int blockId, long hashHi, long hashLo) {
+        blocks.lock.lock();
+        try {
+            if (blocks.hashHi[blockId] == hashHi && blocks.hashLo[blockId] == hashLo) {
+                pins.settleIfGone(blockId);
             }
-            return pins.diskCopyHeld(blockId) ? RESIDENT_DISK : RESIDENT_NOWHERE;
+            return residenceLocked(blockId);
         } finally {
             blocks.lock.unlock();
         }
@@ -567,11 +604,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     /** Drains one queued spill; see {@code HostRoom#spillQueued}. */
     boolean spillQueued(int blockId) {
         return room.spillQueued(blockId);
-    }
-
-    /** Tells the cache of disk records that went; see {@code DiskPins#drainDiskEvictions}. */
-    int drainDiskEvictions() {
-        return pins.drainDiskEvictions();
     }
 
     /** Drops up to {@code count} host blocks by policy order; see {@code HostRoom#evict}. */

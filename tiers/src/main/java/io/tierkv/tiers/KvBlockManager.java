@@ -95,7 +95,6 @@ public final class KvBlockManager implements AutoCloseable {
             CacheOptions options = new CacheOptions(layout, deviceBlocks, maxBlocks, b.policy, b.hashAlgorithm,
                     b.recentDeviceBlocks, b.admissionTimeoutNanos, b.promotionTimeoutNanos, hashKey);
             this.cache = new PagedKvCache(options, dev, host);
-            host.bind(cache);
             if (b.remote != null) {
                 BlockStore store = b.remote.open(layout.fingerprint()); // last: nothing below can fail after it
                 rmt = new RemoteTier(store, layout, host, b.remoteWriteThrough);
@@ -352,7 +351,9 @@ public final class KvBlockManager implements AutoCloseable {
         if (count < 0) {
             throw new IllegalArgumentException("count: " + count + " (expected >= 0)");
         }
-        return host.evict(count);
+        int left = host.evict(count);
+        cache.tierControl().settleBelow(); // frees or retires the ids that left
+        return left;
     }
 
     /**

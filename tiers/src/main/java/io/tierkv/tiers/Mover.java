@@ -105,7 +105,7 @@ final class Mover implements Runnable {
      * @return units of work done (blocks moved, records forwarded, slots reclaimed)
      */
     int doWork() {
-        int work = host.drainDiskEvictions();
+        int work = cache.tierControl().settleBelow();
         work += cache.tierControl().reclaimLateSlotsNow();
         work += drain(fromDisk, loadToHost);
         work += drain(toDevice, promote);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tierkv.core.cache.BelowChanges;
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
@@ -105,6 +106,16 @@ class DemotionRaceTest {
         public void forget(int blockId) {
             host.forget(blockId);
         }
+
+        @Override
+        public void drainChanges(BelowChanges out) {
+            host.drainChanges(out);
+        }
+
+        @Override
+        public int settleDrop(int blockId, long hashHi, long hashLo) {
+            return host.settleDrop(blockId, hashHi, hashLo);
+        }
     }
 
     @Test
@@ -129,7 +140,7 @@ class DemotionRaceTest {
             };
             boolean demoted = cache.tierControl().demoteBlock(id);
             assertEquals(null, lower.afterDemote, "the hook ran");
-            host.drainDiskEvictions();
+            cache.tierControl().settleBelow();
             try (Sequence seq = matched[0]; Arena arena = Arena.ofConfined()) {
                 assertEquals(id, seq.blockId(0));
                 MemorySegment out = arena.allocate(bb);

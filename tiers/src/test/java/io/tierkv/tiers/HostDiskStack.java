@@ -49,7 +49,6 @@ final class HostDiskStack implements AutoCloseable {
                 HashAlgorithm.MURMUR3_128, 0, 2_000_000, CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS);
         lower = lowerOf.apply(host);
         cache = new PagedKvCache(options, device, lower);
-        host.bind(cache);
     }
 
     @Override

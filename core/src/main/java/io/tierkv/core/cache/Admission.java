@@ -61,6 +61,9 @@ final class Admission {
     int allocateOpenBlock(long deadlineNanos) {
         int s = acquireSlot(deadlineNanos, 1, -1);
         int id = b.allocateId();
+        if (id < 0 && cache.moves.settleBelow() > 0) { // ids the tiers below no longer need may come free
+            id = b.allocateId();
+        }
         if (id < 0) {
             slots.free(s);
             cache.counters.admissionFailures++;

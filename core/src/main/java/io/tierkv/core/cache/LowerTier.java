@@ -195,6 +195,33 @@ public interface LowerTier {
     void forget(int blockId);
 
     /**
+     * Moves into {@code out} what this tier let go of on its own since the last call, and forgets
+     * it there: a block's copy that left a tier for room (spilled on down and now kept by hash, or
+     * evicted: only blocks not pinned by {@link #pinBelow}), and keys whose disk records went. A
+     * store returns what it evicted this way and never calls the cache. Called with the cache
+     * lock held, by the cache after its own moves and by the tier manager's movers; must not call
+     * the cache and should return at once when there is nothing to drain. No default: a tier
+     * that wraps another must pass its changes on.
+     *
+     * @param out the list to add to ({@link BelowChanges#add})
+     */
+    void drainChanges(BelowChanges out);
+
+    /**
+     * Settles a drained notice that the disk record of a key went ({@link BelowChanges#NO_BLOCK}),
+     * for the block the cache indexes under that key: the notice may be stale (the key written
+     * again since), so the tier decides under its own lock whether the block's disk copy is gone,
+     * and answers where the block's copy is now, as {@link #residence} does. Called with the
+     * cache lock held; must not call the cache.
+     *
+     * @param blockId the block the cache indexes under the key
+     * @param hashHi  the key, high word
+     * @param hashLo  low word
+     * @return {@link #RESIDENT_HOST}, {@link #RESIDENT_DISK} or {@link #RESIDENT_NOWHERE}
+     */
+    int settleDrop(int blockId, long hashHi, long hashLo);
+
+    /**
      * Whether this lower tier can fetch blocks by hash from a store it does not hold locally (a
      * remote store): a prefix match that misses locally then asks {@link #fetchAhead}. The
      * default is false.

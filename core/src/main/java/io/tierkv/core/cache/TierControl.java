@@ -2,16 +2,16 @@ package io.tierkv.core.cache;
 
 import io.tierkv.core.error.CorruptBlockException;
 
-import static io.tierkv.core.cache.BlockStates.FREE;
 import static io.tierkv.core.cache.BlockStates.QUEUED;
 import static io.tierkv.core.cache.BlockStates.SEALED;
 
 /**
  * What the tier manager (module {@code tiers}) and its movers ask of a cache: drain candidates
  * into a mover's queues and demote them, read ahead (promote or load without a lease), hand back
- * late slots, and free blocks whose copies below went or are kept by hash. Not runtime API: a
- * runtime reads and writes blocks through {@link Sequence} and {@link BlockLease}. Obtained from
- * {@link PagedKvCache#tierControl()}; thread-safe (each call takes the cache lock).
+ * late slots, and settle what the tiers below let go of (free blocks whose copies below went or
+ * are kept by hash). Not runtime API: a runtime reads and writes blocks through {@link Sequence}
+ * and {@link BlockLease}. Obtained from {@link PagedKvCache#tierControl()}; thread-safe (each call
+ * takes the cache lock).
  */
 public final class TierControl {
 
@@ -111,24 +111,22 @@ public final class TierControl {
     }
 
     /**
-     * Called by a lower tier when it dropped its only copy of a block (for example disk eviction):
-     * a block nobody references is freed; a referenced one is marked lost (its next lease fails
-     * with {@link CorruptBlockException}). Nothing happens if the block is on the top tier, moving,
-     * or has a copy below again ({@link LowerTier#residence}, asked under this lock: the lower tier
-     * decided to call without it, and the block may have been demoted since).
+     * Settles what the lower tier let go of on its own since the last call ({@link
+     * LowerTier#drainChanges}): an id whose copy is now kept by hash alone (spilled to disk) is
+     * freed if nothing references it, since a later prefix match finds the record by hash
+     * ({@link LowerTier#adopt}); a block whose only copy went (a host copy evicted, a disk record
+     * evicted or found damaged) is freed if nothing references it and lost otherwise (its next
+     * lease fails with {@link CorruptBlockException}). Each entry is checked under this lock
+     * against the block as it is now: a block on the top tier, moving, or an id holding another
+     * hash by now is left alone. The movers call this every cycle; the cache calls it after its
+     * own demotions and moves below.
      *
-     * @param blockId the block whose lower copy is gone
+     * @return entries settled (each changed something or was found stale)
      */
-    public void droppedBelow(int blockId) {
+    public int settleBelow() {
         cache.lock.lock();
         try {
-            if (cache.blocks.state[blockId] == FREE || cache.blocks.slot[blockId] >= 0 || cache.blocks.inTransit(blockId)) {
-                return;
-            }
-            if (cache.lower.residence(blockId) != LowerTier.RESIDENT_NOWHERE) {
-                return; // a copy arrived below after the lower tier checked (without this lock)
-            }
-            cache.goneBelow(blockId);
+            return cache.moves.settleBelow();
         } finally {
             cache.lock.unlock();
         }
@@ -165,57 +163,6 @@ public final class TierControl {
             } finally {
                 cache.leases.release(blockId);
             }
-        } finally {
-            cache.lock.unlock();
-        }
-    }
-
-    /**
-     * Called by a lower tier that needs room: frees a block held only below if nothing references
-     * it (a cached block), so the lower tier can drop its copy. Counted as an eviction. The lower
-     * tier calls with its own lock released, so the id may have been freed and taken by another
-     * block since it decided: the block's hash names which block it meant, and an id holding
-     * another hash is left alone.
-     *
-     * @param blockId a block the lower tier holds
-     * @param hashHi  that block's hash, high word
-     * @param hashLo  that block's hash, low word
-     * @return true if the block was freed (the lower tier has been told through {@link LowerTier#forget})
-     */
-    public boolean evictIfUnreferenced(int blockId, long hashHi, long hashLo) {
-        return freeIfUnreferenced(blockId, hashHi, hashLo, true);
-    }
-
-    /**
-     * Called by a lower tier whose copy of a block is now keyed by its hash alone (spilled to
-     * disk): frees the block id if nothing references it, since a later prefix match finds the
-     * record by hash ({@link LowerTier#adopt}). Not an eviction: the bytes are kept. As for
-     * {@link #evictIfUnreferenced}, an id that holds another hash by now is left alone.
-     *
-     * @param blockId a block now held only by hash below
-     * @param hashHi  that block's hash, high word
-     * @param hashLo  that block's hash, low word
-     * @return true if the id was freed
-     */
-    public boolean retireIfUnreferenced(int blockId, long hashHi, long hashLo) {
-        return freeIfUnreferenced(blockId, hashHi, hashLo, false);
-    }
-
-    private boolean freeIfUnreferenced(int blockId, long hashHi, long hashLo, boolean eviction) {
-        cache.lock.lock();
-        try {
-            BlockStates b = cache.blocks;
-            if (b.state[blockId] == FREE || b.refs[blockId] != 0 || b.slot[blockId] >= 0 || b.inTransit(blockId)
-                    || b.hashHi[blockId] != hashHi || b.hashLo[blockId] != hashLo) {
-                return false;
-            }
-            if (eviction) {
-                cache.counters.evictions++;
-            } else {
-                cache.counters.retiredIds++;
-            }
-            cache.freeBlock(blockId);
-            return true;
         } finally {
             cache.lock.unlock();
         }

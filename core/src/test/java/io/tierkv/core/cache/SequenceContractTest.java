@@ -242,11 +242,14 @@ class SequenceContractTest {
     }
 
     /**
-     * A lower tier asks the cache to free an id after releasing its own lock: the id may have been
-     * freed and taken by another block by then, so the hash it read names the block it meant.
+     * A lower tier reports what it let go of ({@link LowerTier#drainChanges}) and the cache settles
+     * it later, under its own lock: by then the id may have been freed and taken by another block,
+     * or have a copy below again, so each entry names the hash it meant and the cache acts only on
+     * an id that still holds it, by where its copy is now: on the host, nothing; on disk alone,
+     * the id is retired; nowhere, it is freed if unreferenced and lost if referenced.
      */
     @Test
-    void aLowerTierFreesAnIdOnlyIfItStillHoldsTheHashItMeant() {
+    void aLowerTiersChangesFreeAnIdOnlyIfItStillHoldsTheHashItMeantAndHasNoOtherCopy() {
         TimingLowerTier lower = new TimingLowerTier();
         SlabMemory memory = invariants.track(new SlabMemory(4, layout.bytesPerBlock()), java.util.List::of);
         PagedKvCache tiered = invariants.track(new PagedKvCache(CacheOptions.of(smallLayout(B), 4).withMaxBlocks(8),
@@ -257,21 +260,66 @@ class SequenceContractTest {
             id = s.blockId(0);
             assertEquals(true, tiered.tierControl().demoteBlock(id));
         }
-        long[] hash = tiered.diagnostics().blockHash(id); // a cached block, held only below
+        long[] hash = tiered.diagnostics().blockHash(id); // a cached block, held only below (on the host)
         TierControl control = tiered.tierControl();
-        assertEquals(false, control.retireIfUnreferenced(id, hash[0] ^ 1, hash[1]), "another block's hash: left alone");
-        assertEquals(false, control.evictIfUnreferenced(id, hash[0], hash[1] ^ 1), "another block's hash: left alone");
+        lower.changed(id, hash[0] ^ 1, hash[1]);
+        lower.changed(id, hash[0], hash[1] ^ 1);
+        lower.changed(BelowChanges.NO_BLOCK, hash[0] ^ 1, hash[1]);
+        lower.changed(id, hash[0], hash[1]); // still on the host
+        assertEquals(4, control.settleBelow(), "every entry drained");
+        assertEquals(0, control.settleBelow(), "and only once");
+        assertEquals(1, tiered.stats().liveBlocks(), "other hashes, another key, a copy still on the host: left alone");
         try (Sequence again = tiered.openSequence(SequenceOptions.defaults())) {
             assertEquals(B, again.matchPrefix(tokens(0, 2 * B)), "still cached");
         }
-        assertEquals(true, control.evictIfUnreferenced(id, hash[0], hash[1]), "its own hash: freed");
+        lower.onDiskOnly.add(id);
+        lower.changed(id, hash[0], hash[1]);
+        assertEquals(1, control.settleBelow());
+        assertEquals(0, tiered.stats().liveBlocks(), "kept by hash alone below: the id is retired");
+        assertEquals(1, tiered.stats().retiredIds());
         assertEquals(false, lower.held.contains(id), "and forgotten below");
+
+        int y;
+        Sequence reader = tiered.openSequence(SequenceOptions.defaults());
+        appendWritten(reader, 2, tokens(100, B));
+        y = reader.blockId(0);
+        appendWritten(reader, 2, tokens(100 + B, 1)); // y is no longer the sequence's tail
+        assertEquals(true, tiered.tierControl().demoteBlock(y));
+        long[] hashY = tiered.diagnostics().blockHash(y);
+        lower.held.remove(y); // its copy below went (a disk record evicted or found damaged)
+        lower.changed(BelowChanges.NO_BLOCK, hashY[0], hashY[1]);
+        assertEquals(1, control.settleBelow());
+        assertEquals(1, tiered.stats().lostBlocks(), "referenced, with no copy anywhere: lost");
+        long evictions = tiered.stats().evictions();
+        reader.close();
+        assertEquals(0, tiered.stats().liveBlocks(), "a lost block is freed when its last reference ends");
+        assertEquals(evictions, tiered.stats().evictions());
     }
 
     /** A lower tier that keeps a block's bytes nowhere but says it does, and records a promotion's timeout. */
     private static final class TimingLowerTier implements LowerTier {
         private final java.util.Set<Integer> held = new java.util.HashSet<>();
+        /** Held ids whose copy is on disk only (kept by hash). */
+        private final java.util.Set<Integer> onDiskOnly = new java.util.HashSet<>();
+        private final java.util.List<long[]> changes = new java.util.ArrayList<>();
         long timeout;
+
+        void changed(int blockId, long hashHi, long hashLo) {
+            changes.add(new long[] {blockId, hashHi, hashLo});
+        }
+
+        @Override
+        public void drainChanges(BelowChanges out) {
+            for (long[] c : changes) {
+                out.add((int) c[0], c[1], c[2]);
+            }
+            changes.clear();
+        }
+
+        @Override
+        public int settleDrop(int blockId, long hashHi, long hashLo) {
+            return residence(blockId);
+        }
 
         @Override
         public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot) {
@@ -301,7 +349,8 @@ class SequenceContractTest {
 
         @Override
         public int residence(int blockId) {
-            return held.contains(blockId) ? RESIDENT_HOST : RESIDENT_NOWHERE;
+            return !held.contains(blockId) ? RESIDENT_NOWHERE : onDiskOnly.contains(blockId) ? RESIDENT_DISK
+                    : RESIDENT_HOST;
         }
 
         @Override
@@ -331,6 +380,7 @@ class SequenceContractTest {
         @Override
         public void forget(int blockId) {
             held.remove(blockId);
+            onDiskOnly.remove(blockId);
         }
     }
 }
