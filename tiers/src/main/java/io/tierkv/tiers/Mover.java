@@ -139,6 +139,7 @@ final class Mover implements Runnable {
         for (int left = hostExcess, n; left > 0; left -= n) {
             n = host.queueSpills(Math.min(BATCH, left), queueSpill);
             work += drain(toDisk, spill);
+            cache.tierControl().settleBelow(); // the spilled ids are kept by hash now: retired before the next match
             if (n == 0) {
                 break;
             }
