@@ -72,12 +72,9 @@ final class HostBlocks {
     @GuardedBy("lock") int pinningSpills;
     /** The tier is closed ({@link HostTier#close}): its disk pins are no longer released into the disk tier. */
     @GuardedBy("lock") boolean closed;
-    /** Ids whose host copy left for room since the cache last drained them, and the hashes they held. */
-    @GuardedBy("lock") private int[] leftIds = new int[64];
-    @GuardedBy("lock") private long[] leftHi = new long[64];
-    @GuardedBy("lock") private long[] leftLo = new long[64];
-    @GuardedBy("lock") private int leftCount;
-    /** Whether {@link #leftIds} holds any: read without the lock so an empty drain takes none. */
+    /** Ids whose host copy left for room since the cache last drained them, with the hashes they held. */
+    @GuardedBy("lock") private final BelowChanges left = new BelowChanges();
+    /** Whether {@link #left} holds any: read without the lock so an empty drain takes none. */
     private volatile boolean leftPending;
 
     /**
@@ -148,15 +145,7 @@ final class HostBlocks {
      */
     @GuardedBy("lock")
     void noteLeft(int blockId, long hi, long lo) {
-        if (leftCount == leftIds.length) {
-            leftIds = Arrays.copyOf(leftIds, leftCount * 2);
-            leftHi = Arrays.copyOf(leftHi, leftCount * 2);
-            leftLo = Arrays.copyOf(leftLo, leftCount * 2);
-        }
-        leftIds[leftCount] = blockId;
-        leftHi[leftCount] = hi;
-        leftLo[leftCount] = lo;
-        leftCount++;
+        left.add(blockId, hi, lo);
         leftPending = true;
     }
 
@@ -167,10 +156,7 @@ final class HostBlocks {
         }
         lock.lock();
         try {
-            for (int i = 0; i < leftCount; i++) {
-                out.add(leftIds[i], leftHi[i], leftLo[i]);
-            }
-            leftCount = 0;
+            left.moveTo(out);
             leftPending = false;
         } finally {
             lock.unlock();

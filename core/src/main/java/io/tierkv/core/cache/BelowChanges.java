@@ -19,7 +19,8 @@ import java.util.Arrays;
  * Every entry may be stale by the time the cache reads it (the id freed and reused, the key
  * written again): the cache checks each against what holds under its lock, so a stale entry
  * changes nothing. Growable parallel arrays, reused between drains; not thread-safe: the cache
- * owns one and fills and reads it with its lock held.
+ * owns one and fills and reads it with its lock held, and a lower tier may keep one of its own,
+ * under its own lock, to note changes in until the cache drains them ({@link #moveTo}).
  */
 public final class BelowChanges {
 
@@ -31,8 +32,8 @@ public final class BelowChanges {
     private long[] los = new long[16];
     private int size;
 
-    /** Creates an empty list; the cache makes its own, a lower tier only fills it. */
-    BelowChanges() {
+    /** Creates an empty list. */
+    public BelowChanges() {
     }
 
     /**
@@ -55,8 +56,21 @@ public final class BelowChanges {
         size++;
     }
 
-    int size() {
+    /** {@return entries held} */
+    public int size() {
         return size;
+    }
+
+    /**
+     * Adds every entry to {@code out}, in order, and empties this list.
+     *
+     * @param out the list to add to
+     */
+    public void moveTo(BelowChanges out) {
+        for (int i = 0; i < size; i++) {
+            out.add(ids[i], his[i], los[i]);
+        }
+        size = 0;
     }
 
     int blockId(int i) {

@@ -301,19 +301,16 @@ class SequenceContractTest {
         private final java.util.Set<Integer> held = new java.util.HashSet<>();
         /** Held ids whose copy is on disk only (kept by hash). */
         private final java.util.Set<Integer> onDiskOnly = new java.util.HashSet<>();
-        private final java.util.List<long[]> changes = new java.util.ArrayList<>();
+        private final BelowChanges changes = new BelowChanges();
         long timeout;
 
         void changed(int blockId, long hashHi, long hashLo) {
-            changes.add(new long[] {blockId, hashHi, hashLo});
+            changes.add(blockId, hashHi, hashLo);
         }
 
         @Override
         public void drainChanges(BelowChanges out) {
-            for (long[] c : changes) {
-                out.add((int) c[0], c[1], c[2]);
-            }
-            changes.clear();
+            changes.moveTo(out);
         }
 
         @Override
