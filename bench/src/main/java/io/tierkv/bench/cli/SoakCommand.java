@@ -243,8 +243,8 @@ public final class SoakCommand implements Callable<Integer> {
                 w.closeKept();
             }
             KvBlockManager last = kv.current();
-            leaked = SoakChecks.leakedBlocks(last);
             endCache = last.stats().cache();
+            leaked = SoakChecks.leakedBlocks(endCache);
             SoakChecks.invariants(kv, tally, t0);
             kv.sampleDisk();
         } finally {

@@ -106,8 +106,9 @@ record SoakReport(SoakTally tally, double seconds, String duration, boolean inte
         for (String s : t.violationSamples) {
             out.println("  " + s);
         }
-        out.printf(Locale.ROOT, "leaked blocks: %d (live block ids minus cached blocks after every sequence closed; "
-                + "live %d, cached %d)%n", leaked, endCache.liveBlocks(), endCache.cachedBlocks());
+        out.printf(Locale.ROOT, "leaked blocks: %d (live block ids minus cached blocks and blocks a read-ahead holds, "
+                + "after every sequence closed, one snapshot; live %d, cached %d, read-ahead %d)%n", leaked,
+                endCache.liveBlocks(), endCache.cachedBlocks(), endCache.leasedOnlyBlocks());
         out.printf(Locale.ROOT, "open file descriptors: start %d, end %d (tolerance +%d)%n", fdStart, fdEnd,
                 fdTolerance);
         out.printf(Locale.ROOT, "disk peak: %s of budget %s (%.1f%%)%n", Sizes.bytes(t.peakDiskBytes.get()),

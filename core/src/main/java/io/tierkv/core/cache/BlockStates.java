@@ -130,6 +130,17 @@ final class BlockStates {
         return cached;
     }
 
+    /** {@return sealed blocks that leases alone hold ({@code refs == leases > 0}): no table references them} */
+    int leasedOnlyCount() {
+        int leasedOnly = 0;
+        for (int id = 0; id < state.length; id++) {
+            if (state[id] == SEALED && refs[id] > 0 && refs[id] == leases[id]) {
+                leasedOnly++;
+            }
+        }
+        return leasedOnly;
+    }
+
     /** Whether a block is on the top tier and not moving or lost, so a lease needs no wait. */
     boolean residentNow(int id) {
         return slot[id] >= 0 && (flags[id] & TRANSIT) == 0 && state[id] != LOST;

@@ -31,16 +31,17 @@ final class CacheCounters {
      * @param deviceUsedBlocks     top-tier slots in use
      * @param liveBlocks           block ids in use
      * @param cachedBlocks         sealed blocks nobody references
+     * @param leasedOnlyBlocks     sealed blocks that leases alone hold
      * @param indexedBlocks        prefix index entries
      * @param budget               the per-cache budgets, for their counters
      * @return the snapshot
      */
     CacheStats snapshot(int deviceCapacityBlocks, int deviceUsedBlocks, int liveBlocks, int cachedBlocks,
-            int indexedBlocks, CacheBudget budget) {
+            int leasedOnlyBlocks, int indexedBlocks, CacheBudget budget) {
         return new CacheStats(deviceCapacityBlocks, deviceUsedBlocks, liveBlocks, cachedBlocks, indexedBlocks,
                 prefixHitBlocks, prefixHitBlocksBelow, prefixMissBlocks, hashCollisions, evictions,
                 demotions, cleanDrops, failedDemotions, promotions, failedPromotions, copiesOnWrite,
                 retiredIds, admissionWaits, admissionFailures, budget.demotions(), budget.spills(),
-                budget.refusedSpills(), deviceReads, lostBlocks);
+                budget.refusedSpills(), deviceReads, lostBlocks, leasedOnlyBlocks);
     }
 }

@@ -31,11 +31,18 @@ package io.tierkv.core.cache;
  *                             missing or damaged), each counted once: unindexed, and every lease or read
  *                             of them fails with {@link io.tierkv.core.error.CorruptBlockException} until
  *                             their references end
+ * @param leasedOnlyBlocks     sealed blocks that leases alone hold now, no sequence's table: a
+ *                             read-ahead promoting a block ahead of its lease ({@link
+ *                             TierControl#prefetch}, on a mover), or a lease on a block whose sequences
+ *                             closed. Not in {@code cachedBlocks} meanwhile; with every sequence closed
+ *                             and every runtime lease released, {@code liveBlocks - cachedBlocks -
+ *                             leasedOnlyBlocks} counts exactly the ids leaked, in one snapshot, while
+ *                             the movers run
  */
 public record CacheStats(int deviceCapacityBlocks, int deviceUsedBlocks, int liveBlocks, int cachedBlocks,
         int indexedBlocks, long prefixHitBlocks, long prefixHitBlocksBelow, long prefixMissBlocks,
         long hashCollisions, long evictions, long demotions, long cleanDrops, long failedDemotions,
         long promotions, long failedPromotions, long copiesOnWrite, long retiredIds, long admissionWaits,
         long admissionFailures, long budgetDemotions, long budgetSpills, long budgetRefusedSpills,
-        long deviceReads, long lostBlocks) {
+        long deviceReads, long lostBlocks, int leasedOnlyBlocks) {
 }

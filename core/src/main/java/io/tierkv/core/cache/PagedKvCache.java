@@ -511,7 +511,7 @@ public final class PagedKvCache implements AutoCloseable {
         lock.lock();
         try {
             return counters.snapshot(admission.slots.capacity(), admission.slots.usedCount(), blocks.liveCount(),
-                    blocks.cachedCount(), prefix.index.size(), budget);
+                    blocks.cachedCount(), blocks.leasedOnlyCount(), prefix.index.size(), budget);
         } finally {
             lock.unlock();
         }
