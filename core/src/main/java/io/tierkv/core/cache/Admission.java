@@ -61,7 +61,7 @@ final class Admission {
     int allocateOpenBlock(long deadlineNanos) {
         int s = acquireSlot(deadlineNanos, 1, -1);
         int id = b.allocateId();
-        if (id < 0 && cache.moves.settleBelow() > 0) { // ids the tiers below no longer need may come free
+        if (id < 0 && cache.moves.settle.run() > 0) { // ids the tiers below no longer need may come free
             id = b.allocateId();
         }
         if (id < 0) {
@@ -142,7 +142,7 @@ final class Admission {
             cache.releaseSlot(id);
             return;
         }
-        cache.moves.demote(id);
+        cache.moves.demote.run(id);
     }
 
     /**
@@ -162,7 +162,7 @@ final class Admission {
             // wait for, so no clock read.
             int s = slots.allocate();
             if (s >= 0) {
-                return cache.moves.promote(id, s);
+                return cache.moves.promote.run(id, s);
             }
         }
         if (deadlineNanos == DEADLINE_WHEN_NEEDED) {
@@ -176,7 +176,7 @@ final class Admission {
             }
             int s = slotFor(id, deadlineNanos);
             if (s != SLOT_NOT_NEEDED) {
-                return cache.moves.promote(id, s);
+                return cache.moves.promote.run(id, s);
             }
         }
     }

@@ -48,8 +48,10 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
  *       {@code IdentityTable} and {@code WrittenPositions}: each id's identity and written
  *       positions, off the heap.</li>
  *   <li>{@code Admission}: top-tier slots, victims, waits for room and for moves.</li>
- *   <li>{@code TierMoves}: demote, promote, spill, load and reads below, each planned under the
- *       lock, copied with it released and the block in transit, committed under it.</li>
+ *   <li>{@code TierMoves}: the moves, a class each ({@code Demote}, {@code MoveBelow},
+ *       {@code Promote}, {@code ReadSealed}), each planned under the lock, copied with it released
+ *       and the block in transit, committed under it; {@code SettleBelow}: what the tiers below
+ *       let go of on their own.</li>
  *   <li>{@code PrefixLookup}: prefix matching by hash, verified by identity; {@code FetchAhead}:
  *       the unlocked fetch from a store below when the local match misses.</li>
  *   <li>{@code Leases}: leases and their release.</li>
@@ -414,7 +416,7 @@ public final class PagedKvCache implements AutoCloseable {
     /** Per-cache budgets: spills a sealed block held on the host tier to disk (see {@code TierMoves}). */
     @GuardedBy("lock")
     boolean spillBelow(int id) {
-        return moves.moveBelow(id, false);
+        return moves.below.run(id, false);
     }
 
     /** {@return the operations the tier manager and its movers call on this cache; not runtime API} */

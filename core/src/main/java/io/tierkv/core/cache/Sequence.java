@@ -488,7 +488,7 @@ public final class Sequence implements AutoCloseable {
             throw new IllegalStateException("block " + blockIndex + " is not sealed (sealedBlocks " + table.sealed()
                     + "; write every position of it and of the blocks before it)");
         }
-        cache.moves.readSealed(table.id(blockIndex), out);
+        cache.moves.read.run(table.id(blockIndex), out);
     }
 
     /** {@return the cache's block layout} */

@@ -34,7 +34,7 @@ public final class TierControl {
         cache.lock.lock();
         try {
             return !cache.closed && cache.lower != null && cache.lower.residence(blockId) == LowerTier.RESIDENT_DISK
-                    && cache.moves.moveBelow(blockId, true);
+                    && cache.moves.below.run(blockId, true);
         } finally {
             cache.lock.unlock();
         }
@@ -126,7 +126,7 @@ public final class TierControl {
     public int settleBelow() {
         cache.lock.lock();
         try {
-            return cache.moves.settleBelow();
+            return cache.moves.settle.run();
         } finally {
             cache.lock.unlock();
         }
@@ -155,7 +155,7 @@ public final class TierControl {
                 if (s == Admission.SLOT_NOT_NEEDED) {
                     return false; // up, moving or lost by another party's doing
                 }
-                cache.moves.promote(blockId, s);
+                cache.moves.promote.run(blockId, s);
                 cache.policy.onAccess(blockId);
                 return true;
             } catch (io.tierkv.core.error.TierKvException e) {

@@ -1,0 +1,64 @@
+package io.tierkv.core.cache;
+
+import java.lang.foreign.MemorySegment;
+
+import static io.tierkv.core.cache.BlockStates.TRANSIT;
+
+/**
+ * The demote move (top tier to the tier below): plan under the cache lock (the block TRANSIT,
+ * its slot the source), copy with the lock released ({@link LowerTier#demote}), commit under the
+ * lock (release the slot if a copy stands below; else keep the block where it was). One instance
+ * per cache, called with the cache lock held.
+ */
+final class Demote {
+
+    private final PagedKvCache cache;
+    private final BlockStates b;
+    private final LowerTier lower;
+
+    Demote(PagedKvCache cache, LowerTier lower) {
+        this.cache = cache;
+        this.b = cache.blocks;
+        this.lower = lower;
+    }
+
+    /**
+     * Demotes one sealed block now: copies it down with the lock released, then frees its slot.
+     * A refused copy leaves the block on the top tier (out of the policy until its state next
+     * changes), or, if nothing references it, drops it from the index entirely (a clean miss).
+     * So does a copy that is gone from below again by the time the lock is taken back
+     * ({@link LowerTier#residence}): the lower tier may move it on (spill it to disk) as soon as it
+     * lands, and drop that record before anything references the block, so the top-tier slot is
+     * then the block's only copy and a reference taken meanwhile would lose it with the slot.
+     */
+    @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Admission, TierControl, PagedKvCache), another path
+    void run(int id) {
+        b.flags[id] |= TRANSIT;
+        int src = b.slot[id];
+        MemorySegment identity = cache.identities.of(id);
+        long hi = b.hashHi[id];
+        long lo = b.hashLo[id];
+        boolean ok = false;
+        cache.lock.unlock();
+        try {
+            ok = lower.demote(id, hi, lo, identity, src);
+        } finally {
+            cache.lock.lock();
+            b.flags[id] &= ~TRANSIT;
+        }
+        ok = ok && lower.residence(id) != LowerTier.RESIDENT_NOWHERE; // its copy below may have gone on down and been dropped meanwhile
+        if (ok) {
+            cache.counters.demotions++;
+            cache.releaseSlot(id);
+        } else {
+            cache.counters.failedDemotions++;
+            if (b.refs[id] == 0) {
+                cache.counters.evictions++;
+                cache.freeBlock(id);
+            }
+        }
+        cache.endTransit(id);
+        cache.moves.settle.run(); // the host tier may have spilled or evicted victims to make room for it
+        cache.signalChange();
+    }
+}

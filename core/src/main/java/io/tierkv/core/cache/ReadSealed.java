@@ -1,0 +1,79 @@
+package io.tierkv.core.cache;
+
+import io.tierkv.core.error.CorruptBlockException;
+import io.tierkv.core.error.TransferTimeoutException;
+import java.lang.foreign.MemorySegment;
+
+import static io.tierkv.core.cache.BlockStates.TRANSIT;
+
+/**
+ * A whole-block read ({@link Sequence#readBlock}) from whichever tier holds the block, without
+ * promoting it: plan under the cache lock (the block TRANSIT), copy with the lock released (from
+ * the top-tier slot, or {@link LowerTier#read}), end under the lock (a block found lost below is
+ * marked LOST). One instance per cache; takes the cache lock itself.
+ */
+final class ReadSealed {
+
+    private final PagedKvCache cache;
+    private final BlockStates b;
+    private final LowerTier lower;
+
+    ReadSealed(PagedKvCache cache, LowerTier lower) {
+        this.cache = cache;
+        this.b = cache.blocks;
+        this.lower = lower;
+    }
+
+    /**
+     * Copies a sealed block to {@code out} from the tier holding it, without promoting it: the
+     * block is flagged TRANSIT for the copy (nobody moves, frees or reuses it meanwhile), the copy
+     * runs with the lock released, and a block found lost below is marked LOST. Called WITHOUT
+     * the lock; takes it itself.
+     *
+     * @throws CorruptBlockException    if the block is lost below
+     * @throws TransferTimeoutException if another move of it does not end in time
+     */
+    void run(int id, MemorySegment out) {
+        int s;
+        cache.lock.lock();
+        try {
+            cache.checkOpen();
+            cache.admission.awaitSettled(id, 0); // reads the clock only if the block is moving
+            cache.policy.onAccess(id);
+            b.flags[id] |= TRANSIT;
+            cache.refresh(id);
+            s = b.slot[id];
+        } finally {
+            cache.lock.unlock();
+        }
+        boolean copied = false;
+        boolean lost = false;
+        try {
+            if (s >= 0) {
+                MemorySegment.copy(cache.slotMemory(s), 0, out, 0, cache.blockBytes);
+                copied = true;
+            } else {
+                copied = lower.read(id, cache.identities.of(id), out);
+                lost = !copied;
+            }
+        } finally {
+            cache.lock.lock();
+            try {
+                b.flags[id] &= ~TRANSIT;
+                if (lost) {
+                    cache.markLost(id);
+                } else if (copied && s >= 0) {
+                    cache.counters.deviceReads++;
+                }
+                cache.refresh(id);
+                cache.endTransit(id);
+                cache.signalChange();
+            } finally {
+                cache.lock.unlock();
+            }
+        }
+        if (lost) {
+            throw new CorruptBlockException("block " + id, "missing or corrupt below the top tier", -1, -1);
+        }
+    }
+}
