@@ -53,7 +53,8 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * never calls the cache; a victim spilled to disk is first marked MOVING and the lock released
  * for the write. A block freed by the cache while it is MOVING is detached from its slot at once
  * (its id may be reused straight away) and the orphaned slot is freed by the move when it ends, so
- * a slot being read is never reused. Device copies run on the device tier's stream outside every lock.
+ * a slot being read is never reused. Device copies run on the device tier's stream outside every
+ * lock.
  *
  * <h2>Failure</h2>
  * A demotion that finds no host slot, or whose copy does not complete by its deadline, leaves the
@@ -65,6 +66,9 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * ({@link LowerTier#LOST}), never bytes.
  */
 final class HostTier implements LowerTier, AutoCloseable {
+
+    /** Keys of departed disk records handed to the cache per {@link #drainChanges}, which it settles under its lock. */
+    private static final int MAX_DRAINED_KEYS = 4096;
 
     final KvLayout layout;
     private final DeviceTier device;
@@ -409,8 +413,6 @@ final class HostTier implements LowerTier, AutoCloseable {
             out.add(BelowChanges.NO_BLOCK, key[0], key[1]);
         }
     }
-
-    private static final int MAX_DRAINED_KEYS = 4096;
 
     /**
      * {@inheritDoc} For an id holding a pin, its pin says exactly whether its record went (a

@@ -241,6 +241,8 @@ class TierManagerCasesTest {
         assertEquals(10, kv.stats().hostUsedBlocks());
         assertEquals(2, kv.evictHost(2));
         assertEquals(2, kv.stats().hostEvictions());
+        assertEquals(8, kv.stats().cache().liveBlocks(), "the cache freed the evicted ids as it settled the host's notes");
+        assertEquals(2, kv.stats().cache().evictions());
         for (int i = 0; i < 10; i++) {
             try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
                 assertEquals(i < 2 ? 0 : 16, s.matchPrefix(tokens(100 * i, 16)), "block " + i);

@@ -1,6 +1,5 @@
 package io.tierkv.core.cache;
 
-
 import static io.tierkv.core.cache.BlockStates.SEALED;
 import static io.tierkv.core.cache.BlockStates.TRANSIT;
 

@@ -413,7 +413,7 @@ public final class PagedKvCache implements AutoCloseable {
         return lower == null ? LowerTier.RESIDENT_NOWHERE : lower.residence(id);
     }
 
-    /** Per-cache budgets: spills a sealed block held on the host tier to disk (see {@code TierMoves}). */
+    /** Per-cache budgets: spills a sealed block held on the host tier to disk ({@code MoveBelow}). */
     @GuardedBy("lock")
     boolean spillBelow(int id) {
         return moves.below.run(id, false);

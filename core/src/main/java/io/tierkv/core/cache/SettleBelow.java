@@ -1,6 +1,5 @@
 package io.tierkv.core.cache;
 
-
 import static io.tierkv.core.cache.BlockStates.SEALED;
 
 /**
@@ -23,19 +22,20 @@ final class SettleBelow {
     }
 
     /**
-     * Settles what the lower tier let go of on its own ({@link TierControl#settleBelow}), under the cache lock. An entry
+     * Settles what the lower tier let go of on its own ({@link TierControl#settleBelow}). An entry
      * counts only for a SEALED block not on the top tier and not moving that still holds the hash
      * the entry names; then, by where its copy is now: nowhere, it is gone below
      * ({@link PagedKvCache#goneBelow}: freed, or lost if referenced); on disk only, after its host
      * copy left, its id is retired if nothing references it (the record is found again by hash);
      * on the host, nothing. A key's entry ({@link BelowChanges#NO_BLOCK}) names the block indexed
-     * under it, and the lower tier settles that block's disk copy first ({@link LowerTier#settleDrop}).
+     * under it, and the lower tier settles that block's disk copy first
+     * ({@link LowerTier#settleDrop}). Nothing is drained once the cache is closed.
      *
      * @return entries drained
      */
     @SuppressWarnings("GuardedBy") // cache.lock held by the caller (TierControl, this class), another path
     int run() {
-        if (lower == null) {
+        if (lower == null || cache.closed) {
             return 0;
         }
         changes.clear();
