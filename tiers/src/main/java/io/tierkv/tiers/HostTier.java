@@ -67,8 +67,13 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  */
 final class HostTier implements LowerTier, AutoCloseable {
 
-    /** Keys of departed disk records handed to the cache per {@link #drainChanges}, which it settles under its lock. */
-    private static final int MAX_DRAINED_KEYS = 4096;
+    /**
+     * Keys of departed disk records handed to the cache per {@link #drainChanges}: the cache
+     * settles each under its lock (a host lock and at most one disk lookup apiece), so this bounds
+     * how long one drain holds it; the rest wait for the next drain (a mover cycle, a demotion),
+     * meanwhile their blocks miss at a match as their records would.
+     */
+    private static final int MAX_DRAINED_KEYS = 256;
 
     final KvLayout layout;
     private final DeviceTier device;
