@@ -126,6 +126,9 @@ final class PrefixLookup {
     /** Binds a record below that holds the hash with the prompt's identity to a fresh id; -1 if none. */
     private int adopt(long hi, long lo, Sequence seq, int[] promptTokens, int from) {
         int fresh = b.allocateId();
+        if (fresh < 0 && cache.moves.settle.run() > 0) { // ids the tiers below no longer need may come free
+            fresh = b.allocateId();
+        }
         if (fresh < 0) {
             return -1;
         }

@@ -12,8 +12,10 @@ final class SettleBelow {
     private final PagedKvCache cache;
     private final BlockStates b;
     private final LowerTier lower;
-    /** Filled by {@link LowerTier#drainChanges} and read back in {@link #run}; lock held. */
-    private final BelowChanges changes = new BelowChanges();
+    /** Entries to settle: those kept from the last run, then what {@link LowerTier#drainChanges} added; lock held. */
+    private BelowChanges changes = new BelowChanges();
+    /** Entries kept for the next run (their blocks were moving); swapped with {@link #changes}; lock held. */
+    private BelowChanges kept = new BelowChanges();
 
     SettleBelow(PagedKvCache cache, LowerTier lower) {
         this.cache = cache;
@@ -29,36 +31,57 @@ final class SettleBelow {
      * copy left, its id is retired if nothing references it (the record is found again by hash);
      * on the host, nothing. A key's entry ({@link BelowChanges#NO_BLOCK}) names the block indexed
      * under it, and the lower tier settles that block's disk copy first
-     * ({@link LowerTier#settleDrop}). Nothing is drained once the cache is closed.
+     * ({@link LowerTier#settleDrop}). An entry whose block is moving (in transit) is kept for the
+     * next run: the move may end with the block below (a load, a failed promotion) and the copy
+     * the entry reports gone. So is every entry after one whose settling threw. Nothing is drained
+     * once the cache is closed.
      *
-     * @return entries drained
+     * @return entries settled or found stale (not those kept)
      */
     @SuppressWarnings("GuardedBy") // cache.lock held by the caller (TierControl, this class), another path
     int run() {
         if (lower == null || cache.closed) {
             return 0;
         }
-        changes.clear();
         lower.drainChanges(changes);
         int n = changes.size();
-        for (int i = 0; i < n; i++) {
-            long hi = changes.hashHi(i);
-            long lo = changes.hashLo(i);
-            boolean byKey = changes.blockId(i) == BelowChanges.NO_BLOCK;
-            int id = byKey ? cache.prefix.index.get(hi, lo) : changes.blockId(i);
-            if (id < 0 || b.state[id] != SEALED || b.slot[id] >= 0 || b.inTransit(id)
-                    || b.hashHi[id] != hi || b.hashLo[id] != lo) {
-                continue; // stale: freed, reused, back up, or moving (its move settles it)
+        int i = 0;
+        try {
+            for (; i < n; i++) {
+                settle(i);
             }
-            int where = byKey ? lower.settleDrop(id, hi, lo) : lower.residence(id);
-            if (where == LowerTier.RESIDENT_NOWHERE) {
-                cache.goneBelow(id);
-            } else if (where == LowerTier.RESIDENT_DISK && !byKey && b.refs[id] == 0) {
-                cache.counters.retiredIds++;
-                cache.freeBlock(id);
+        } finally {
+            for (int j = i + 1; j < n; j++) {
+                kept.add(changes.blockId(j), changes.hashHi(j), changes.hashLo(j)); // after one that threw
             }
+            BelowChanges next = kept;
+            kept = changes;
+            kept.clear();
+            changes = next;
         }
-        changes.clear();
-        return n;
+        return n - changes.size();
+    }
+
+    /** Settles entry {@code i} of {@link #changes}, or keeps it for the next run if its block is moving. */
+    @SuppressWarnings("GuardedBy") // cache.lock held: see run
+    private void settle(int i) {
+        long hi = changes.hashHi(i);
+        long lo = changes.hashLo(i);
+        boolean byKey = changes.blockId(i) == BelowChanges.NO_BLOCK;
+        int id = byKey ? cache.prefix.index.get(hi, lo) : changes.blockId(i);
+        if (id < 0 || b.state[id] != SEALED || b.slot[id] >= 0 || b.hashHi[id] != hi || b.hashLo[id] != lo) {
+            return; // stale: freed, reused, or back on the top tier
+        }
+        if (b.inTransit(id)) {
+            kept.add(changes.blockId(i), hi, lo);
+            return;
+        }
+        int where = byKey ? lower.settleDrop(id, hi, lo) : lower.residence(id);
+        if (where == LowerTier.RESIDENT_NOWHERE) {
+            cache.goneBelow(id);
+        } else if (where == LowerTier.RESIDENT_DISK && !byKey && b.refs[id] == 0) {
+            cache.counters.retiredIds++;
+            cache.freeBlock(id);
+        }
     }
 }

@@ -322,12 +322,44 @@ class SequenceContractTest {
         assertEquals(evictions, tiered.stats().evictions());
     }
 
+    /**
+     * A change reported while its block moves is kept and settled once the move ends: a read-ahead
+     * load that lands while its block's copy is evicted below would otherwise leave the block
+     * cached with no copy anywhere until a match found out.
+     */
+    @Test
+    void aChangeReportedWhileItsBlockMovesIsSettledAfterTheMove() {
+        TimingLowerTier lower = new TimingLowerTier();
+        SlabMemory memory = invariants.track(new SlabMemory(4, layout.bytesPerBlock()), java.util.List::of);
+        PagedKvCache tiered = invariants.track(new PagedKvCache(CacheOptions.of(smallLayout(B), 4).withMaxBlocks(8),
+                memory, lower));
+        int id;
+        try (Sequence s = tiered.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, tokens(0, B));
+            id = s.blockId(0);
+            assertEquals(true, tiered.tierControl().demoteBlock(id));
+        }
+        long[] hash = tiered.diagnostics().blockHash(id);
+        TierControl control = tiered.tierControl();
+        lower.onDiskOnly.add(id); // its copy is a disk record now: a read-ahead may load it
+        lower.duringLoad = () -> { // the cache lock is released while the load copies
+            lower.held.remove(id); // the copy goes below meanwhile, and is reported
+            lower.changed(id, hash[0], hash[1]);
+            assertEquals(0, control.settleBelow(), "its block is moving: the change is kept, not settled");
+        };
+        assertEquals(true, control.loadBelow(id));
+        assertEquals(0, tiered.stats().liveBlocks(), "settled as the move ended: no copy left, freed");
+        assertEquals(1, tiered.stats().evictions());
+    }
+
     /** A lower tier that keeps a block's bytes nowhere but says it does, and records a promotion's timeout. */
     private static final class TimingLowerTier implements LowerTier {
         private final java.util.Set<Integer> held = new java.util.HashSet<>();
         /** Held ids whose copy is on disk only (kept by hash). */
         private final java.util.Set<Integer> onDiskOnly = new java.util.HashSet<>();
         private final BelowChanges changes = new BelowChanges();
+        /** Run by {@link #load} (the cache lock released), which then reports the block loaded; null: no load. */
+        Runnable duringLoad;
         long timeout;
 
         void changed(int blockId, long hashHi, long hashLo) {
@@ -383,7 +415,11 @@ class SequenceContractTest {
 
         @Override
         public boolean load(int blockId, MemorySegment identity) {
-            return false;
+            if (duringLoad == null) {
+                return false;
+            }
+            duringLoad.run();
+            return true;
         }
 
         @Override
