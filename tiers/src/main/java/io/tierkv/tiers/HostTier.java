@@ -14,7 +14,6 @@ import java.util.function.IntConsumer;
 import static io.tierkv.tiers.HostBlocks.CLEAN;
 import static io.tierkv.tiers.HostBlocks.MOVING;
 import static io.tierkv.tiers.HostBlocks.NEEDED;
-import static io.tierkv.tiers.HostBlocks.ON_DISK;
 
 /**
  * Everything below the device: pinned host slots and, optionally, the disk tier under them.
@@ -44,7 +43,8 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * {@code HostBlocks} holds every per-id and per-slot fact of this tier under its one lock;
  * {@code HostRoom} makes room (victims, spills, evictions); {@code DiskPins} keeps referenced
  * blocks' disk records pinned; {@code HostAdoption} binds disk records found by a prefix match;
- * {@code LateCopies} tracks copies that missed their deadline; {@code HostInvariants} recounts;
+ * {@code LateCopies} tracks copies that missed their deadline; {@code DiskLoads} reads disk
+ * records for a promotion or a read-ahead load; {@code HostInvariants} recounts;
  * {@code RemoteTier} (optional) sends blocks leaving the lowest local tier to a remote store and
  * fetches them back for prefix matches.
  *
@@ -92,6 +92,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     final DiskPins pins;
     final HostRoom room;
     private final HostAdoption adoption;
+    private final DiskLoads diskLoads;
     /** The remote store below the lowest local tier, or null. */
     RemoteTier remote;
 
@@ -109,6 +110,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         this.pins = new DiskPins(this);
         this.room = new HostRoom(this);
         this.adoption = new HostAdoption(this);
+        this.diskLoads = new DiskLoads(this, device);
         if (disk != null) {
             disk.maintenance().setEvictionListener((hi, lo) -> diskEvicted.add(new long[] {hi, lo}));
         }
@@ -237,7 +239,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         if (hs >= 0) {
             return promoteFromHost(blockId, hs, deviceSlot, start, start + timeoutNanos);
         }
-        return hs == FROM_DISK ? promoteFromDisk(blockId, identity, deviceSlot, start) : LOST;
+        return hs == FROM_DISK ? diskLoads.promote(blockId, identity, deviceSlot, start) : LOST;
     }
 
     /** What {@link #takeForPromotion} returns for a block whose copy is on disk only. */
@@ -294,34 +296,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     /** Disk to device through the staging buffer; the block stays on disk as a clean copy. */
-    private int promoteFromDisk(int blockId, MemorySegment identity, int deviceSlot, long start) {
-        long hi;
-        long lo;
-        blocks.lock.lock();
-        try {
-            hi = blocks.hashHi[blockId];
-            lo = blocks.hashLo[blockId];
-        } finally {
-            blocks.lock.unlock();
-        }
-        int buffer = staging.acquire();
-        try {
-            int found = disk.load(hi, lo, identity, staging.block(buffer));
-            if (found < 0) {
-                pins.settleMiss(blockId, found);
-                return LOST;
-            }
-            counters.diskLoads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
-            GpuEvent ev = device.copyFromHost(staging.block(buffer), deviceSlot);
-            ev.synchronize(); // the staging buffer is reused next: wait for the copy whatever the deadline
-            ev.close();
-        } finally {
-            staging.release(buffer);
-        }
-        counters.promotions.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
-        return PROMOTED;
-    }
-
     @Override
     public boolean read(int blockId, MemorySegment identity, MemorySegment out) {
         long start = System.nanoTime();
@@ -454,52 +428,7 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     @Override
     public boolean load(int blockId, MemorySegment identity) {
-        long hi;
-        long lo;
-        blocks.lock.lock();
-        try {
-            if (disk == null || blocks.hostSlot[blockId] >= 0 || (blocks.state[blockId] & ON_DISK) == 0) {
-                return false;
-            }
-            if (!pins.diskCopyHeld(blockId)) { // its record failed verification elsewhere since it was pinned
-                return false;
-            }
-            hi = blocks.hashHi[blockId];
-            lo = blocks.hashLo[blockId];
-        } finally {
-            blocks.lock.unlock();
-        }
-        long start = System.nanoTime();
-        int hs = room.reserveHostSlot();
-        if (hs < 0) {
-            counters.hostAllocationFailures.increment();
-            return false;
-        }
-        int found = DiskTier.ABSENT; // stays a miss if the read throws
-        try {
-            found = disk.load(hi, lo, identity, blocks.slotViews[hs]);
-        } finally {
-            blocks.lock.lock();
-            try {
-                blocks.reservedHostSlots--;
-                if (found >= 0) { // verified bytes; the id cannot change while the cache pins it in transit
-                    blocks.setIdentity(hs, identity);
-                    pins.releaseDiskPin(blockId); // the host slot holds it now; a spill pins the record again
-                    blocks.place(blockId, hs, hi, lo); // the disk record stays too, unless it was evicted meanwhile
-                    blocks.policy.onAdmit(blockId, 0, lo);
-                } else {
-                    blocks.slots.free(hs); // a miss: the lease that needs the block finds it and reports it
-                }
-            } finally {
-                blocks.lock.unlock();
-            }
-        }
-        if (found < 0) {
-            pins.settleMiss(blockId, found); // counted here: a lease that follows finds the copy gone without another read
-            return false;
-        }
-        counters.diskToHost.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
-        return true;
+        return diskLoads.load(blockId, identity);
     }
 
     /**

@@ -277,15 +277,8 @@ class SequenceContractTest {
     @Test
     void aLowerTiersChangesFreeAnIdOnlyIfItStillHoldsTheHashItMeantAndHasNoOtherCopy() {
         TimingLowerTier lower = new TimingLowerTier();
-        SlabMemory memory = invariants.track(new SlabMemory(4, layout.bytesPerBlock()), java.util.List::of);
-        PagedKvCache tiered = invariants.track(new PagedKvCache(CacheOptions.of(smallLayout(B), 4).withMaxBlocks(8),
-                memory, lower));
-        int id;
-        try (Sequence s = tiered.openSequence(SequenceOptions.defaults())) {
-            appendWritten(s, 1, tokens(0, B));
-            id = s.blockId(0);
-            assertEquals(true, tiered.tierControl().demoteBlock(id));
-        }
+        PagedKvCache tiered = cacheOver(lower);
+        int id = demotedCachedBlock(tiered);
         long[] hash = tiered.diagnostics().blockHash(id); // a cached block, held only below (on the host)
         TierControl control = tiered.tierControl();
         lower.changed(id, hash[0] ^ 1, hash[1]);
@@ -330,15 +323,8 @@ class SequenceContractTest {
     @Test
     void aChangeReportedWhileItsBlockMovesIsSettledAfterTheMove() {
         TimingLowerTier lower = new TimingLowerTier();
-        SlabMemory memory = invariants.track(new SlabMemory(4, layout.bytesPerBlock()), java.util.List::of);
-        PagedKvCache tiered = invariants.track(new PagedKvCache(CacheOptions.of(smallLayout(B), 4).withMaxBlocks(8),
-                memory, lower));
-        int id;
-        try (Sequence s = tiered.openSequence(SequenceOptions.defaults())) {
-            appendWritten(s, 1, tokens(0, B));
-            id = s.blockId(0);
-            assertEquals(true, tiered.tierControl().demoteBlock(id));
-        }
+        PagedKvCache tiered = cacheOver(lower);
+        int id = demotedCachedBlock(tiered);
         long[] hash = tiered.diagnostics().blockHash(id);
         TierControl control = tiered.tierControl();
         lower.onDiskOnly.add(id); // its copy is a disk record now: a read-ahead may load it
@@ -350,6 +336,22 @@ class SequenceContractTest {
         assertEquals(true, control.loadBelow(id));
         assertEquals(0, tiered.stats().liveBlocks(), "settled as the move ended: no copy left, freed");
         assertEquals(1, tiered.stats().evictions());
+    }
+
+    /** {@return a cache of 4 slots and 8 block ids over {@code lower}} */
+    private PagedKvCache cacheOver(LowerTier lower) {
+        SlabMemory memory = invariants.track(new SlabMemory(4, layout.bytesPerBlock()), java.util.List::of);
+        return invariants.track(new PagedKvCache(CacheOptions.of(smallLayout(B), 4).withMaxBlocks(8), memory, lower));
+    }
+
+    /** {@return a block sealed, its sequence closed, then demoted: cached, held only below} */
+    private static int demotedCachedBlock(PagedKvCache tiered) {
+        try (Sequence s = tiered.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, tokens(0, B));
+            int id = s.blockId(0);
+            assertEquals(true, tiered.tierControl().demoteBlock(id));
+            return id;
+        }
     }
 
     /** A lower tier that keeps a block's bytes nowhere but says it does, and records a promotion's timeout. */

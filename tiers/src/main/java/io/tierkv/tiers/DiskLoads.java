@@ -1,0 +1,118 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.cache.LowerTier;
+import io.tierkv.natives.GpuEvent;
+import io.tierkv.tiers.disk.store.DiskTier;
+import java.lang.foreign.MemorySegment;
+
+import static io.tierkv.tiers.HostBlocks.ON_DISK;
+
+/**
+ * The host tier's two moves that read a disk record for the cache: a promotion of a block held
+ * only on disk (through a staging buffer to the device) and a read-ahead load (into a host slot,
+ * the record kept). Each reads with the host lock released, gets bytes only from a record of the
+ * identity the cache passes, and settles a miss against what holds under the lock
+ * ({@code DiskPins#settleMiss}). The cache holds the block in transit meanwhile. Thread-safe.
+ */
+final class DiskLoads {
+
+    private final HostTier t;
+    private final HostBlocks blocks;
+    private final DeviceTier device;
+
+    DiskLoads(HostTier t, DeviceTier device) {
+        this.t = t;
+        this.blocks = t.blocks;
+        this.device = device;
+    }
+
+    /**
+     * Promotes a block held only on disk: its record, verified against {@code identity}, through a
+     * staging buffer into device slot {@code deviceSlot}; waits for the device copy (the staging
+     * buffer is reused next).
+     *
+     * @return {@link LowerTier#PROMOTED}, or {@link LowerTier#LOST} for a missing or damaged record
+     */
+    int promote(int blockId, MemorySegment identity, int deviceSlot, long start) {
+        long hi;
+        long lo;
+        blocks.lock.lock();
+        try {
+            hi = blocks.hashHi[blockId];
+            lo = blocks.hashLo[blockId];
+        } finally {
+            blocks.lock.unlock();
+        }
+        int buffer = t.staging.acquire();
+        try {
+            int found = t.disk.load(hi, lo, identity, t.staging.block(buffer));
+            if (found < 0) {
+                t.pins.settleMiss(blockId, found);
+                return LowerTier.LOST;
+            }
+            t.counters.diskLoads.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
+            GpuEvent ev = device.copyFromHost(t.staging.block(buffer), deviceSlot);
+            ev.synchronize(); // the staging buffer is reused next: wait for the copy whatever the deadline
+            ev.close();
+        } finally {
+            t.staging.release(buffer);
+        }
+        t.counters.promotions.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
+        return LowerTier.PROMOTED;
+    }
+
+    /**
+     * Read-ahead: copies a block held only on disk into a host slot, keeping the record; see
+     * {@link LowerTier#load}.
+     *
+     * @return true if the block is in a host slot now
+     */
+    boolean load(int blockId, MemorySegment identity) {
+        long hi;
+        long lo;
+        blocks.lock.lock();
+        try {
+            if (t.disk == null || blocks.hostSlot[blockId] >= 0 || (blocks.state[blockId] & ON_DISK) == 0) {
+                return false;
+            }
+            if (!t.pins.diskCopyHeld(blockId)) { // its record failed verification elsewhere since it was pinned
+                return false;
+            }
+            hi = blocks.hashHi[blockId];
+            lo = blocks.hashLo[blockId];
+        } finally {
+            blocks.lock.unlock();
+        }
+        long start = System.nanoTime();
+        int hs = t.room.reserveHostSlot();
+        if (hs < 0) {
+            t.counters.hostAllocationFailures.increment();
+            return false;
+        }
+        int found = DiskTier.ABSENT; // stays a miss if the read throws
+        try {
+            found = t.disk.load(hi, lo, identity, blocks.slotViews[hs]);
+        } finally {
+            blocks.lock.lock();
+            try {
+                blocks.reservedHostSlots--;
+                if (found >= 0) { // verified bytes; the id cannot change while the cache pins it in transit
+                    blocks.setIdentity(hs, identity);
+                    t.pins.releaseDiskPin(blockId); // the host slot holds it now; a spill pins the record again
+                    blocks.place(blockId, hs, hi, lo); // the disk record stays too, unless it was evicted meanwhile
+                    blocks.policy.onAdmit(blockId, 0, lo);
+                } else {
+                    blocks.slots.free(hs); // a miss: the lease that needs the block finds it and reports it
+                }
+            } finally {
+                blocks.lock.unlock();
+            }
+        }
+        if (found < 0) {
+            t.pins.settleMiss(blockId, found); // counted here: a lease that follows finds the copy gone without another read
+            return false;
+        }
+        t.counters.diskToHost.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
+        return true;
+    }
+}
