@@ -149,6 +149,11 @@ final class HostBlocks {
         leftPending = true;
     }
 
+    /** {@return whether notes of {@link #noteLeft} wait to be drained; no lock} */
+    boolean hasLeft() {
+        return leftPending;
+    }
+
     /** Moves the notes of {@link #noteLeft} into {@code out} and forgets them; takes the lock only if there are any. */
     void drainLeft(BelowChanges out) {
         if (!leftPending) {

@@ -393,6 +393,11 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
     }
 
+    @Override
+    public boolean hasChanges() {
+        return blocks.hasLeft() || !diskEvicted.isEmpty();
+    }
+
     /**
      * {@inheritDoc} For an id holding a pin, its pin says exactly whether its record went (a
      * broken pin is released here); for one holding none, a key that is on disk again (written

@@ -16,7 +16,6 @@ import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.store.DiskTier;
 import io.tierkv.tiers.disk.store.KeySpace;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 

@@ -113,6 +113,11 @@ class DemotionRaceTest {
         }
 
         @Override
+        public boolean hasChanges() {
+            return host.hasChanges();
+        }
+
+        @Override
         public int settleDrop(int blockId, long hashHi, long hashLo) {
             return host.settleDrop(blockId, hashHi, hashLo);
         }

@@ -1,7 +1,6 @@
 package io.tierkv.bench.cli;
 
 import io.tierkv.core.cache.CacheStats;
-import io.tierkv.tiers.KvBlockManager;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

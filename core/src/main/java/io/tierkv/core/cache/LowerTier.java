@@ -208,6 +208,15 @@ public interface LowerTier {
     void drainChanges(BelowChanges out);
 
     /**
+     * Whether {@link #drainChanges} would add anything now, answered without locks, so a caller
+     * with nothing to settle need not take the cache lock. May answer false just as a change
+     * arrives (it is drained by the next call) and true for changes another caller is draining.
+     *
+     * @return whether there may be changes to drain
+     */
+    boolean hasChanges();
+
+    /**
      * Settles a drained notice that the disk record of a key went ({@link BelowChanges#NO_BLOCK}),
      * for the block the cache indexes under that key: the notice may be stale (the key written
      * again since), so the tier decides under its own lock whether the block's disk copy is gone,

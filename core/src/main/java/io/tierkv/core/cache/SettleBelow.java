@@ -16,6 +16,8 @@ final class SettleBelow {
     private BelowChanges changes = new BelowChanges();
     /** Entries kept for the next run (their blocks were moving); swapped with {@link #changes}; lock held. */
     private BelowChanges kept = new BelowChanges();
+    /** Whether the last run kept entries: read without the lock by {@link #mayHaveWork}. */
+    private volatile boolean keptAny;
 
     SettleBelow(PagedKvCache cache, LowerTier lower) {
         this.cache = cache;
@@ -58,8 +60,18 @@ final class SettleBelow {
             kept = changes;
             kept.clear();
             changes = next;
+            keptAny = changes.size() > 0;
         }
         return n - changes.size();
+    }
+
+    /**
+     * Whether a run may find anything: entries kept from the last run, or changes the lower tier
+     * says it holds ({@link LowerTier#hasChanges}). Without the lock: a change that arrives just
+     * after a false answer waits for the next call.
+     */
+    boolean mayHaveWork() {
+        return lower != null && (keptAny || lower.hasChanges());
     }
 
     /** Settles entry {@code i} of {@link #changes}, or keeps it for the next run if its block is moving. */

@@ -124,6 +124,9 @@ public final class TierControl {
      * @return entries settled (each changed something or was found stale)
      */
     public int settleBelow() {
+        if (!cache.moves.settle.mayHaveWork()) {
+            return 0; // a mover's idle cycle takes no cache lock for this
+        }
         cache.lock.lock();
         try {
             return cache.moves.settle.run();

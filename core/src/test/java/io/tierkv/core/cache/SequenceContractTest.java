@@ -374,6 +374,11 @@ class SequenceContractTest {
         }
 
         @Override
+        public boolean hasChanges() {
+            return changes.size() > 0;
+        }
+
+        @Override
         public int settleDrop(int blockId, long hashHi, long hashLo) {
             return residence(blockId);
         }
