@@ -68,9 +68,9 @@ public final class BlockStream implements AutoCloseable {
         current = null;
         current = previous >= 0 ? cache.swapLease(previous, id) : cache.acquireLease(id);
         leased = id;
-        int ahead = nextIndex + readAhead;
+        long ahead = (long) nextIndex + readAhead; // a read-ahead of up to Integer.MAX_VALUE blocks
         if (readAhead > 0 && ahead < blocks) {
-            readAhead(sequence.blockId(ahead));
+            readAhead(sequence.blockId((int) ahead));
         }
         return nextIndex++;
     }

@@ -214,12 +214,17 @@ public final class KvBlockManager implements AutoCloseable {
      * @return the reader; close it
      * @throws NullPointerException      if sequence is null
      * @throws IndexOutOfBoundsException if layer is out of range
-     * @throws IllegalArgumentException  if readAheadBlocks is negative
+     * @throws IllegalArgumentException  if readAheadBlocks is negative, or the sequence was opened by
+     *                                   another manager
      * @throws IllegalStateException     if the sequence is closed
      * @throws BudgetExceededException   if the read-ahead would exceed the sequence's transfer budget
      */
     public BlockStream stream(Sequence sequence, int layer, int readAheadBlocks) {
         Objects.requireNonNull(sequence, "sequence");
+        if (!sequence.isOf(cache)) { // its block ids name blocks of another manager
+            throw new IllegalArgumentException("sequence: opened by another manager (expected one of this manager's "
+                    + "openSequence)");
+        }
         if (sequence.isClosed()) {
             throw new IllegalStateException("sequence is closed");
         }

@@ -27,11 +27,16 @@ import java.util.function.ToLongFunction;
  * field, the value and the bound of the first bad one. Not thread-safe.
  */
 public final class KvBlockManagerBuilder {
+    /** {@link #transferBytes} when {@link #transfer} was not called. */
+    static final long UNSET = -1;
     final KvLayout layout;
     GpuRuntime runtime;
     long deviceBytes;
     long hostBytes;
-    long transferBytes = -1;
+    /** What {@link #transfer} set; {@link #UNSET} (the default, one block) if it was not called. */
+    long transferBytes = UNSET;
+    /** Whether {@link #transfer} was called: then {@link #build()} checks its value, whatever it is. */
+    private boolean transferSet;
     DiskOptions disk;
     BlockStoreFactory remote;
     boolean remoteWriteThrough;
@@ -97,6 +102,7 @@ public final class KvBlockManagerBuilder {
      */
     public KvBlockManagerBuilder transfer(long budgetBytes) {
         this.transferBytes = budgetBytes;
+        this.transferSet = true;
         return this;
     }
 
@@ -434,7 +440,7 @@ public final class KvBlockManagerBuilder {
         }
         checkAtLeast("device.budgetBytes", deviceBytes, block);
         checkAtLeast("host.budgetBytes", hostBytes, block);
-        if (transferBytes != -1) {
+        if (transferSet) {
             checkAtLeast("transfer.budgetBytes", transferBytes, block);
         }
         long cap = Budgets.MAX_BYTES;

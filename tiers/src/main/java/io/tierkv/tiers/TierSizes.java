@@ -36,7 +36,7 @@ record TierSizes(KvLayout layout, long deviceBytes, long hostBytes, long deviceB
      * @param layout        the block layout
      * @param deviceBytes   device budget, at least one block
      * @param hostBytes     host budget, at least one block
-     * @param transferBytes transfer budget, at least one block, or -1 for the default (one block)
+     * @param transferBytes transfer budget, at least one block, or {@link KvBlockManagerBuilder#UNSET} for the default (one block)
      * @param disk          the disk tier's options, or null without one
      * @return the sizes
      */
@@ -46,7 +46,7 @@ record TierSizes(KvLayout layout, long deviceBytes, long hostBytes, long deviceB
         long hostBlocks = hostBytes / blockBytes;
         long diskBlocks = disk == null ? 0 : Math.min(1 << 22, disk.budgetBytes() / blockBytes + 1);
         long maxBlocks = Math.min(Integer.MAX_VALUE / 2, deviceBlocks + hostBlocks + diskBlocks);
-        long transfer = transferBytes == -1 ? blockBytes : transferBytes;
+        long transfer = transferBytes == KvBlockManagerBuilder.UNSET ? blockBytes : transferBytes;
         int staging = (int) Math.min(MAX_STAGING_BUFFERS, transfer / blockBytes);
         return new TierSizes(layout, deviceBytes, hostBytes, deviceBlocks, hostBlocks, maxBlocks,
                 transfer / blockBytes * blockBytes, staging);

@@ -69,6 +69,11 @@ class KvBlockManagerTest {
                 assertThrows(IllegalArgumentException.class,
                         () -> KvBlockManager.builder(l).device(dev, 4 * bb).host(bb).transfer(Long.MAX_VALUE).build())
                         .getMessage());
+        for (long bad : new long[] {-1, 0, -2}) { // -1 is no "unset" value a caller can pass
+            String m = assertThrows(IllegalArgumentException.class,
+                    () -> KvBlockManager.builder(l).device(dev, 4 * bb).host(bb).transfer(bad).build()).getMessage();
+            assertTrue(m.startsWith("transfer.budgetBytes: " + bad + " (expected >= bytesPerBlock " + bb), m);
+        }
         DiskOptions budgetBelowSegment = DiskOptions.at(dir.resolve("kv")).withBudgetBytes(1 << 20);
         String message = assertThrows(IllegalArgumentException.class,
                 () -> KvBlockManager.builder(l).device(dev, 4 * bb).host(bb).disk(budgetBelowSegment).build()).getMessage();
@@ -111,6 +116,27 @@ class KvBlockManagerTest {
         open.close();
         assertEquals("sequence is closed", assertThrows(IllegalStateException.class, () -> kv.stream(s, 0, 0)).getMessage());
         assertEquals(0, kv.cache().diagnostics().referenceCount(firstId), "the closed sequence's blocks hold no lease");
+    }
+
+    @Test
+    void aStreamRefusesAnotherManagersSequenceAndTakesAReadAheadOfAnyLength() {
+        KvBlockManager kv1 = Managers.build(invariants, 4, 4, null);
+        KvBlockManager kv2 = Managers.build(invariants, 4, 4, null);
+        Sequence s1 = kv1.openSequence(SequenceOptions.salt("a"));
+        appendWritten(s1, 1, tokens(0, 32));
+        Sequence s2 = kv2.openSequence(SequenceOptions.salt("a"));
+        appendWritten(s2, 100, tokens(0, 32));
+        assertEquals("sequence: opened by another manager (expected one of this manager's openSequence)",
+                assertThrows(IllegalArgumentException.class, () -> kv2.stream(s1, 0, 0)).getMessage());
+        assertEquals(1, kv2.cache().diagnostics().referenceCount(s2.blockId(0)), "the refusal leased nothing");
+        long vector = Managers.LAYOUT.tokenVectorBytes();
+        try (BlockStream all = kv1.stream(s1, 0, Integer.MAX_VALUE)) { // a read-ahead past the last block
+            for (int i = 0; i < s1.blockCount(); i++) {
+                assertEquals(i, all.next());
+                assertTrue(Payloads.matches(all.keys().asSlice(0, vector), Managers.LAYOUT, 1,
+                        i * Managers.LAYOUT.blockSizeTokens(), 0, 0), "block " + i + "'s first key");
+            }
+        }
     }
 
     @Test

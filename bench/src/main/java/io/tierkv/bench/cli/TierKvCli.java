@@ -2,6 +2,7 @@ package io.tierkv.bench.cli;
 
 import io.tierkv.bench.trace.TraceFormatException;
 import io.tierkv.core.error.MachineLimitException;
+import io.tierkv.tiers.disk.DirectoryRefusedException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -62,6 +63,11 @@ public final class TierKvCli implements java.util.concurrent.Callable<Integer> {
                 cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + MachineLimitMessage.of(m, cmd));
                 return 2;
             }
+            if (e instanceof DirectoryRefusedException d) { // a directory holding what the tier must not touch: usage
+                cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + optionGiving(cmd, d.directory())
+                        + d.getMessage());
+                return 2;
+            }
             if (e instanceof IllegalArgumentException || e instanceof java.io.IOException
                     || e instanceof java.io.UncheckedIOException || e instanceof TraceFormatException) {
                 cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + e.getMessage() + causeNote(e));
@@ -70,6 +76,20 @@ public final class TierKvCli implements java.util.concurrent.Callable<Integer> {
             throw e;
         });
         return cl;
+    }
+
+    /**
+     * The option whose path holds {@code dir}, as {@code "--disk-dir DIR: "}, or nothing when no
+     * option of the command gave it (a default directory).
+     */
+    private static String optionGiving(CommandLine cmd, java.nio.file.Path dir) {
+        java.nio.file.Path refused = dir.toAbsolutePath().normalize();
+        for (picocli.CommandLine.Model.OptionSpec o : cmd.getCommandSpec().options()) {
+            if (o.getValue() instanceof java.nio.file.Path p && refused.startsWith(p.toAbsolutePath().normalize())) {
+                return o.longestName() + " " + p + ": ";
+            }
+        }
+        return "";
     }
 
     /** The cause in parentheses, or nothing when the message already says what its first line says. */

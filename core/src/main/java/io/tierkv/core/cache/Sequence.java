@@ -542,6 +542,15 @@ public final class Sequence implements AutoCloseable {
         return identities.token(table.id(position / b), position % b);
     }
 
+    /**
+     * {@return whether this sequence was opened by {@code owner}, whose block ids it holds; any thread}
+     *
+     * @param owner a cache
+     */
+    public boolean isOf(PagedKvCache owner) {
+        return cache == owner;
+    }
+
     /** {@return whether {@link #close()} ran} */
     public boolean isClosed() {
         return closed;

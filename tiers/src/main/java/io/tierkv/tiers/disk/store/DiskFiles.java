@@ -37,29 +37,66 @@ final class DiskFiles {
      * @throws UncheckedIOException if it cannot be created
      */
     static boolean ensureDirectory(Path dir) {
+        refuseLinkOrFile(dir);
+        if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        Path parent = dir.toAbsolutePath().getParent();
+        Path existing = parent;
+        while (existing != null && !Files.exists(existing, LinkOption.NOFOLLOW_LINKS)) {
+            existing = existing.getParent();
+        }
+        if (existing != null && !Files.isDirectory(existing)) { // an ancestor is a file: nothing to create under it
+            throw new IllegalArgumentException("directory: " + dir + " cannot be created: " + existing
+                    + " exists and is not a directory");
+        }
+        try {
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+        } catch (FileAlreadyExistsException e) { // an ancestor became a file meanwhile
+            throw new IllegalArgumentException("directory: " + dir + " cannot be created: " + e.getFile()
+                    + " exists and is not a directory");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create disk tier directory " + dir + ": " + reason(e), e);
+        }
+        try {
+            Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(OWNER_DIR));
+            return true;
+        } catch (FileAlreadyExistsException e) {
+            refuseLinkOrFile(dir); // lost a race with another creator: check what is there now
+            return false;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create disk tier directory " + dir + ": " + reason(e), e);
+        }
+    }
+
+    /** Refuses a path that is a symbolic link, or that exists and is not a directory. */
+    private static void refuseLinkOrFile(Path dir) {
         if (Files.isSymbolicLink(dir)) {
             throw new IllegalArgumentException("directory: " + dir + " is a symbolic link (refused: the disk tier "
                     + "needs a real directory of its own)");
         }
-        if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-            if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-                throw new IllegalArgumentException("directory: " + dir + " exists and is not a directory");
-            }
-            return false;
+        if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IllegalArgumentException("directory: " + dir + " exists and is not a directory");
         }
-        try {
-            Path parent = dir.getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(OWNER_DIR));
-            return true;
-        } catch (FileAlreadyExistsException e) {
-            ensureDirectory(dir); // lost a race with another creator: check what is there now
-            return false;
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create disk tier directory " + dir, e);
+    }
+
+    /**
+     * What went wrong, in words: the file system's reason where it gives one (for example
+     * "Permission denied"), else the exception's kind and message.
+     *
+     * @param e the failure
+     * @return one short phrase
+     */
+    static String reason(IOException e) {
+        if (e instanceof java.nio.file.AccessDeniedException) {
+            return "permission denied";
         }
+        if (e instanceof java.nio.file.FileSystemException f && f.getReason() != null) {
+            return f.getReason();
+        }
+        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getClass().getSimpleName() + ": " + e.getMessage();
     }
 
     /**

@@ -97,7 +97,9 @@ import java.util.zip.CRC32C;
  * <pre>
  *  0  long  magic 'TKVMETA1' ({@value #META_MAGIC})
  *  8  int   format version
- * 12  int   0
+ * 12  int   flags: {@value #META_EPHEMERAL} when the writing tier was not persistent (its files
+ *           are its own to delete), else 0; a tier that is not persistent refuses a directory
+ *           of tier files without that flag
  * 16  long  layout fingerprint
  * 24  int   layers, 28 int kvHeads, 32 int headDim, 36 int dtype ordinal, 40 int blockSizeTokens
  * 44  int   block hash function: {@link HashAlgorithm} ordinal
@@ -225,6 +227,10 @@ public final class DiskFormat {
     public static final int META_BYTES = 128;
     /** Bytes of a block hash key generated for a directory and kept in its metadata. */
     public static final int STORED_KEY_BYTES = 32;
+    /** Offset of the metadata: flags. */
+    static final long META_FLAGS = 12;
+    /** {@link #META_FLAGS} bit: written by a tier that is not persistent. */
+    static final int META_EPHEMERAL = 1;
     /** Offset of the metadata: layout fingerprint. */
     static final long META_FINGERPRINT = 16;
     /** Offset of the metadata: the five layout ints. */

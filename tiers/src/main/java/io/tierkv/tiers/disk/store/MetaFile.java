@@ -22,11 +22,13 @@ final class MetaFile {
      * @param crc    a checksum object
      * @param layout the layout to record
      * @param keySpace the block hash function the records are keyed by
+     * @param ephemeral whether the tier writing it is not persistent ({@link DiskFormat#META_EPHEMERAL})
      */
-    static void writeMeta(MemorySegment meta, CRC32C crc, KvLayout layout, KeySpace keySpace) {
+    static void writeMeta(MemorySegment meta, CRC32C crc, KvLayout layout, KeySpace keySpace, boolean ephemeral) {
         meta.asSlice(0, META_BYTES).fill((byte) 0);
         meta.set(LONG, 0, META_MAGIC);
         meta.set(INT, 8, FORMAT_VERSION);
+        meta.set(INT, META_FLAGS, ephemeral ? META_EPHEMERAL : 0);
         meta.set(LONG, META_FINGERPRINT, layout.fingerprint());
         meta.set(INT, META_LAYOUT, layout.layers());
         meta.set(INT, META_LAYOUT + 4, layout.kvHeads());
@@ -63,6 +65,16 @@ final class MetaFile {
             return BAD_VERSION;
         }
         return VALID;
+    }
+
+    /**
+     * Whether metadata bytes say a tier that is not persistent wrote them.
+     *
+     * @param meta valid metadata bytes
+     * @return whether {@link DiskFormat#META_EPHEMERAL} is set
+     */
+    static boolean metaEphemeral(MemorySegment meta) {
+        return (meta.get(INT, META_FLAGS) & META_EPHEMERAL) != 0;
     }
 
     /**

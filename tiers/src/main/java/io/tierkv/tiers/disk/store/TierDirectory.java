@@ -1,6 +1,7 @@
 package io.tierkv.tiers.disk.store;
 
 import io.tierkv.core.KvLayout;
+import io.tierkv.tiers.disk.DirectoryRefusedException;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -65,7 +66,7 @@ final class TierDirectory {
                     LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(
                             PosixFilePermissions.fromString("rw-------")));
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot open lock file " + lockFile, e);
+            throw new UncheckedIOException("cannot open lock file " + lockFile + ": " + DiskFiles.reason(e), e);
         }
         FileLock lock;
         try {
@@ -78,7 +79,7 @@ final class TierDirectory {
         }
         if (lock == null) {
             closeQuietly(channel);
-            throw new IllegalStateException("disk tier directory " + dir + " is held by another manager (lock "
+            throw new DirectoryRefusedException(dir, "disk tier directory " + dir + " is held by another manager (lock "
                     + lockFile + " is taken); use a directory of its own for each manager");
         }
         return new TierDirectory(dir, channel, lock);
@@ -104,7 +105,8 @@ final class TierDirectory {
     /**
      * Prepares the directory for a tier: a persistent one written for another layout is refused,
      * or wiped when {@link DiskOptions#wipeOnLayoutMismatch()}; a non-persistent one is wiped (the
-     * tier's own files only); then the metadata file is written, unless it already holds exactly the
+     * tier's own files only), unless they are another tier's stored records (a persistent tier's,
+     * or files whose metadata is missing or damaged), which refuse it; then the metadata file is written, unless it already holds exactly the
      * bytes it would be written with (a restart that changed nothing writes nothing).
      *
      * <p>A persistent directory is also refused, whatever {@code wipeOnLayoutMismatch} says, when
@@ -118,8 +120,8 @@ final class TierDirectory {
      * @param crc      a checksum object
      * @return the key space the directory records now: {@code keySpace}, or for a
      *     {@linkplain KeySpace#generated generated} key the one the directory keeps (or a new one)
-     * @throws IllegalStateException on a layout mismatch that may not be wiped, a key-space mismatch
-     *     or another format version
+     * @throws DirectoryRefusedException on a layout mismatch that may not be wiped, a key-space
+     *     mismatch, another format version, or a non-persistent tier over stored records
      * @throws UncheckedIOException on I/O failure
      */
     KeySpace prepare(DiskOptions options, KvLayout layout, KeySpace keySpace, CRC32C crc) {
@@ -127,13 +129,17 @@ final class TierDirectory {
         Path metaFile = dir.resolve(DiskFormat.META_FILE);
         boolean wipe = !options.persistent();
         KeySpace effective = null;
-        MemorySegment existing = wipe ? null : readMeta(metaFile);
+        MemorySegment existing = readMeta(metaFile);
+        if (wipe) {
+            refuseOthersRecords(own, existing, crc);
+            existing = null;
+        }
         if (!wipe) {
             effective = checkFormatAndKeySpace(existing, keySpace, crc);
             String mismatch = layoutMismatch(existing, own, layout.fingerprint(), crc);
             if (mismatch != null) {
                 if (!options.wipeOnLayoutMismatch()) {
-                    throw new IllegalStateException("disk tier directory " + dir + " was written for another layout ("
+                    throw new DirectoryRefusedException(dir, "disk tier directory " + dir + " was written for another layout ("
                             + mismatch + "), this tier's layout is " + layout
                             + "; use another directory or set wipeOnLayoutMismatch");
                 }
@@ -150,8 +156,31 @@ final class TierDirectory {
             }
         }
         effective = effective == null || wipe ? keySpace.withGeneratedKey() : effective;
-        writeMeta(metaFile, wipe ? null : existing, layout, effective, crc);
+        writeMeta(metaFile, wipe ? null : existing, layout, effective, !options.persistent(), crc);
         return effective;
+    }
+
+    /**
+     * For a tier that is not persistent, which deletes its directory's files now and at close:
+     * refuses a directory holding any tier file but the lock unless its metadata says a tier that
+     * was not persistent wrote them (one that was killed before its close deleted them). Files of
+     * a persistent tier, or files whose writer cannot be told (metadata missing or damaged), are
+     * someone's stored records.
+     */
+    private void refuseOthersRecords(List<Path> own, MemorySegment meta, CRC32C crc) {
+        boolean ephemeral = meta != null && MetaFile.checkMeta(meta, crc) == DiskFormat.VALID && MetaFile.metaEphemeral(meta);
+        if (ephemeral) {
+            return;
+        }
+        for (Path p : own) {
+            if (!p.getFileName().toString().equals(DiskFormat.LOCK_FILE)) {
+                throw new DirectoryRefusedException(dir, "disk tier directory " + dir + " holds "
+                        + (meta == null ? "disk tier files without metadata (" + p.getFileName() + ")"
+                                : "a persistent disk tier's records")
+                        + ", which this tier, not persistent, would delete; open it persistent"
+                        + " (DiskOptions.withPersistent, --persistent) or use another directory");
+            }
+        }
     }
 
     /**
@@ -164,7 +193,7 @@ final class TierDirectory {
         }
         int version = MetaFile.metaVersion(meta);
         if (version >= 0 && version != DiskFormat.FORMAT_VERSION) {
-            throw new IllegalStateException("disk tier directory " + dir + " was written in format version " + version
+            throw new DirectoryRefusedException(dir, "disk tier directory " + dir + " was written in format version " + version
                     + ", this TierKV reads version " + DiskFormat.FORMAT_VERSION + "; use another directory");
         }
         if (MetaFile.checkMeta(meta, crc) != DiskFormat.VALID) {
@@ -172,7 +201,7 @@ final class TierDirectory {
         }
         KeySpace stored = MetaFile.metaKeySpace(meta);
         if (!keySpace.admits(stored)) {
-            throw new IllegalStateException("disk tier directory " + dir + " was written with block hash "
+            throw new DirectoryRefusedException(dir, "disk tier directory " + dir + " was written with block hash "
                     + (stored == null ? "of an unknown function" : stored.describe()) + ", this manager hashes with "
                     + keySpace.describe() + "; open it with the same hashAlgorithm and hashKey (or"
                     + " generatedHashKey), or use another directory");
@@ -254,11 +283,12 @@ final class TierDirectory {
      * Writes the metadata file (to a temporary file renamed over it), unless {@code existing},
      * the bytes it holds now (null if none), are already exactly those bytes.
      */
-    private void writeMeta(Path metaFile, MemorySegment existing, KvLayout layout, KeySpace keySpace, CRC32C crc) {
+    private void writeMeta(Path metaFile, MemorySegment existing, KvLayout layout, KeySpace keySpace, boolean ephemeral,
+            CRC32C crc) {
         Path temp = dir.resolve(DiskFormat.META_FILE + DiskFormat.TEMP_SUFFIX);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment meta = arena.allocate(DiskFormat.META_BYTES);
-            MetaFile.writeMeta(meta, crc, layout, keySpace);
+            MetaFile.writeMeta(meta, crc, layout, keySpace, ephemeral);
             if (existing != null && existing.byteSize() == meta.byteSize() && existing.mismatch(meta) < 0) {
                 return; // unchanged
             }
