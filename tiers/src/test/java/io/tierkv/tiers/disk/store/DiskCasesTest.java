@@ -129,17 +129,36 @@ class DiskCasesTest {
     @Test
     void case18_nonPersistentRestartAfterKill9StartsEmptyWithoutLeftovers() throws Exception {
         Path dir = tmp.resolve("d");
+        DiskOptions o = case18Options(dir, false);
+        try (DiskChild.Running child = DiskChild.start("spill", dir.toString(), Long.toString(o.segmentBytes()),
+                Long.toString(o.budgetBytes()), "0", "8", "hang", "ephemeral")) {
+            child.awaitLine("HANG");
+            child.kill();
+        }
+        assertEquals(4, segmentFiles(dir));
+        try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
+            assertEquals(0, tier.blockCount());
+            assertEquals(0, segmentFiles(dir), "never 0 blocks with 8 files left");
+            assertEquals(ownFileBytes(dir), tier.usedBytes());
+        }
+    }
+
+    @Test
+    void case18_aKilledPersistentTiersFilesRefuseATierThatIsNotPersistentAndAreReindexed() throws Exception {
+        Path dir = tmp.resolve("d");
         DiskOptions o = case18Options(dir, true);
         try (DiskChild.Running child = DiskChild.start("spill", dir.toString(), Long.toString(o.segmentBytes()),
                 Long.toString(o.budgetBytes()), "0", "8", "hang")) {
             child.awaitLine("HANG");
             child.kill();
         }
-        assertEquals(4, segmentFiles(dir));
-        try (DiskTier tier = DiskTier.open(o.withPersistent(false), LAYOUT)) {
-            assertEquals(0, tier.blockCount());
-            assertEquals(0, segmentFiles(dir), "never 0 blocks with 8 files left");
-            assertEquals(ownFileBytes(dir), tier.usedBytes());
+        long bytes = ownFileBytes(dir);
+        assertThrows(io.tierkv.tiers.disk.DirectoryRefusedException.class,
+                () -> DiskTier.open(o.withPersistent(false), LAYOUT));
+        assertEquals(4, segmentFiles(dir), "nothing deleted by the refusal");
+        assertEquals(bytes, ownFileBytes(dir));
+        try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
+            assertEquals(8, tier.blockCount(), "usage is 8 (re-indexed)");
         }
     }
 

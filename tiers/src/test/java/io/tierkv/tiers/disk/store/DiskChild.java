@@ -20,9 +20,9 @@ import java.util.stream.Stream;
  * kills this process with SIGKILL ({@link Process#destroyForcibly()}).
  *
  * <pre>
- * DiskChild spill DIR SEGMENT_BYTES BUDGET_BYTES FROM TO close|hang
- *     persistent tier; puts keys [FROM, TO) printing "SPILLED k" after each; then closes and
- *     exits ("CLOSED"), or prints "HANG" and waits to be killed
+ * DiskChild spill DIR SEGMENT_BYTES BUDGET_BYTES FROM TO close|hang [ephemeral]
+ *     persistent tier (not persistent with "ephemeral"); puts keys [FROM, TO) printing "SPILLED k"
+ *     after each; then closes and exits ("CLOSED"), or prints "HANG" and waits to be killed
  * DiskChild fill DIR SEGMENT_BYTES BUDGET_BYTES
  *     persistent tier on a small file system: puts until DiskFullException ("FULL k n"),
  *     verifies every stored key ("VERIFIED n"), evicts half ("EVICTED n"), puts again until 8 more
@@ -58,7 +58,8 @@ public final class DiskChild {
 
     private static DiskOptions options(String[] args) {
         return DiskOptions.at(Path.of(args[1])).withSegmentBytes(Long.parseLong(args[2]))
-                .withBudgetBytes(Long.parseLong(args[3])).withPersistent(true).withLowSpaceWarnBytes(0);
+                .withBudgetBytes(Long.parseLong(args[3])).withLowSpaceWarnBytes(0)
+                .withPersistent(!(args.length > 7 && args[7].equals("ephemeral")));
     }
 
     private static void spill(String[] args) throws InterruptedException {
