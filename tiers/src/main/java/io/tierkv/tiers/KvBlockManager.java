@@ -414,10 +414,10 @@ public final class KvBlockManager implements AutoCloseable {
     /**
      * Stops the movers (a move in flight finishes), cancels what is still queued (entries hold no
      * slot or buffer), closes every sequence and frees every tier exactly once; idempotent. Leases
-     * and streams still open end with it: their methods then throw {@code IllegalStateException}
-     * ("sequence is closed", "cache is closed"), and a block segment one of them handed out is
-     * unmapped, so reading it throws the JDK's {@code IllegalStateException} ("Already closed")
-     * instead of returning bytes of freed memory. Close them first to avoid both.
+     * and streams still open end with it: a stream's {@link BlockStream#next()} throws {@code
+     * IllegalStateException} ("sequence is closed"), closing a lease or stream does nothing more,
+     * and every block segment one of them hands out is unmapped, so reading it throws the JDK's
+     * {@code IllegalStateException} ("Already closed") instead of returning bytes of freed memory.
      */
     @Override
     public void close() {
