@@ -101,8 +101,8 @@ public final class RestartBenchCommand implements Callable<Integer> {
     private String warmupText;
 
     @Option(names = "--dir", paramLabel = "DIR",
-            description = "where the tiers go, as subdirectories warmup and tier-N that the command creates, marks with "
-                    + "a file " + MARKER + " and deletes after their rows; a subdirectory of that name that it did not "
+            description = "where the tiers go, as subdirectories warmup and tier-N that the command creates, "
+                    + "marks with a file " + MARKER + " and deletes after their rows; a subdirectory of that name that it did not "
                     + "mark is refused and left alone (default: a new temporary directory, deleted at the end)")
     private Path dirOption;
 

@@ -150,6 +150,28 @@ class BadUsageCliTest {
     }
 
     /**
+     * A trace length longer than any model's context is refused with its file, line, field and
+     * bound, where it once ran the replay out of heap.
+     *
+     * @param dir a temporary directory
+     * @throws Exception on failure
+     */
+    @Test
+    void aTraceLengthLongerThanAnyContextIsRefusedWithTheBound(@TempDir Path dir) throws Exception {
+        Path csv = Files.writeString(dir.resolve("huge.csv"),
+                "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9799600,2000000000,10\n");
+        CliProcess.Result r = CliProcess.run("replay", "--trace", csv.toString(), "--payload", "none",
+                "--no-progress");
+        assertOneLine(r, "tierkv replay: " + csv + ":2: field 'ContextTokens': too long: 2000000000 tokens "
+                + "(expected <= 16777216");
+        assertFalse(r.output().contains("OutOfMemoryError"), r.output());
+        Path jsonl = Files.writeString(dir.resolve("huge.jsonl"),
+                "{\"timestamp\": 0, \"input_length\": 2000000000, \"output_length\": 1, \"hash_ids\": [1]}\n");
+        assertOneLine(CliProcess.run("replay", "--trace", jsonl.toString(), "--payload", "none", "--no-progress"),
+                "tierkv replay: " + jsonl + ":1: field 'input_length': too long: 2000000000 tokens");
+    }
+
+    /**
      * An output that cannot be written is refused before the run, not after it.
      *
      * @param dir a temporary directory
