@@ -189,7 +189,6 @@ public final class SoakCommand implements Callable<Integer> {
         validate();
         int fdStart = SoakChecks.openFds();
         KvLayout layout = KvLayout.of(2, 2, 4, DType.F32, blockTokens);
-        long block = layout.bytesPerBlock();
         long diskBudget = Sizes.parseBytes(diskBytes);
         try { // the budget, before any temporary directory exists
             Replayer.diskOptions(Path.of("disk"), layout, diskBudget, manager.compression()).withPersistent(true)
@@ -208,16 +207,6 @@ public final class SoakCommand implements Callable<Integer> {
         DiskOptions diskOptions = Replayer.diskOptions(dir, layout, diskBudget, manager.compression())
                 .withPersistent(true);
         long workingBlocks = (long) documents * maxBlocks;
-        out.printf(Locale.ROOT, "tierkv soak: %s, %d threads, %d movers, seed %d, restart every %s%n", duration,
-                threads, manager.movers(), seed, restartNanos == 0 ? "never" : restartEvery);
-        out.printf(Locale.ROOT, "layout: %d layers x %d KV heads x dim %d %s, %d tokens/block (%s/block)%n",
-                layout.layers(), layout.kvHeads(), layout.headDim(), layout.dtype(), blockTokens, Sizes.bytes(block));
-        out.printf(Locale.ROOT, "budgets: device %d blocks (%s), host %d blocks (%s), disk %s (%s segments) in %s%n",
-                deviceBlocks, Sizes.bytes(deviceBlocks * block), hostBlocks, Sizes.bytes(hostBlocks * block),
-                Sizes.bytes(diskBudget), Sizes.bytes(diskOptions.segmentBytes()), dir);
-        out.printf(Locale.ROOT, "working set: %d documents x %d blocks = %d blocks (%s)%n", documents, maxBlocks,
-                workingBlocks, Sizes.bytes(workingBlocks * block));
-        out.flush();
 
         SoakTally tally = new SoakTally();
         Observation observation = observe.open();
@@ -231,7 +220,8 @@ public final class SoakCommand implements Callable<Integer> {
         DiskFaultInjection injection = corruptRate > 0 ? DiskFaultInjection.install(corruptRate, seed) : null;
         long t0 = System.nanoTime();
         try {
-            kv.open();
+            kv.open(); // the machine's limits are checked here: nothing is printed before
+            printHeader(out, restartNanos, layout, diskBudget, diskOptions, dir, workingBlocks);
             for (int w = 0; w < threads; w++) {
                 SoakWorker worker = new SoakWorker(kv, layout, documents, maxBlocks, tally, stop,
                         seed * 1_000_003L + w);
@@ -268,6 +258,22 @@ public final class SoakCommand implements Callable<Integer> {
         return new SoakReport(tally, seconds, duration, Interrupts.requested(), corruptRate,
                 injection == null ? 0 : injection.injected(), leaked, endCache, fdStart, fdEnd, fdTolerance,
                 diskBudget).print(out);
+    }
+
+    /** The four lines that describe the run, printed once its manager has opened. */
+    private void printHeader(PrintWriter out, long restartNanos, KvLayout layout, long diskBudget,
+            DiskOptions diskOptions, Path dir, long workingBlocks) {
+        long block = layout.bytesPerBlock();
+        out.printf(Locale.ROOT, "tierkv soak: %s, %d threads, %d movers, seed %d, restart every %s%n", duration,
+                threads, manager.movers(), seed, restartNanos == 0 ? "never" : restartEvery);
+        out.printf(Locale.ROOT, "layout: %d layers x %d KV heads x dim %d %s, %d tokens/block (%s/block)%n",
+                layout.layers(), layout.kvHeads(), layout.headDim(), layout.dtype(), blockTokens, Sizes.bytes(block));
+        out.printf(Locale.ROOT, "budgets: device %d blocks (%s), host %d blocks (%s), disk %s (%s segments) in %s%n",
+                deviceBlocks, Sizes.bytes(deviceBlocks * block), hostBlocks, Sizes.bytes(hostBlocks * block),
+                Sizes.bytes(diskBudget), Sizes.bytes(diskOptions.segmentBytes()), dir);
+        out.printf(Locale.ROOT, "working set: %d documents x %d blocks = %d blocks (%s)%n", documents, maxBlocks,
+                workingBlocks, Sizes.bytes(workingBlocks * block));
+        out.flush();
     }
 
     /**
@@ -320,6 +326,9 @@ public final class SoakCommand implements Callable<Integer> {
                     + (long) maxBlocks * blockTokens + " tokens per document (expected <= 1000000)");
         }
         Check.bytes("--disk-bytes", diskBytes);
+        if (diskDir != null) {
+            Check.outputDirectory("--disk-dir", diskDir);
+        }
     }
 
     /**

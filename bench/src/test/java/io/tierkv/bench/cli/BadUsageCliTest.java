@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.tierkv.core.testing.SharedData;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -172,6 +173,26 @@ class BadUsageCliTest {
                 "{\"timestamp\": 0, \"input_length\": 2000000000, \"output_length\": 1, \"hash_ids\": [1]}\n");
         assertOneLine(CliProcess.run("replay", "--trace", jsonl.toString(), "--payload", "none", "--no-progress"),
                 "tierkv replay: " + jsonl + ":1: field 'input_length': too long: 2000000000 tokens");
+    }
+
+    /**
+     * A soak whose device budget the machine cannot give, or whose disk directory cannot be
+     * created, prints one line and not the run's header first.
+     *
+     * @param dir a temporary directory
+     * @throws Exception on failure
+     */
+    @Test
+    void aSoakThatCannotRunPrintsOneLineAndNoHeader(@TempDir Path dir) throws Exception {
+        CliProcess.Result r = CliProcess.run(List.of("-Djava.io.tmpdir=" + dir), "soak", "--device-blocks",
+                "2000000000", "--duration", "1s");
+        assertOneLine(r, "tierkv soak: --device-blocks 2000000000 (3.73 TiB) does not fit ");
+        assertEquals(1, r.output().lines().filter(l -> !l.startsWith("WARNING")).count(), r.output());
+        Path file = Files.writeString(dir.resolve("afile"), "x");
+        String sub = file.resolve("sub").toString();
+        r = CliProcess.run("soak", "--disk-dir", sub, "--duration", "1s");
+        assertOneLine(r, "tierkv soak: --disk-dir " + sub + ": " + file + " is not a directory");
+        assertEquals(1, r.output().lines().filter(l -> !l.startsWith("WARNING")).count(), r.output());
     }
 
     /**
