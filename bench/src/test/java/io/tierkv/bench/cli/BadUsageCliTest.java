@@ -127,6 +127,27 @@ class BadUsageCliTest {
     }
 
     /**
+     * Values picocli cannot parse and unknown options print one line (picocli's message, the enum's
+     * values, where the usage is) with status 2, not the whole usage.
+     *
+     * @param args     the command line, space-separated
+     * @param expected the line
+     * @throws Exception on failure
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "replay --requests 2.5 | tierkv replay: Invalid value for option '--requests': '2.5' is not an int (see tierkv replay --help)",
+        "replay --requests abc | tierkv replay: Invalid value for option '--requests': 'abc' is not an int (see tierkv replay --help)",
+        "soak --compression zstd | tierkv soak: Invalid value for option '--compression': expected one of [NONE, LZ4] (case-insensitive) but was 'zstd' (see tierkv soak --help)",
+        "decode --no-such-option | tierkv decode: Unknown option: '--no-such-option' (see tierkv decode --help)",
+    })
+    void typeErrorsAndUnknownOptionsPrintOneLine(String args, String expected) throws Exception {
+        CliProcess.Result r = CliProcess.run(args.strip().split(" +"));
+        assertEquals(2, r.status(), r.output());
+        assertEquals(List.of(expected), r.output().lines().filter(l -> !l.startsWith("WARNING")).toList());
+    }
+
+    /**
      * An empty trace is an error for either format, as is a missing one.
      *
      * @param dir a temporary directory
