@@ -155,4 +155,33 @@ final class Check {
         }
         return file;
     }
+
+    /**
+     * Requires that a directory can be used for files written later: it is a writable directory,
+     * or it does not exist and its nearest existing ancestor is a writable directory (where it can
+     * be created). Nothing is created.
+     *
+     * @param option the option as typed, for example {@code --disk-dir}
+     * @param dir    the directory
+     * @return the directory
+     * @throws IllegalArgumentException if it is a file, under a file, or not writable
+     */
+    static Path outputDirectory(String option, Path dir) {
+        Path p = dir.toAbsolutePath();
+        while (p != null && !Files.exists(p)) {
+            p = p.getParent();
+        }
+        if (p == null) {
+            return dir;
+        }
+        if (!Files.isDirectory(p)) {
+            throw new IllegalArgumentException(option + " " + dir + ": " + p + " is not a directory (expected a "
+                    + "directory, or a new one under a directory)");
+        }
+        if (!Files.isWritable(p)) {
+            throw new IllegalArgumentException(option + " " + dir + ": " + p + " is not writable (expected a "
+                    + "directory this user can write in)");
+        }
+        return dir;
+    }
 }

@@ -183,8 +183,7 @@ public final class ReplayCommand implements Callable<Integer> {
             sweepTokens.add(Check.count("--sweep", cap, 1));
         }
         checkOutputs();
-        TraceInput input = TraceInput.load(trace, f, b, requests != null ? (int) Check.atLeast("--requests", requests,
-                1) : -1, seed);
+        TraceInput input = TraceInput.load(trace, f, b, TraceInput.checkRequests(requests), seed);
         Interrupts.cooperate();
         boolean bar = progress != null ? progress : System.console() != null && System.console().isTerminal();
         if (multiNode.enabled()) {

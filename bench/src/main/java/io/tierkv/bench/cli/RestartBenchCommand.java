@@ -16,6 +16,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -68,6 +69,12 @@ public final class RestartBenchCommand implements Callable<Integer> {
     private static final int READ_CHUNK_BYTES = 8 << 20;
     private static final int WARMUP_ROUNDS = 5;
 
+    /**
+     * The file the command writes into every tier directory it creates; only a directory holding it
+     * is ever deleted, so that a user's own {@code DIR/warmup} or {@code DIR/tier-N} is never lost.
+     */
+    static final String MARKER = ".tierkv-restart-bench";
+
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
@@ -94,7 +101,9 @@ public final class RestartBenchCommand implements Callable<Integer> {
     private String warmupText;
 
     @Option(names = "--dir", paramLabel = "DIR",
-            description = "where the tier goes (default: a new temporary directory, deleted at the end)")
+            description = "where the tiers go, as subdirectories warmup and tier-N that the command creates, "
+                    + "marks with a file " + MARKER + " and deletes after their rows; a subdirectory of that name that it did not "
+                    + "mark is refused and left alone (default: a new temporary directory, deleted at the end)")
     private Path dirOption;
 
     /** Creates the command (picocli instantiates it). */
@@ -120,6 +129,19 @@ public final class RestartBenchCommand implements Callable<Integer> {
         KvLayout layout = KvLayout.of(1, 1, (int) (blockBytes / 64), DType.F16, TOKENS);
         long recordBytes = DiskFormat.recordBytes(TOKENS, layout.bytesPerBlock());
         boolean temp = dirOption == null;
+        if (!temp) {
+            Check.outputDirectory("--dir", dirOption);
+            for (String name : tierNames(warmup, counts)) {
+                requireOwnOrAbsent(dirOption, name);
+            }
+        }
+        Path space = temp ? Path.of(System.getProperty("java.io.tmpdir")) : existingAncestor(dirOption);
+        if (warmup > 0) {
+            checkSpace(space, warmup, recordBytes, segmentBytes, "--warmup-records", warmupText);
+        }
+        for (int i = 0; i < counts.length; i++) {
+            checkSpace(space, counts[i], recordBytes, segmentBytes, "--records", recordsText.get(i));
+        }
         Path base = temp ? Files.createTempDirectory("tierkv-restart-") : dirOption;
         PrintWriter out = spec.commandLine().getOut();
         out.printf("restart-bench: blocks of %d B (records of %d B), %s segments, %d runs, in %s%n", blockBytes,
@@ -128,17 +150,17 @@ public final class RestartBenchCommand implements Callable<Integer> {
                 "rec/s", "headers s", "rec/s", "ratio");
         try {
             if (warmup > 0) {
-                DiskOptions options = options(base, "warmup", warmup, recordBytes, segmentBytes, "--warmup-records");
+                DiskOptions options = options(base, "warmup", warmup, recordBytes, segmentBytes);
                 write(options, layout, warmup);
                 for (int r = 0; r < WARMUP_ROUNDS; r++) {
                     timeRecovery(options, layout, warmup);
                     timeSequentialRead(options.directory());
                     timeHeaderRead(options.directory(), warmup);
                 }
-                deleteTree(options.directory());
+                deleteOwnTree(options.directory());
             }
             for (long n : counts) {
-                DiskOptions options = options(base, "tier-" + n, n, recordBytes, segmentBytes, "--records");
+                DiskOptions options = options(base, "tier-" + n, n, recordBytes, segmentBytes);
                 Path dir = options.directory();
                 write(options, layout, n);
                 double[][] t = new double[4][runs];
@@ -159,7 +181,7 @@ public final class RestartBenchCommand implements Callable<Integer> {
                 out.printf("%10d %12.3f %12.0f %12.3f %12.0f %12.3f %12.0f %8.2f%n", n, rec, n / rec, seq, n / seq,
                         hdr, n / hdr, Medians.median(t[3]));
                 out.flush();
-                deleteTree(dir);
+                deleteOwnTree(dir);
             }
         } finally {
             if (temp) {
@@ -182,25 +204,79 @@ public final class RestartBenchCommand implements Callable<Integer> {
         return new int[] {first, (first + 1) % 3, (first + 2) % 3};
     }
 
-    /**
-     * Options of a persistent tier of {@code n} records under {@code base}, its budget their bytes
-     * plus room; refuses a count the file system has no room for.
-     */
-    private static DiskOptions options(Path base, String name, long n, long recordBytes, long segmentBytes,
-            String option) throws IOException {
-        long need = n * recordBytes * 11 / 10 + 4 * segmentBytes + (64L << 20);
-        long usable = Files.getFileStore(base).getUsableSpace();
-        if (need > usable) {
-            throw new IllegalArgumentException(option + " " + n + ": needs about " + Sizes.bytes(need)
-                    + " on disk, " + Sizes.bytes(usable) + " usable in " + base);
-        }
-        return DiskOptions.at(base.resolve(name)).withPersistent(true).withSegmentBytes(segmentBytes)
-                .withBudgetBytes(need).withLowSpaceWarnBytes(0);
+    /** The bytes a tier of {@code n} records needs on disk: their records plus room. */
+    private static long need(long n, long recordBytes, long segmentBytes) {
+        return n * recordBytes * 11 / 10 + 4 * segmentBytes + (64L << 20);
     }
 
-    /** Writes {@code n} blocks (keys {@code (1, k)}) into a fresh persistent tier and closes it. */
-    private static void write(DiskOptions options, KvLayout layout, long n) {
-        deleteTree(options.directory());
+    /** Refuses a count the file system under {@code dir} has no room for, naming it as typed. */
+    private static void checkSpace(Path dir, long n, long recordBytes, long segmentBytes, String option, String text)
+            throws IOException {
+        long need = n > Long.MAX_VALUE / 2 / recordBytes ? Long.MAX_VALUE : need(n, recordBytes, segmentBytes);
+        long usable = Files.getFileStore(dir).getUsableSpace();
+        if (need > usable) {
+            throw new IllegalArgumentException(option + " " + text + ": needs about "
+                    + (need == Long.MAX_VALUE ? "more than " + Sizes.bytes(Long.MAX_VALUE / 2) : Sizes.bytes(need))
+                    + " on disk, " + Sizes.bytes(usable) + " usable in " + dir);
+        }
+    }
+
+    /** The names of the tier directories a run creates under its base: warmup (if any), then tier-N. */
+    private static List<String> tierNames(long warmup, long[] counts) {
+        List<String> names = new ArrayList<>();
+        if (warmup > 0) {
+            names.add("warmup");
+        }
+        for (long n : counts) {
+            names.add("tier-" + n);
+        }
+        return names;
+    }
+
+    /**
+     * Refuses a {@code base/name} that exists but is not a directory this command created (no
+     * {@link #MARKER} in it): it is the user's, and is left alone.
+     */
+    private static void requireOwnOrAbsent(Path base, String name) {
+        Path p = base.resolve(name);
+        if (Files.exists(p, LinkOption.NOFOLLOW_LINKS) && !isOwn(p)) {
+            throw new IllegalArgumentException("--dir " + base + ": " + p + " exists and was not created by "
+                    + "restart-bench (no " + MARKER + " in it; expected no " + name + " there: it is left alone, "
+                    + "choose another --dir)");
+        }
+    }
+
+    private static boolean isOwn(Path dir) {
+        return Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)
+                && Files.isRegularFile(dir.resolve(MARKER), LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /** The path itself if it exists, else its nearest existing ancestor (the current directory at worst). */
+    private static Path existingAncestor(Path path) {
+        Path p = path.toAbsolutePath();
+        while (p != null && !Files.exists(p)) {
+            p = p.getParent();
+        }
+        return p == null ? Path.of("").toAbsolutePath() : p;
+    }
+
+    /** Options of a persistent tier of {@code n} records under {@code base}, its budget their bytes plus room. */
+    private static DiskOptions options(Path base, String name, long n, long recordBytes, long segmentBytes) {
+        return DiskOptions.at(base.resolve(name)).withPersistent(true).withSegmentBytes(segmentBytes)
+                .withBudgetBytes(need(n, recordBytes, segmentBytes)).withLowSpaceWarnBytes(0);
+    }
+
+    /**
+     * Writes {@code n} blocks (keys {@code (1, k)}) into a fresh persistent tier and closes it: a tree
+     * of this command's left by an earlier run is deleted first, and the new directory is marked
+     * with {@link #MARKER} before the tier opens in it.
+     */
+    private static void write(DiskOptions options, KvLayout layout, long n) throws IOException {
+        Path dir = options.directory();
+        deleteOwnTree(dir);
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve(MARKER), "created by tierkv restart-bench; deleted with this directory\n",
+                StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
         try (Arena arena = Arena.ofConfined(); DiskTier tier = DiskTier.open(options, layout)) {
             MemorySegment block = arena.allocate(layout.bytesPerBlock(), 4096);
             for (long i = 0; i < block.byteSize() / 8; i++) {
@@ -330,8 +406,20 @@ public final class RestartBenchCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Deletes a tier directory this command created (one holding {@link #MARKER}); anything else is
+     * left alone: the checks before the run refused a base whose tier names were taken.
+     */
+    private static void deleteOwnTree(Path dir) {
+        if (isOwn(dir)) {
+            deleteTree(dir);
+        } else if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IllegalStateException(dir + " has no " + MARKER + ": not deleted");
+        }
+    }
+
     private static void deleteTree(Path root) {
-        if (!Files.exists(root)) {
+        if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
         try (Stream<Path> s = Files.walk(root)) {

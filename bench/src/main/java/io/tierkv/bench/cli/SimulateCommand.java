@@ -63,8 +63,7 @@ public final class SimulateCommand implements Callable<Integer> {
         for (int i = 0; i < tokens.length; i++) {
             tokens[i] = Check.count("--capacities", capacities.get(i), 1);
         }
-        TraceInput input = TraceInput.load(trace, f, b, requests != null ? (int) Check.atLeast("--requests", requests,
-                1) : -1, seed);
+        TraceInput input = TraceInput.load(trace, f, b, TraceInput.checkRequests(requests), seed);
         long[] blocks = new long[tokens.length];
         for (int i = 0; i < blocks.length; i++) {
             blocks[i] = Math.max(1, tokens[i] / input.traceBlockTokens());

@@ -94,6 +94,13 @@ import picocli.CommandLine.Option;
                     + "growth, disk use above its budget, or an unexpected exception."})
 public final class SoakCommand implements Callable<Integer> {
 
+    /**
+     * The most worker threads: 1024, platform threads each with its own stack. It is far above the
+     * cores the soak contends for (2,000 threads still pass a 3 s soak), while 100,000 spent minutes
+     * starting threads and never reached the summary.
+     */
+    static final int MAX_THREADS = 1024;
+
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
@@ -102,7 +109,7 @@ public final class SoakCommand implements Callable<Integer> {
     private String duration;
 
     @Option(names = "--threads", paramLabel = "T", defaultValue = "4",
-            description = "worker threads (default: ${DEFAULT-VALUE})")
+            description = "worker threads, 1 to " + MAX_THREADS + " (default: ${DEFAULT-VALUE})")
     private int threads;
 
     @Option(names = "--seed", paramLabel = "SEED", defaultValue = "42",
@@ -182,7 +189,6 @@ public final class SoakCommand implements Callable<Integer> {
         validate();
         int fdStart = SoakChecks.openFds();
         KvLayout layout = KvLayout.of(2, 2, 4, DType.F32, blockTokens);
-        long block = layout.bytesPerBlock();
         long diskBudget = Sizes.parseBytes(diskBytes);
         try { // the budget, before any temporary directory exists
             Replayer.diskOptions(Path.of("disk"), layout, diskBudget, manager.compression()).withPersistent(true)
@@ -201,16 +207,6 @@ public final class SoakCommand implements Callable<Integer> {
         DiskOptions diskOptions = Replayer.diskOptions(dir, layout, diskBudget, manager.compression())
                 .withPersistent(true);
         long workingBlocks = (long) documents * maxBlocks;
-        out.printf(Locale.ROOT, "tierkv soak: %s, %d threads, %d movers, seed %d, restart every %s%n", duration,
-                threads, manager.movers(), seed, restartNanos == 0 ? "never" : restartEvery);
-        out.printf(Locale.ROOT, "layout: %d layers x %d KV heads x dim %d %s, %d tokens/block (%s/block)%n",
-                layout.layers(), layout.kvHeads(), layout.headDim(), layout.dtype(), blockTokens, Sizes.bytes(block));
-        out.printf(Locale.ROOT, "budgets: device %d blocks (%s), host %d blocks (%s), disk %s (%s segments) in %s%n",
-                deviceBlocks, Sizes.bytes(deviceBlocks * block), hostBlocks, Sizes.bytes(hostBlocks * block),
-                Sizes.bytes(diskBudget), Sizes.bytes(diskOptions.segmentBytes()), dir);
-        out.printf(Locale.ROOT, "working set: %d documents x %d blocks = %d blocks (%s)%n", documents, maxBlocks,
-                workingBlocks, Sizes.bytes(workingBlocks * block));
-        out.flush();
 
         SoakTally tally = new SoakTally();
         Observation observation = observe.open();
@@ -224,7 +220,8 @@ public final class SoakCommand implements Callable<Integer> {
         DiskFaultInjection injection = corruptRate > 0 ? DiskFaultInjection.install(corruptRate, seed) : null;
         long t0 = System.nanoTime();
         try {
-            kv.open();
+            kv.open(); // the machine's limits are checked here: nothing is printed before
+            printHeader(out, restartNanos, layout, diskBudget, diskOptions, dir, workingBlocks);
             for (int w = 0; w < threads; w++) {
                 SoakWorker worker = new SoakWorker(kv, layout, documents, maxBlocks, tally, stop,
                         seed * 1_000_003L + w);
@@ -263,6 +260,22 @@ public final class SoakCommand implements Callable<Integer> {
                 diskBudget).print(out);
     }
 
+    /** The four lines that describe the run, printed once its manager has opened. */
+    private void printHeader(PrintWriter out, long restartNanos, KvLayout layout, long diskBudget,
+            DiskOptions diskOptions, Path dir, long workingBlocks) {
+        long block = layout.bytesPerBlock();
+        out.printf(Locale.ROOT, "tierkv soak: %s, %d threads, %d movers, seed %d, restart every %s%n", duration,
+                threads, manager.movers(), seed, restartNanos == 0 ? "never" : restartEvery);
+        out.printf(Locale.ROOT, "layout: %d layers x %d KV heads x dim %d %s, %d tokens/block (%s/block)%n",
+                layout.layers(), layout.kvHeads(), layout.headDim(), layout.dtype(), blockTokens, Sizes.bytes(block));
+        out.printf(Locale.ROOT, "budgets: device %d blocks (%s), host %d blocks (%s), disk %s (%s segments) in %s%n",
+                deviceBlocks, Sizes.bytes(deviceBlocks * block), hostBlocks, Sizes.bytes(hostBlocks * block),
+                Sizes.bytes(diskBudget), Sizes.bytes(diskOptions.segmentBytes()), dir);
+        out.printf(Locale.ROOT, "working set: %d documents x %d blocks = %d blocks (%s)%n", documents, maxBlocks,
+                workingBlocks, Sizes.bytes(workingBlocks * block));
+        out.flush();
+    }
+
     /**
      * The main thread's part while the workers run: until the duration is over, a worker failed
      * or an interrupt came, samples the disk every 100 ms, checks the invariants every second and
@@ -297,7 +310,7 @@ public final class SoakCommand implements Callable<Integer> {
     }
 
     private void validate() {
-        Check.atLeast("--threads", threads, 1);
+        Check.between("--threads", threads, 1, MAX_THREADS, "platform threads");
         manager.check();
         observe.check();
         Check.atLeast("--block-tokens", blockTokens, 1);
@@ -313,6 +326,9 @@ public final class SoakCommand implements Callable<Integer> {
                     + (long) maxBlocks * blockTokens + " tokens per document (expected <= 1000000)");
         }
         Check.bytes("--disk-bytes", diskBytes);
+        if (diskDir != null) {
+            Check.outputDirectory("--disk-dir", diskDir);
+        }
     }
 
     /**

@@ -58,6 +58,7 @@ public final class TierKvCli implements java.util.concurrent.Callable<Integer> {
         CommandLine cl = new CommandLine(new TierKvCli());
         addByName(cl, "jlama", "io.tierkv.jlama.cli.JlamaCommand");
         cl.setCaseInsensitiveEnumValuesAllowed(true);
+        cl.setParameterExceptionHandler(TierKvCli::badParameter);
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             if (e instanceof MachineLimitException m) { // a size this machine cannot give: bad usage, not a failed check
                 cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + MachineLimitMessage.of(m, cmd));
@@ -90,6 +91,19 @@ public final class TierKvCli implements java.util.concurrent.Callable<Integer> {
             }
         }
         return "";
+    }
+
+    /**
+     * A value picocli cannot parse or an option it does not know: picocli's message on one line
+     * (for an enum it lists the values allowed), where to read the usage, and the bad-usage status,
+     * instead of the whole usage.
+     */
+    private static int badParameter(CommandLine.ParameterException e, String[] args) {
+        CommandLine cmd = e.getCommandLine();
+        String path = cmd.getParent() == null ? "tierkv" : "tierkv " + cmd.getCommandName();
+        String message = e.getMessage() == null ? e.toString() : e.getMessage().lines().findFirst().orElse("");
+        cmd.getErr().println(path + ": " + message + " (see " + path + " --help)");
+        return 2;
     }
 
     /** The cause in parentheses, or nothing when the message already says what its first line says. */

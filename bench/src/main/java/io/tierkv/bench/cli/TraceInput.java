@@ -38,6 +38,15 @@ public record TraceInput(List<TraceRequest> requests, int traceBlockTokens, Stri
     public static final int DEFAULT_SMALL_BLOCK_TOKENS = 64;
 
     /**
+     * The most requests {@code --requests} may ask for: 1,000,000. The requests are held in memory
+     * before the replay or simulation starts, about 1 KiB each at the generator's default lengths
+     * and 64-token blocks (4 KiB at 16), so 10<sup>6</sup> (42 times the longest published trace,
+     * Mooncake's 23,608 requests) fits a heap of a few GiB, where 2<sup>31</sup> ran out of heap
+     * after minutes of generating.
+     */
+    public static final int MAX_REQUESTS = 1_000_000;
+
+    /**
      * Copies the list.
      */
     public TraceInput {
@@ -116,19 +125,34 @@ public record TraceInput(List<TraceRequest> requests, int traceBlockTokens, Stri
     }
 
     /**
+     * Checks a {@code --requests} given on the command line.
+     *
+     * @param requests the value given, or null when absent
+     * @return the value, or -1 (all of a file, the generator's default) when absent
+     * @throws IllegalArgumentException naming {@code --requests}, the value and the bound
+     */
+    public static int checkRequests(Integer requests) {
+        return requests == null ? -1 : (int) Check.between("--requests", requests, 1, MAX_REQUESTS,
+                "the requests are held in memory");
+    }
+
+    /**
      * Loads requests.
      *
      * @param trace       the file, or null for the generator
      * @param format      a concrete format
      * @param blockTokens the manager's block size: Azure and generator ids are cut at it; a
      *                    Mooncake trace keeps 512 (the manager's block size must divide it)
-     * @param limit       most requests to take (the first ones), or -1 for all; for the generator
-     *                    the number generated
+     * @param limit       most requests to take (the first ones), at most {@link #MAX_REQUESTS}, or -1
+     *                    for all; for the generator the number generated
      * @param seed        the generator's seed
      * @return the input
      * @throws IllegalArgumentException if the trace holds no request
      */
     public static TraceInput load(Path trace, Format format, int blockTokens, int limit, long seed) {
+        if (limit > MAX_REQUESTS) {
+            throw new IllegalArgumentException("limit: " + limit + " (expected <= " + MAX_REQUESTS + ")");
+        }
         TraceReader reader = switch (format) {
             case MOONCAKE -> new MooncakeTraceReader(trace, TraceReader.MOONCAKE_BLOCK_SIZE_TOKENS);
             case AZURE -> new AzureTraceReader(trace, blockTokens);

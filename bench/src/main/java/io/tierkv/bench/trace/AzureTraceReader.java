@@ -29,7 +29,7 @@ import java.util.NoSuchElementException;
  *       fractional digits), taken as UTC; reported as milliseconds since the first request (floor),
  *       and a row earlier than the previous one is rejected (the trace is in arrival order);
  *   <li>{@code ContextTokens}: prompt length, {@code GeneratedTokens}: answer length, integers
- *       {@code >= 0}.
+ *       from 0 to {@link TraceReader#MAX_LENGTH_TOKENS} (16,777,216; why: there).
  * </ul>
  * The header is required; its three columns may come in any order and names are matched exactly.
  *
@@ -155,11 +155,19 @@ public final class AzureTraceReader extends LineTraceReader {
         try {
             v = Integer.parseInt(text);
         } catch (NumberFormatException e) {
+            if (text.matches("\\d+")) {
+                throw new TraceFormatException(source, lineNumber, column, "too long: " + text
+                        + " tokens (expected <= " + MAX_LENGTH_TOKENS + ", longer than any model's context)", null);
+            }
             throw new TraceFormatException(source, lineNumber, column,
                     "'" + text + "' is not an integer token count", e);
         }
         if (v < 0) {
             throw new TraceFormatException(source, lineNumber, column, "negative: " + v + " (expected >= 0)", null);
+        }
+        if (v > MAX_LENGTH_TOKENS) {
+            throw new TraceFormatException(source, lineNumber, column, "too long: " + v + " tokens (expected <= "
+                    + MAX_LENGTH_TOKENS + ", longer than any model's context)", null);
         }
         return v;
     }

@@ -24,7 +24,8 @@ import java.util.NoSuchElementException;
  * <ul>
  *   <li>{@code timestamp}: arrival in milliseconds since the trace start, an integer or a number
  *       (rounded), {@code >= 0};
- *   <li>{@code input_length}, {@code output_length}: token counts, integers {@code >= 0};
+ *   <li>{@code input_length}, {@code output_length}: token counts, integers from 0 to
+ *       {@link TraceReader#MAX_LENGTH_TOKENS} (16,777,216; why: there);
  *   <li>{@code hash_ids}: one chained prefix block id per {@code blockSizeTokens} prompt tokens
  *       (512 in the published traces), the last block usually partial, so exactly
  *       {@code ceil(input_length / blockSizeTokens)} integers.
@@ -166,11 +167,15 @@ public final class MooncakeTraceReader extends LineTraceReader {
             throw bad(field, "expected an integer token count, got " + describe(value), null);
         }
         if (p.getNumberType() != JsonParser.NumberType.INT) {
-            throw bad(field, "out of range: " + p.getText() + " (expected 0.." + Integer.MAX_VALUE + ")", null);
+            throw bad(field, "out of range: " + p.getText() + " (expected 0.." + MAX_LENGTH_TOKENS + ")", null);
         }
         int v = p.getIntValue();
         if (v < 0) {
             throw bad(field, "negative: " + v + " (expected >= 0)", null);
+        }
+        if (v > MAX_LENGTH_TOKENS) {
+            throw bad(field, "too long: " + v + " tokens (expected <= " + MAX_LENGTH_TOKENS
+                    + ", longer than any model's context)", null);
         }
         return v;
     }
@@ -186,12 +191,21 @@ public final class MooncakeTraceReader extends LineTraceReader {
                 throw bad(HASH_IDS, "element " + n + ": expected a 64-bit integer, got "
                         + (t == JsonToken.VALUE_NUMBER_INT ? p.getText() : describe(t)), null);
             }
+            if (n == maxIds()) {
+                throw bad(HASH_IDS, "more than " + n + " ids (expected at most ceil(" + MAX_LENGTH_TOKENS + " / "
+                        + blockSizeTokens + "): the longest input_length allowed)", null);
+            }
             if (n == ids.length) {
                 ids = Arrays.copyOf(ids, n * 2);
             }
             ids[n++] = p.getLongValue();
         }
         return n;
+    }
+
+    /** The most ids a line may give: those of the longest input_length allowed. */
+    private int maxIds() {
+        return (int) ((MAX_LENGTH_TOKENS + (long) blockSizeTokens - 1) / blockSizeTokens);
     }
 
     private static String describe(JsonToken t) {

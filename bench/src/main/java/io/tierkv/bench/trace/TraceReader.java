@@ -20,6 +20,16 @@ public interface TraceReader extends Iterator<TraceRequest>, AutoCloseable {
     int MOONCAKE_BLOCK_SIZE_TOKENS = 512;
 
     /**
+     * The longest prompt or answer a trace file may give, in tokens: 2<sup>24</sup> = 16,777,216.
+     * It is above the longest context window of any published model (10M tokens, Llama 4 Scout)
+     * and over 100 times the longest prompt of the Mooncake and Azure traces, while a request of
+     * that length stays replayable: the replay holds its prompt as one {@code int} per token, 64 MiB
+     * at this bound, where a length near {@link Integer#MAX_VALUE} would need 8 GiB and end the
+     * run out of memory. The file readers refuse a longer one with its file, line and field.
+     */
+    int MAX_LENGTH_TOKENS = 1 << 24;
+
+    /**
      * Where the requests come from.
      *
      * @return a file path or a generator description

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.tierkv.core.testing.SharedData;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -54,8 +55,9 @@ class BadUsageCliTest {
     @CsvSource(delimiter = '|', value = {
         "replay --block-tokens 0          | tierkv replay: --block-tokens 0 (expected >= 1)",
         "replay --block-tokens 48         | tierkv replay: --block-tokens 48 (expected a power of two for the generator",
-        "replay --requests -3             | tierkv replay: --requests -3 (expected >= 1)",
-        "replay --requests 0              | tierkv replay: --requests 0 (expected >= 1)",
+        "replay --requests -3             | tierkv replay: --requests -3 (expected 1 <= N <= 1000000: the requests are held in memory)",
+        "replay --requests 0              | tierkv replay: --requests 0 (expected 1 <= N <= 1000000: the requests are held in memory)",
+        "replay --requests 2000000000     | tierkv replay: --requests 2000000000 (expected 1 <= N <= 1000000: the requests are held in memory)",
         "replay --layers 0                | tierkv replay: --layers 0 (expected >= 1)",
         "replay --movers -1               | tierkv replay: --movers -1 (expected 0 <= N <= 8)",
         "replay --nodes 0 --remote redis://127.0.0.1:1 | tierkv replay: --nodes 0 (expected 1 <= N <= 256)",
@@ -74,7 +76,8 @@ class BadUsageCliTest {
         "replay --device-tokens 3         | tierkv replay: --device-tokens 3 (2048 bytes; expected >= 3 blocks of 2048 bytes: --recent-blocks + 1)",
         "replay --speed -1                | tierkv replay: --speed -1 (expected >= 0)",
         "replay --sweep 1e4,0             | tierkv replay: --sweep 0 (expected >= 1)",
-        "simulate --requests 0            | tierkv simulate: --requests 0 (expected >= 1)",
+        "simulate --requests 0            | tierkv simulate: --requests 0 (expected 1 <= N <= 1000000: the requests are held in memory)",
+        "simulate --requests 2000000000   | tierkv simulate: --requests 2000000000 (expected 1 <= N <= 1000000: the requests are held in memory)",
         "simulate --capacities 1e4,-1     | tierkv simulate: --capacities -1 (expected a count >= 1",
         "decode --block-tokens 0          | tierkv decode: --block-tokens 0 (expected >= 1)",
         "decode --device-blocks 0         | tierkv decode: --device-blocks 0 (expected >= 4)",
@@ -84,7 +87,8 @@ class BadUsageCliTest {
         "decode --warmup -1               | tierkv decode: --warmup -1 (expected >= 0)",
         "decode --runs 0                  | tierkv decode: --runs 0 (expected 1 <= N <= 100: measured rounds)",
         "decode --movers 9                | tierkv decode: --movers 9 (expected 0 <= N <= 8)",
-        "soak --threads 0                 | tierkv soak: --threads 0 (expected >= 1)",
+        "soak --threads 0                 | tierkv soak: --threads 0 (expected 1 <= N <= 1024: platform threads)",
+        "soak --threads 100000            | tierkv soak: --threads 100000 (expected 1 <= N <= 1024: platform threads)",
         "soak --corrupt-rate 2            | tierkv soak: --corrupt-rate 2 (expected 0 <= X <= 1)",
         "soak --device-blocks 1           | tierkv soak: --device-blocks 1 (expected >= 2)",
         "soak --duration 0s               | tierkv soak: --duration 0s (expected > 0",
@@ -123,6 +127,27 @@ class BadUsageCliTest {
     }
 
     /**
+     * Values picocli cannot parse and unknown options print one line (picocli's message, the enum's
+     * values, where the usage is) with status 2, not the whole usage.
+     *
+     * @param args     the command line, space-separated
+     * @param expected the line
+     * @throws Exception on failure
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "replay --requests 2.5 | tierkv replay: Invalid value for option '--requests': '2.5' is not an int (see tierkv replay --help)",
+        "replay --requests abc | tierkv replay: Invalid value for option '--requests': 'abc' is not an int (see tierkv replay --help)",
+        "soak --compression zstd | tierkv soak: Invalid value for option '--compression': expected one of [NONE, LZ4] (case-insensitive) but was 'zstd' (see tierkv soak --help)",
+        "decode --no-such-option | tierkv decode: Unknown option: '--no-such-option' (see tierkv decode --help)",
+    })
+    void typeErrorsAndUnknownOptionsPrintOneLine(String args, String expected) throws Exception {
+        CliProcess.Result r = CliProcess.run(args.strip().split(" +"));
+        assertEquals(2, r.status(), r.output());
+        assertEquals(List.of(expected), r.output().lines().filter(l -> !l.startsWith("WARNING")).toList());
+    }
+
+    /**
      * An empty trace is an error for either format, as is a missing one.
      *
      * @param dir a temporary directory
@@ -147,6 +172,48 @@ class BadUsageCliTest {
         Path missing = dir.resolve("missing.jsonl");
         assertOneLine(CliProcess.run("replay", "--trace", missing.toString(), "--no-progress"),
                 "tierkv replay: --trace " + missing + ": not found");
+    }
+
+    /**
+     * A trace length longer than any model's context is refused with its file, line, field and
+     * bound, where it once ran the replay out of heap.
+     *
+     * @param dir a temporary directory
+     * @throws Exception on failure
+     */
+    @Test
+    void aTraceLengthLongerThanAnyContextIsRefusedWithTheBound(@TempDir Path dir) throws Exception {
+        Path csv = Files.writeString(dir.resolve("huge.csv"),
+                "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9799600,2000000000,10\n");
+        CliProcess.Result r = CliProcess.run("replay", "--trace", csv.toString(), "--payload", "none",
+                "--no-progress");
+        assertOneLine(r, "tierkv replay: " + csv + ":2: field 'ContextTokens': too long: 2000000000 tokens "
+                + "(expected <= 16777216");
+        assertFalse(r.output().contains("OutOfMemoryError"), r.output());
+        Path jsonl = Files.writeString(dir.resolve("huge.jsonl"),
+                "{\"timestamp\": 0, \"input_length\": 2000000000, \"output_length\": 1, \"hash_ids\": [1]}\n");
+        assertOneLine(CliProcess.run("replay", "--trace", jsonl.toString(), "--payload", "none", "--no-progress"),
+                "tierkv replay: " + jsonl + ":1: field 'input_length': too long: 2000000000 tokens");
+    }
+
+    /**
+     * A soak whose device budget the machine cannot give, or whose disk directory cannot be
+     * created, prints one line and not the run's header first.
+     *
+     * @param dir a temporary directory
+     * @throws Exception on failure
+     */
+    @Test
+    void aSoakThatCannotRunPrintsOneLineAndNoHeader(@TempDir Path dir) throws Exception {
+        CliProcess.Result r = CliProcess.run(List.of("-Djava.io.tmpdir=" + dir), "soak", "--device-blocks",
+                "2000000000", "--duration", "1s");
+        assertOneLine(r, "tierkv soak: --device-blocks 2000000000 (3.73 TiB) does not fit ");
+        assertEquals(1, r.output().lines().filter(l -> !l.startsWith("WARNING")).count(), r.output());
+        Path file = Files.writeString(dir.resolve("afile"), "x");
+        String sub = file.resolve("sub").toString();
+        r = CliProcess.run("soak", "--disk-dir", sub, "--duration", "1s");
+        assertOneLine(r, "tierkv soak: --disk-dir " + sub + ": " + file + " is not a directory");
+        assertEquals(1, r.output().lines().filter(l -> !l.startsWith("WARNING")).count(), r.output());
     }
 
     /**

@@ -108,8 +108,9 @@ class ManagerOptionsTest {
             cl.setOut(new PrintWriter(new StringWriter(), true));
             cl.setErr(new PrintWriter(err, true));
             assertEquals(2, cl.execute(command, "--compression", "zip"), command + ": " + err);
-            assertTrue(err.toString().startsWith("Invalid value for option '--compression': expected one of "
-                    + "[NONE, LZ4] (case-insensitive) but was 'zip'"), command + ": " + err);
+            assertEquals(List.of("tierkv " + command + ": Invalid value for option '--compression': expected one of "
+                    + "[NONE, LZ4] (case-insensitive) but was 'zip' (see tierkv " + command + " --help)"),
+                    err.toString().lines().toList(), command + ": " + err);
         }
     }
 }

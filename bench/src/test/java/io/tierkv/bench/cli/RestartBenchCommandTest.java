@@ -2,6 +2,7 @@ package io.tierkv.bench.cli;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
@@ -81,5 +82,74 @@ class RestartBenchCommandTest {
         r = run("restart-bench", "--runs", "0");
         assertEquals(2, r.status());
         assertTrue(r.err().contains("--runs 0 (expected 1 <= N <= 99)"), r.err());
+    }
+
+    /**
+     * The user's own {@code DIR/warmup} and {@code DIR/tier-N}, which the command did not create,
+     * are refused by name before anything is printed, and nothing in them is lost.
+     *
+     * @param dir a temporary directory
+     * @throws Exception on failure
+     */
+    @Test
+    void theUsersOwnFoldersNamedLikeTiersAreRefusedAndKept(@TempDir Path dir) throws Exception {
+        Path thesis = Files.writeString(Files.createDirectories(dir.resolve("warmup")).resolve("thesis.tex"), "mine");
+        Path notes = Files.writeString(Files.createDirectories(dir.resolve("tier-100")).resolve("notes"), "also mine");
+        Result r = run("restart-bench", "--dir", dir.toString(), "--records", "100", "--warmup-records", "100",
+                "--runs", "1", "--segment-bytes", "1m");
+        assertEquals(2, r.status(), r.out() + r.err());
+        assertTrue(r.err().startsWith("tierkv restart-bench: --dir " + dir + ": " + dir.resolve("warmup")
+                + " exists and was not created by restart-bench"), r.err());
+        assertEquals(1, r.err().lines().count(), r.err());
+        assertEquals("", r.out());
+        r = run("restart-bench", "--dir", dir.toString(), "--records", "100", "--warmup-records", "0", "--runs", "1",
+                "--segment-bytes", "1m");
+        assertEquals(2, r.status(), r.out() + r.err());
+        assertTrue(r.err().contains("--dir " + dir + ": " + dir.resolve("tier-100") + " exists and was not created"),
+                r.err());
+        assertEquals("mine", Files.readString(thesis));
+        assertEquals("also mine", Files.readString(notes));
+    }
+
+    /**
+     * A tier left by an earlier run of the command (it holds the marker) is replaced, and the
+     * user's other files beside the tiers are kept.
+     *
+     * @param dir a temporary directory
+     * @throws Exception on failure
+     */
+    @Test
+    void aTierLeftByAnEarlierRunIsReplacedAndOtherFilesAreKept(@TempDir Path dir) throws Exception {
+        Path left = Files.createDirectories(dir.resolve("tier-100"));
+        Files.writeString(left.resolve(RestartBenchCommand.MARKER), "");
+        Path mine = Files.writeString(dir.resolve("mine.txt"), "mine");
+        Result r = run("restart-bench", "--dir", dir.toString(), "--records", "100", "--warmup-records", "100",
+                "--runs", "1", "--segment-bytes", "1m");
+        assertEquals(0, r.status(), r.err());
+        assertTrue(r.out().lines().anyMatch(l -> l.trim().startsWith("100 ")), r.out());
+        assertFalse(Files.exists(left), "the command's own tier is deleted after its row");
+        assertEquals("mine", Files.readString(mine));
+    }
+
+    /**
+     * A {@code --dir} under a file, or counts the disk has no room for, are refused before
+     * anything is printed or created.
+     *
+     * @param dir a temporary directory
+     * @throws Exception on failure
+     */
+    @Test
+    void aBadDirOrATooLargeCountIsRefusedBeforeAnythingIsPrintedOrCreated(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("afile"), "x");
+        Result r = run("restart-bench", "--dir", file.resolve("sub").toString());
+        assertEquals(2, r.status(), r.out() + r.err());
+        assertTrue(r.err().contains("--dir " + file.resolve("sub") + ": " + file + " is not a directory"), r.err());
+        assertEquals("", r.out());
+        Path base = dir.resolve("base");
+        r = run("restart-bench", "--dir", base.toString(), "--records", "1e12", "--warmup-records", "0");
+        assertEquals(2, r.status(), r.out() + r.err());
+        assertTrue(r.err().contains("--records 1e12: needs about "), r.err());
+        assertEquals("", r.out());
+        assertFalse(Files.exists(base), "nothing created");
     }
 }

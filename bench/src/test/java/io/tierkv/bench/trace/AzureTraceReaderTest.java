@@ -83,6 +83,23 @@ class AzureTraceReaderTest {
     }
 
     @Test
+    void lengthsLongerThanAnyContextAreRefusedWithTheBound() throws IOException {
+        String header = "TIMESTAMP,ContextTokens,GeneratedTokens";
+        var context = failure(header, "2023-11-16 18:17:03.9799600,2000000000,10");
+        assertEquals(2, context.line());
+        assertEquals("ContextTokens", context.field());
+        assertTrue(context.getMessage().endsWith("t.csv:2: field 'ContextTokens': too long: 2000000000 tokens "
+                + "(expected <= 16777216, longer than any model's context)"), context.getMessage());
+        var generated = failure(header, "2023-11-16 18:17:03.9799600,10,16777217");
+        assertEquals("GeneratedTokens", generated.field());
+        assertTrue(generated.getMessage().contains("too long: 16777217 tokens (expected <= 16777216"),
+                generated.getMessage());
+        assertTrue(failure(header, "2023-11-16 18:17:03.9799600,99999999999,1").getMessage()
+                .contains("too long: 99999999999 tokens"));
+        assertEquals(1, AzureTraceReader.read(write(header, "2023-11-16 18:17:03.9799600,16777216,1")).size());
+    }
+
+    @Test
     void badCellsAreNamedWithTheirLine() throws IOException {
         String header = "TIMESTAMP,ContextTokens,GeneratedTokens";
         String good = "2023-11-16 18:17:03.9799600,4808,10";

@@ -130,6 +130,25 @@ class MooncakeTraceReaderTest {
     }
 
     @Test
+    void lengthsLongerThanAnyContextAndTooManyIdsAreRefusedWithTheBound() throws IOException {
+        var input = failure("{\"timestamp\": 0, \"input_length\": 2000000000, \"output_length\": 1, \"hash_ids\": [1]}");
+        assertEquals("input_length", input.field());
+        assertTrue(input.getMessage().endsWith("too long: 2000000000 tokens (expected <= 16777216, longer than any "
+                + "model's context)"), input.getMessage());
+        assertEquals("output_length",
+                failure("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 16777217, \"hash_ids\": [1]}")
+                        .field());
+        StringBuilder ids = new StringBuilder("0");
+        for (int i = 1; i <= TraceReader.MAX_LENGTH_TOKENS / 512; i++) {
+            ids.append(',').append(i);
+        }
+        var many = failure("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [" + ids + "]}");
+        assertEquals("hash_ids", many.field());
+        assertTrue(many.getMessage().endsWith("more than 32768 ids (expected at most ceil(16777216 / 512): the "
+                + "longest input_length allowed)"), many.getMessage());
+    }
+
+    @Test
     void malformedJsonIsReportedForTheLineOrTheFieldBeingRead() throws IOException {
         var truncated = failure("{\"timestamp\": 0, \"input_length\": 5,");
         assertEquals("(line)", truncated.field());

@@ -80,7 +80,8 @@ public final class JlamaCommand implements Callable<Integer> {
     private int hostBlocks;
 
     @Option(names = "--disk-bytes", paramLabel = "SIZE", defaultValue = "64m", description = "disk budget with "
-            + "--disk-dir, for example 64m or 1g (default: ${DEFAULT-VALUE})")
+            + "--disk-dir, for example 64m or 1g; refused without --disk-dir, where it has no effect "
+            + "(default: ${DEFAULT-VALUE})")
     private String diskBytes;
 
     @Option(names = "--disk-dir", paramLabel = "DIR", description = "a disk tier in this directory (default: none)")
@@ -106,6 +107,12 @@ public final class JlamaCommand implements Callable<Integer> {
     @picocli.CommandLine.Mixin
     private io.tierkv.observe.ObserveOptions observe = new io.tierkv.observe.ObserveOptions();
 
+    /** {@code --prefill}, parsed by {@link #validate()}. */
+    private Prefill prefill;
+
+    /** The disk tier's options from {@code --disk-dir} and {@code --disk-bytes}, or null without a disk. */
+    private DiskOptions disk;
+
     /** Creates the command (picocli instantiates it). */
     public JlamaCommand() {
     }
@@ -125,8 +132,7 @@ public final class JlamaCommand implements Callable<Integer> {
     }
 
     private int run(PrintWriter out) {
-        validate();
-        observe.check(); // before the model loads
+        validate(); // every option, before the model loads or anything is printed
         AbstractModel model = ModelSupport.loadModel(modelDir.toFile(), DType.F32, DType.F32);
         try {
             return compare(model, out);
@@ -135,14 +141,42 @@ public final class JlamaCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Checks every option before the model loads: the numbers, {@code --prefill}, the disk options
+     * ({@code --disk-bytes} given without {@code --disk-dir} is refused as an option with no
+     * effect), the observation options and the model directory; sets {@link #prefill} and
+     * {@link #disk}.
+     */
     private void validate() {
         positive("--steps", steps);
         positive("--sessions", sessions);
+        positive("--block-tokens", blockTokens);
         positive("--device-blocks", deviceBlocks);
         positive("--host-blocks", hostBlocks);
+        prefill = switch (prefillName.toLowerCase(Locale.ROOT)) {
+            case "token" -> Prefill.TOKEN_BY_TOKEN;
+            case "batched" -> Prefill.BATCHED;
+            default -> throw new IllegalArgumentException("--prefill '" + prefillName + "' (expected token or batched)");
+        };
         if (persistent && diskDir == null) {
             throw new IllegalArgumentException("--persistent needs --disk-dir");
         }
+        if (diskDir == null && spec.commandLine().getParseResult().hasMatchedOption("--disk-bytes")) {
+            throw new IllegalArgumentException("--disk-bytes " + diskBytes + " without --disk-dir (expected --disk-dir "
+                    + "DIR: the disk budget has no effect without a disk tier)");
+        }
+        if (diskDir != null) {
+            long budget = parseBytes(diskBytes);
+            try {
+                disk = DiskOptions.at(diskDir).withBudgetBytes(budget)
+                        .withSegmentBytes(Math.min(DiskOptions.DEFAULT_SEGMENT_BYTES,
+                                Math.max(DiskOptions.MIN_SEGMENT_BYTES, budget / 4)))
+                        .withPersistent(persistent);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--disk-bytes " + diskBytes + ": " + e.getMessage(), e);
+            }
+        }
+        observe.check();
         if (!Files.isRegularFile(modelDir.resolve("config.json"))) {
             throw new IllegalArgumentException("--model-dir " + modelDir + ": no config.json (expected a checkpoint "
                     + "folder with config.json)");
@@ -156,11 +190,6 @@ public final class JlamaCommand implements Callable<Integer> {
     }
 
     private int compare(AbstractModel model, PrintWriter out) {
-        Prefill prefill = switch (prefillName.toLowerCase(Locale.ROOT)) {
-            case "token" -> Prefill.TOKEN_BY_TOKEN;
-            case "batched" -> Prefill.BATCHED;
-            default -> throw new IllegalArgumentException("--prefill: '" + prefillName + "' (expected token or batched)");
-        };
         int[] base = encode(model, prompt);
         KvLayout layout = TierKvJlama.layoutFor(model, blockTokens);
         var c = model.getConfig();
@@ -181,10 +210,6 @@ public final class JlamaCommand implements Callable<Integer> {
         long cachedTokens = 0;
         long promptTokens = 0;
         int[] follow = null;
-        DiskOptions disk = diskDir == null ? null : DiskOptions.at(diskDir).withBudgetBytes(parseBytes(diskBytes))
-                .withSegmentBytes(Math.min(DiskOptions.DEFAULT_SEGMENT_BYTES, Math.max(DiskOptions.MIN_SEGMENT_BYTES,
-                        parseBytes(diskBytes) / 4)))
-                .withPersistent(persistent);
         try (io.tierkv.observe.Observation observation = observe.open(); // KV events and metrics of the measured run
              EmulatedDevice gpu = new EmulatedDevice(Math.max(EmulatedDevice.defaultCapacityBytes(), (deviceBlocks + 1) * bpb));
              KvBlockManager kv = manager(layout, gpu, disk, observation);
@@ -348,7 +373,7 @@ public final class JlamaCommand implements Callable<Integer> {
             }
             return Math.multiplyExact(v, unit);
         } catch (NumberFormatException | ArithmeticException e) {
-            throw new IllegalArgumentException("--disk-bytes: '" + text + "' (expected a positive size such as 64m or 1g)");
+            throw new IllegalArgumentException("--disk-bytes " + text + " (expected a positive size such as 64m or 1g)");
         }
     }
 
