@@ -86,8 +86,8 @@ final class Check {
         try {
             v = Sizes.parseCount(text);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(option + " " + text + " (expected a count >= " + min
-                    + " such as 250000 or 1e6)");
+            throw new IllegalArgumentException(option + " " + text + " (" + e.getMessage().replace(">= 0", ">= " + min)
+                    + ")");
         }
         if (v < min) {
             throw new IllegalArgumentException(option + " " + text + " (expected >= " + min + ")");
@@ -107,8 +107,7 @@ final class Check {
         try {
             return Sizes.parseBytes(text);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(option + " " + text + " (expected bytes >= 0 such as 4096, 512k, "
-                    + "64MiB, 1g)");
+            throw new IllegalArgumentException(option + " " + text + " (" + e.getMessage() + ")");
         }
     }
 

@@ -55,6 +55,8 @@ final class MachineLimitMessage {
         } else if (parsed != null && parsed.hasMatchedOption(chosen.longestName())) {
             typed = chosen.longestName() + " " + String.join(",", parsed.matchedOption(chosen.longestName()).stringValues())
                     + " (" + bytes + ")";
+        } else if (chosen.defaultValue() == null) { // a default the command derives from other options
+            typed = chosen.longestName() + " (not given: " + bytes + ", derived from the options given)";
         } else {
             typed = chosen.longestName() + " " + chosen.defaultValue() + " (the default, " + bytes + ")";
         }

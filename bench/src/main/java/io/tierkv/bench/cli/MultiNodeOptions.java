@@ -20,6 +20,9 @@ import picocli.CommandLine.Option;
  */
 final class MultiNodeOptions {
 
+    private static final String DEFAULT_ROUTE = "round-robin";
+    private static final String DEFAULT_EVICTION = "server";
+
     @Option(names = "--nodes", paramLabel = "N",
             description = "multi-node run: N nodes (single-tier device caches) sharing the --remote store; prints "
                     + "hit rates with local caches only and with the shared store, from one pass (default: off)")
@@ -35,12 +38,12 @@ final class MultiNodeOptions {
             description = "each node's device cache in tokens, e.g. 3e6 (default: --device-tokens)")
     String nodeDeviceTokens;
 
-    @Option(names = "--route", paramLabel = "ROUTE", defaultValue = "round-robin",
+    @Option(names = "--route", paramLabel = "ROUTE", defaultValue = DEFAULT_ROUTE,
             description = "round-robin (request i to node i mod N) or prefix (the node with the longest cached "
                     + "prefix, ties to the fewest prompt tokens so far) (default: ${DEFAULT-VALUE})")
     String route;
 
-    @Option(names = "--remote-eviction", paramLabel = "MODE", defaultValue = "server",
+    @Option(names = "--remote-eviction", paramLabel = "MODE", defaultValue = DEFAULT_EVICTION,
             description = "server (the server's maxmemory policy) or lru (an exact LRU index the store owns, of "
                     + "--remote-capacity-tokens) (default: ${DEFAULT-VALUE})")
     String eviction;
@@ -55,17 +58,21 @@ final class MultiNodeOptions {
      *
      * @return the store's options, or null without {@code --remote} or with {@code --nodes}
      * @throws IllegalArgumentException naming the option, for a bad URL or a multi-node option
-     *     given without {@code --nodes}
+     *     ({@code --node-device-tokens}, {@code --remote-capacity-tokens}, a {@code --route} or
+     *     {@code --remote-eviction} other than the default) given without {@code --nodes}
      */
     io.tierkv.remote.RemoteOptions belowManager() {
-        if (enabled() || remote == null) {
+        if (enabled()) {
             return null;
         }
-        if (nodeDeviceTokens != null || capacityTokens != null) {
+        if (nodeDeviceTokens != null || capacityTokens != null || !route.equals(DEFAULT_ROUTE)
+                || !eviction.equals(DEFAULT_EVICTION)) {
             throw new IllegalArgumentException((nodeDeviceTokens != null ? "--node-device-tokens " + nodeDeviceTokens
-                    : "--remote-capacity-tokens " + capacityTokens) + " without --nodes (expected --nodes N)");
+                    : capacityTokens != null ? "--remote-capacity-tokens " + capacityTokens
+                    : !route.equals(DEFAULT_ROUTE) ? "--route " + route : "--remote-eviction " + eviction)
+                    + " without --nodes (expected --nodes N)");
         }
-        return storeOptions();
+        return remote == null ? null : storeOptions();
     }
 
     /** {@return the store's options from --remote, in a namespace of this run's own} */

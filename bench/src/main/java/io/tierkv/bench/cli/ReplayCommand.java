@@ -304,6 +304,37 @@ public final class ReplayCommand implements Callable<Integer> {
         return value == null ? 0 : (int) Check.atLeast(option, value, 1);
     }
 
+    /**
+     * Refuses an option given where it does nothing, naming it and what it needs, as a
+     * {@code --sweep-csv} without {@code --sweep} is refused: a run that ignores what was asked
+     * for measures something else than its user thinks.
+     */
+    private void refuseOptionsWithoutEffect(CommandLine.ParseResult parsed) {
+        if (parsed.hasMatchedOption("--ab-pairs") && !observeAb) {
+            throw new IllegalArgumentException("--ab-pairs " + abPairs + " (expected with --observe-ab)");
+        }
+        if (observeAb && sweep != null && !sweep.isEmpty()) {
+            throw new IllegalArgumentException("--sweep with --observe-ab (expected one of them: the A/B pairs replay "
+                    + "the one configuration)");
+        }
+        if (multiNode.enabled()) {
+            for (String o : List.of("--kv-events", "--metrics-port", "--observe-ab")) {
+                if (parsed.hasMatchedOption(o)) {
+                    throw new IllegalArgumentException(o + " with --nodes (expected without: the multi-node replay "
+                            + "is not observed)");
+                }
+            }
+        }
+        if (singleTier) {
+            for (String o : List.of("--host-tokens", "--host-bytes", "--disk-bytes", "--disk-dir", "--compression")) {
+                if (parsed.hasMatchedOption(o)) {
+                    throw new IllegalArgumentException(o + " with --single-tier (expected without: a single-tier "
+                            + "run has no host or disk tier)");
+                }
+            }
+        }
+    }
+
     /** Checks that every file this run will write can be written, before the run starts. */
     private void checkOutputs() {
         if (report != null) {
@@ -353,6 +384,7 @@ public final class ReplayCommand implements Callable<Integer> {
         long disk = Check.bytes("--disk-bytes", diskBytes);
         manager.check();
         observe.check();
+        refuseOptionsWithoutEffect(parsed);
         Check.atLeast("--max-decode-tokens", maxDecodeTokens, -1);
         Check.between("--speed", speed, 0, Double.MAX_VALUE);
         Check.between("--admission-timeout-ms", admissionTimeoutMs, 0, Double.MAX_VALUE);

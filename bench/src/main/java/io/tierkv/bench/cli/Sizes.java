@@ -1,6 +1,8 @@
 package io.tierkv.bench.cli;
 
+import java.math.BigDecimal;
 import java.util.Locale;
+import java.util.regex.Pattern;
 
 /**
  * Parses and prints sizes on the command line: bytes with binary suffixes ({@code 4096},
@@ -13,12 +15,19 @@ public final class Sizes {
     private Sizes() {
     }
 
+    /** The largest size or count accepted: half of {@code Long.MAX_VALUE}, so that sums of a few stay exact. */
+    static final long MAX = Long.MAX_VALUE / 2;
+    /** A decimal number with an optional fraction and exponent: no sign, no hex, no type suffix. */
+    private static final Pattern DECIMAL = Pattern.compile("([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]+)?");
+
     /**
      * Parses a byte size.
      *
      * @param text for example {@code 512m} or {@code 1GiB}
-     * @return bytes, {@code >= 0}
-     * @throws IllegalArgumentException if the text is not a size or is negative or too large
+     * @return bytes, {@code 0 <= bytes <= }{@link #MAX}
+     * @throws IllegalArgumentException if the text is not a decimal size, is not a whole number of
+     *                                  bytes or is too large; the message is what was expected
+     *                                  (for example {@code expected a whole number of bytes; this is 0.7})
      */
     public static long parseBytes(String text) {
         String s = text.trim();
@@ -36,38 +45,38 @@ public final class Sizes {
                 break;
             }
         }
-        double value;
-        try {
-            value = Double.parseDouble(lower);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("size: '" + text + "' (expected bytes such as 4096, 512k, 64MiB, 1g)");
+        if (!DECIMAL.matcher(lower).matches()) {
+            throw new IllegalArgumentException("expected bytes >= 0 such as 4096, 512k, 64MiB, 1g");
         }
-        double bytes = value * unit;
-        if (!(bytes >= 0) || bytes > Long.MAX_VALUE / 2) {
-            throw new IllegalArgumentException("size: '" + text + "' (expected 0 <= bytes <= " + Long.MAX_VALUE / 2
-                    + ")");
-        }
-        return Math.round(bytes);
+        return whole(Double.parseDouble(lower) * unit, "number of bytes");
     }
 
     /**
      * Parses a count such as a token capacity.
      *
-     * @param text for example {@code 1e6} or {@code 250000}
-     * @return the count, {@code >= 0}
-     * @throws IllegalArgumentException if the text is not a non-negative number
+     * @param text for example {@code 1e6} or {@code 250000} ({@code _} between digits allowed)
+     * @return the count, {@code 0 <= count <= }{@link #MAX}
+     * @throws IllegalArgumentException if the text is not a decimal number, is not whole or is too
+     *                                  large; the message is what was expected
      */
     public static long parseCount(String text) {
-        double v;
-        try {
-            v = Double.parseDouble(text.trim().replace("_", ""));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("count: '" + text + "' (expected a number such as 250000 or 1e6)");
+        String s = text.trim().replace("_", "");
+        if (!DECIMAL.matcher(s).matches()) {
+            throw new IllegalArgumentException("expected a count >= 0 such as 250000 or 1e6");
         }
-        if (!(v >= 0) || v > Long.MAX_VALUE / 2) {
-            throw new IllegalArgumentException("count: '" + text + "' (expected >= 0)");
+        return whole(Double.parseDouble(s), "count");
+    }
+
+    /** {@code value} as a long: refused when above {@link #MAX} or not whole, naming {@code what}. */
+    private static long whole(double value, String what) {
+        if (value > MAX) {
+            throw new IllegalArgumentException("expected a " + what + " <= " + MAX);
         }
-        return Math.round(v);
+        if (value != Math.rint(value)) {
+            throw new IllegalArgumentException("expected a whole " + what + "; this is " + BigDecimal.valueOf(value)
+                    .stripTrailingZeros().toPlainString());
+        }
+        return (long) value;
     }
 
     /**

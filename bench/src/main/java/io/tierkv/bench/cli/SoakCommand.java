@@ -195,7 +195,7 @@ public final class SoakCommand implements Callable<Integer> {
                     .checkFor(layout);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(e.getMessage().startsWith("--") ? e.getMessage()
-                    : "--disk-bytes " + Sizes.bytes(diskBudget) + ": " + e.getMessage());
+                    : "--disk-bytes " + diskBytes + ": " + e.getMessage()); // as typed
         }
         Interrupts.cooperate();
         Path temp = null;

@@ -1,8 +1,8 @@
 package io.tierkv.bench.cli;
 
 import io.tierkv.bench.trace.TraceFormatException;
+import io.tierkv.core.error.DirectoryRefusedException;
 import io.tierkv.core.error.MachineLimitException;
-import io.tierkv.tiers.disk.DirectoryRefusedException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -71,12 +71,31 @@ public final class TierKvCli implements java.util.concurrent.Callable<Integer> {
             }
             if (e instanceof IllegalArgumentException || e instanceof java.io.IOException
                     || e instanceof java.io.UncheckedIOException || e instanceof TraceFormatException) {
-                cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + e.getMessage() + causeNote(e));
+                cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + asTyped(cmd, e.getMessage()) + causeNote(e));
                 return 2;
             }
             throw e;
         });
         return cl;
+    }
+
+    /** The library's layout fields, as the commands' options name them. */
+    private static final java.util.Map<String, String> FIELD_OPTIONS = java.util.Map.of("blockSizeTokens: ",
+            "--block-tokens ", "kvHeads: ", "--kv-heads ", "layers: ", "--layers ", "headDim: ", "--head-dim ");
+
+    /**
+     * A message that starts with a library field the command sets from an option of its own
+     * ({@code blockSizeTokens: 100000 (...)}), reworded to name the option as typed
+     * ({@code --block-tokens 100000 (...)}); any other message as it is.
+     */
+    private static String asTyped(CommandLine cmd, String message) {
+        for (var f : FIELD_OPTIONS.entrySet()) {
+            if (message != null && message.startsWith(f.getKey())
+                    && cmd.getCommandSpec().findOption(f.getValue().strip()) != null) {
+                return f.getValue() + message.substring(f.getKey().length());
+            }
+        }
+        return message;
     }
 
     /**

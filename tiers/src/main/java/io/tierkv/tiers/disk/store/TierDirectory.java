@@ -1,7 +1,7 @@
 package io.tierkv.tiers.disk.store;
 
 import io.tierkv.core.KvLayout;
-import io.tierkv.tiers.disk.DirectoryRefusedException;
+import io.tierkv.core.error.DirectoryRefusedException;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -153,7 +153,7 @@ class DiskCasesTest {
             child.kill();
         }
         long bytes = ownFileBytes(dir);
-        assertThrows(io.tierkv.tiers.disk.DirectoryRefusedException.class,
+        assertThrows(io.tierkv.core.error.DirectoryRefusedException.class,
                 () -> DiskTier.open(o.withPersistent(false), LAYOUT));
         assertEquals(4, segmentFiles(dir), "nothing deleted by the refusal");
         assertEquals(bytes, ownFileBytes(dir));

@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.core.DType;
 import io.tierkv.core.KvLayout;
-import io.tierkv.tiers.disk.DirectoryRefusedException;
+import io.tierkv.core.error.DirectoryRefusedException;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,4 +1,4 @@
-package io.tierkv.tiers.disk;
+package io.tierkv.core.error;
 
 import java.nio.file.Path;
 
