@@ -25,7 +25,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * KvLayout layout = TierKvJlama.layoutFor(model, 16);
  * try (var kv = KvBlockManager.builder(layout).device(new EmulatedDevice(), 64L << 20).host(64L << 20).build();
  *      var jlama = TierKvJlama.install(model, kv);
- *      var session = jlama.openSession(SequenceOptions.salt("tenant-a"))) {
+ *      var session = jlama.openSession(SequenceOptions.salt("tenant-a")
+ *              .withExtraKeys(ModelFingerprint.of(dir)))) {
  *     Generation g = session.generate(promptIds, 32);   // full cached blocks of promptIds are not computed
  * }
  * }</pre>
@@ -105,7 +106,10 @@ public final class TierKvJlama implements AutoCloseable {
 
     /**
      * Opens a session: a TierKV sequence with these options (its salt and extra keys decide which
-     * cached blocks it may share) and its Jlama KV buffer under a new session id.
+     * cached blocks it may share) and its Jlama KV buffer under a new session id. TierKV cannot see
+     * the model's weights: give the model's {@link ModelFingerprint} as an extra key, or another
+     * model of the same layout sharing the manager or its persistent disk tier would be handed
+     * this model's KV.
      *
      * @param options the sequence options
      * @return the session; close it (its sealed blocks stay cached for later sessions)

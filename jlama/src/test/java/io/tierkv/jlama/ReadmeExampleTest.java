@@ -34,6 +34,7 @@ class ReadmeExampleTest {
         // snippet-start
         AbstractModel model = ModelSupport.loadModel(modelDir.toFile(), DType.F32, DType.F32);  // Jlama's DType
         KvLayout layout = TierKvJlama.layoutFor(model, 16);   // the model's layers, KV heads, head size; F32; B=16
+        long modelKey = ModelFingerprint.of(modelDir);        // another model of this shape shares no block
         try (var gpu = new EmulatedDevice();
              var kv = KvBlockManager.builder(layout)
                      .device(gpu, 64L << 20)
@@ -42,7 +43,7 @@ class ReadmeExampleTest {
                      .build();
              var jlama = TierKvJlama.install(model, kv)) {    // the model's KvBufferCache is now TierKV's
             for (int turn = 0; turn < 2; turn++) {
-                try (var session = jlama.openSession(SequenceOptions.salt("tenant-a"))) {
+                try (var session = jlama.openSession(SequenceOptions.salt("tenant-a").withExtraKeys(modelKey))) {
                     Generation g = session.generate(promptIds, 32);  // cached full blocks are not computed
                     System.out.println(g.cachedTokens() + " cached " + g.hits() + ": " + Arrays.toString(g.tokens()));
                     generations.add(g);

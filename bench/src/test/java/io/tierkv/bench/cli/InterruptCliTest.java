@@ -69,7 +69,7 @@ class InterruptCliTest {
         List<String> jvm = List.of("-Djava.io.tmpdir=" + tmp);
         CliProcess.Result soak = CliProcess.run(jvm, "soak", "--disk-bytes", "8k", "--duration", "1s");
         assertEquals(2, soak.status(), soak.output());
-        assertTrue(soak.output().contains("tierkv soak: --disk-bytes 8.00 KiB: budgetBytes: 8192 (expected >= "),
+        assertTrue(soak.output().contains("tierkv soak: --disk-bytes 8k: budgetBytes: 8192 (expected >= "),
                 soak.output());
         CliProcess.Result replay = CliProcess.run(jvm, "replay", "--disk-bytes", "8k", "--requests", "1",
                 "--layout", "llama3-8b", "--no-progress");

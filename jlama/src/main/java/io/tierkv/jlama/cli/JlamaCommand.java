@@ -7,6 +7,7 @@ import io.tierkv.core.KvLayout;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.jlama.Generation;
 import io.tierkv.jlama.JlamaSession;
+import io.tierkv.jlama.ModelFingerprint;
 import io.tierkv.jlama.PrefixHits;
 import io.tierkv.jlama.Prefill;
 import io.tierkv.jlama.StockJlama;
@@ -110,6 +111,9 @@ public final class JlamaCommand implements Callable<Integer> {
     /** {@code --prefill}, parsed by {@link #validate()}. */
     private Prefill prefill;
 
+    /** {@link ModelFingerprint} of {@code --model-dir}: every session's extra key. */
+    private long modelKey;
+
     /** The disk tier's options from {@code --disk-dir} and {@code --disk-bytes}, or null without a disk. */
     private DiskOptions disk;
 
@@ -133,7 +137,14 @@ public final class JlamaCommand implements Callable<Integer> {
 
     private int run(PrintWriter out) {
         validate(); // every option, before the model loads or anything is printed
-        AbstractModel model = ModelSupport.loadModel(modelDir.toFile(), DType.F32, DType.F32);
+        modelKey = ModelFingerprint.of(modelDir);
+        AbstractModel model;
+        try {
+            model = ModelSupport.loadModel(modelDir.toFile(), DType.F32, DType.F32);
+        } catch (RuntimeException e) { // Jlama's own parse errors: a directory that holds no model it can load
+            throw new IllegalArgumentException("--model-dir " + modelDir + ": Jlama cannot load a model from it ("
+                    + rootMessage(e) + ")", e);
+        }
         try {
             return compare(model, out);
         } finally {
@@ -222,7 +233,8 @@ public final class JlamaCommand implements Callable<Integer> {
                 int[] p = s == 0 || follow == null ? base
                         : IntStream.concat(IntStream.of(base), IntStream.of(follow).limit(s)).toArray();
                 Generation t;
-                try (JlamaSession session = jlama.openSession(SequenceOptions.salt("tierkv-jlama"))) {
+                try (JlamaSession session = jlama.openSession(SequenceOptions.salt("tierkv-jlama")
+                        .withExtraKeys(modelKey))) { // another model's KV in a persistent tier is a miss
                     t = session.generate(p, steps, prefill, false, between);
                 }
                 if (s == 0) {
@@ -272,10 +284,25 @@ public final class JlamaCommand implements Callable<Integer> {
         return same ? 0 : 1;
     }
 
+    /** The message of the innermost cause, its first line. */
+    private static String rootMessage(Throwable e) {
+        Throwable r = e;
+        while (r.getCause() != null && r.getCause() != r) {
+            r = r.getCause();
+        }
+        String m = r.getMessage() == null ? r.getClass().getSimpleName() : r.getMessage();
+        return m.lines().findFirst().orElse(m);
+    }
+
     /** Runs both paths once on a throwaway manager, so that neither side's timing pays for the JIT alone. */
     private void warmUp(AbstractModel model, KvLayout layout, int[] base, Prefill prefill) {
         int n = Math.min(4, steps);
-        StockJlama.generate(model, base, n, prefill, false);
+        try {
+            StockJlama.generate(model, base, n, prefill, false);
+        } catch (IndexOutOfBoundsException e) { // weights of other shapes than config.json says, before TierKV is involved
+            throw new IllegalArgumentException("--model-dir " + modelDir + ": stock Jlama cannot run this model (its "
+                    + "weights do not match its config.json: " + rootMessage(e) + ")", e);
+        }
         long bytes = (long) deviceBlocks * layout.bytesPerBlock();
         try (EmulatedDevice gpu = new EmulatedDevice(Math.max(EmulatedDevice.defaultCapacityBytes(), bytes + layout.bytesPerBlock()));
              KvBlockManager kv = manager(layout, gpu, null, io.tierkv.observe.Observation.none());
