@@ -196,6 +196,9 @@ public final class ReplayCommand implements Callable<Integer> {
         List<ReplayReport> reports = new ArrayList<>();
         try (Observation observation = observe.open()) {
             replayAll(config, input, bar, sweepTokens, reports, observation, out);
+            observation.eventStats().ifPresent(e -> out.printf(Locale.ROOT, "kv events:     %d queued, %d dropped "
+                    + "(the gaps in the sequence numbers), %d delivered in %d batches%n", e.queued(), e.dropped(),
+                    e.delivered(), e.batches()));
         }
         if (Interrupts.requested() && sweep != null && !sweep.isEmpty()) {
             return 130;
@@ -317,11 +320,13 @@ public final class ReplayCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--sweep with --observe-ab (expected one of them: the A/B pairs replay "
                     + "the one configuration)");
         }
-        if (multiNode.enabled()) {
-            for (String o : List.of("--kv-events", "--metrics-port", "--observe-ab")) {
+        if (multiNode.enabled()) { // nodes are single-tier LRU caches of --node-device-tokens that write no bytes
+            for (String o : List.of("--kv-events", "--metrics-port", "--observe-ab", "--device-bytes", "--host-tokens",
+                    "--host-bytes", "--disk-dir", "--disk-bytes", "--single-tier", "--policy", "--payload", "--speed",
+                    "--admission-timeout-ms", "--sweep", "--compression", "--movers", "--recent-blocks")) {
                 if (parsed.hasMatchedOption(o)) {
-                    throw new IllegalArgumentException(o + " with --nodes (expected without: the multi-node replay "
-                            + "is not observed)");
+                    throw new IllegalArgumentException(o + " with --nodes (expected without: the multi-node replay's "
+                            + "nodes are device-only LRU caches of --node-device-tokens, not observed)");
                 }
             }
         }

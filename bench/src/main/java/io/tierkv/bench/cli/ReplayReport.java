@@ -200,9 +200,10 @@ public record ReplayReport(String source, String format, int traceBlockTokens, S
             var st = remote.store();
             line(b, "remote", String.format(Locale.ROOT, "%s: %d lookups found %d blocks; fetched %d (%d adopted by "
                     + "matches, counted in host hits above); sent %d of %d offered (%d dropped by a full outbox, %d "
-                    + "by the store, %d present); out %s, in %s; %d timeouts, %d errors, %d damaged, %d collisions, "
-                    + "breaker %s", remote.where(), st.lookups(), st.lookupHits(), remote.fetched(), remote.adopted(),
-                    st.puts(), remote.pushOffered(), remote.pushDropped(), st.putsDropped(), st.putsPresent(),
+                    + "by the store, %d present, %d still in the outbox); out %s, in %s; %d timeouts, %d errors, %d "
+                    + "damaged, %d collisions, breaker %s", remote.where(), st.lookups(), st.lookupHits(),
+                    remote.fetched(), remote.adopted(), st.puts(), remote.pushOffered(), remote.pushDropped(),
+                    st.putsDropped(), st.putsPresent(), remote.pushPending(),
                     Sizes.bytes(st.bytesWritten()), Sizes.bytes(st.bytesRead()), st.timeouts(), st.errors(),
                     st.damaged(), st.collisions(), st.breakerState()));
         }

@@ -78,6 +78,8 @@ class BadUsageCliTest {
         "replay --route prefix --requests 5 | tierkv replay: --route prefix without --nodes (expected --nodes N)",
         "replay --remote-capacity-tokens 1e6 | tierkv replay: --remote-capacity-tokens 1e6 without --nodes (expected --nodes N)",
         "replay --nodes 2 --remote redis://127.0.0.1:1 --metrics-port 0 | tierkv replay: --metrics-port with --nodes (expected without",
+        "replay --nodes 2 --remote redis://127.0.0.1:1 --payload full | tierkv replay: --payload with --nodes (expected without: the multi-node replay's nodes are device-only LRU caches",
+        "replay --nodes 2 --remote redis://127.0.0.1:1 --disk-dir /tmp/x | tierkv replay: --disk-dir with --nodes (expected without",
         "replay --movers 9                | tierkv replay: --movers 9 (expected 0 <= N <= 8)",
         "replay --recent-blocks -1        | tierkv replay: --recent-blocks -1 (expected >= 0)",
         "replay --device-tokens 3         | tierkv replay: --device-tokens 3 (2048 bytes; expected >= 3 blocks of 2048 bytes: --recent-blocks + 1)",
