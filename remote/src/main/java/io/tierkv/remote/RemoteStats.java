@@ -17,7 +17,8 @@ package io.tierkv.remote;
  *                          timeout or error
  * @param bytesWritten      payload bytes of the blocks stored
  * @param bytesRead         payload bytes of the blocks read
- * @param damagedDeleted    values with a bad magic, version, length or CRC32C, deleted
+ * @param damagedDeleted    values with a bad magic, version, length or CRC32C, and keys holding
+ *                          another type than a string, deleted
  * @param foreignDeleted    values written for another layout fingerprint, deleted
  * @param mismatchedDeleted values of this layout whose payload length was not the reader's,
  *                          deleted

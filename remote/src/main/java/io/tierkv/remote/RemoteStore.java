@@ -41,8 +41,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>{@link #get}, {@link #getAll}: pipelined {@code GET}s, each value verified in the receive
  *     buffer before its payload is copied: magic, version, layout fingerprint, lengths, CRC32C,
  *     payload length against the destination's size, identity. A damaged value (magic, version,
- *     lengths, CRC), a foreign one (another layout) or a mismatched one (another payload length)
- *     is a counted miss and is deleted; a value with another identity is a hash collision: a
+ *     lengths, CRC, or a key of another type than string, which the server answers with
+ *     {@code WRONGTYPE}), a foreign one (another layout) or a mismatched one (another payload
+ *     length) is a counted miss and is deleted, so that the block can be stored again; a value with another identity is a hash collision: a
  *     counted miss, kept (it is intact, and its own reader may still want it).
  * </ul>
  *
