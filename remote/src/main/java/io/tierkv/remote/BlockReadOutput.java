@@ -15,6 +15,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * calls it, and either wins (a late reply is then dropped unread) or waits for a copy in progress.
  * So a timed-out read never writes into memory its caller has reused.
  *
+ * <p>A key that holds another type than a string answers {@code WRONGTYPE}: that completes
+ * the read as {@link ReadOutcome#DAMAGED}, not as a failed command ({@link #setError(String)}).
+ *
  * <p>Thread-safe: the state is one atomic integer; the outcome is published by Lettuce's future.
  */
 final class BlockReadOutput extends CommandOutput<RemoteKey, RemoteValue, ReadOutcome> {
@@ -23,6 +26,9 @@ final class BlockReadOutput extends CommandOutput<RemoteKey, RemoteValue, ReadOu
     private static final int READING = 1;
     private static final int DONE = 2;
     private static final int ABANDONED = 3;
+
+    /** Prefix of the server's error for a command on a key of another type. */
+    static final String WRONG_TYPE = "WRONGTYPE";
 
     private final long fingerprint;
     private final MemorySegment identity;
@@ -64,6 +70,33 @@ final class BlockReadOutput extends CommandOutput<RemoteKey, RemoteValue, ReadOu
         } finally {
             state.set(DONE);
         }
+    }
+
+    /**
+     * An error reply, decoded. Called by Lettuce.
+     *
+     * @param error the error's text, in Lettuce's buffer
+     */
+    @Override
+    public void setError(ByteBuffer error) {
+        setError(decodeString(error));
+    }
+
+    /**
+     * An error reply. {@code WRONGTYPE} means the key holds a list, set, hash or other non-string
+     * value, which no TierKV writer stores: that is a damaged value ({@link ReadOutcome#DAMAGED},
+     * deleted by the store, as a damaged string is), and the command completes normally with that
+     * outcome. Any other error fails the command. The caller's memory is not touched either way.
+     *
+     * @param error the error's text
+     */
+    @Override
+    public void setError(String error) {
+        if (error != null && error.startsWith(WRONG_TYPE)) {
+            output = ReadOutcome.DAMAGED;
+            return;
+        }
+        super.setError(error);
     }
 
     /**

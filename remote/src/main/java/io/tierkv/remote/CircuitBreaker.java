@@ -8,7 +8,8 @@ import java.util.function.LongSupplier;
  * calls it opens and refuses calls for {@code openNanos}; then it lets one probe call through
  * (half-open): the probe's success closes it, its failure opens it again for another
  * {@code openNanos}. (The pattern of Nygard, "Release It!", ch. 5; the half-open single probe as
- * in resilience4j.)
+ * in resilience4j.) A failed call is one that timed out or got no answer; a call the server
+ * answered, even with an error reply, is a success ({@link RemoteCall}).
  *
  * <p>Thread-safe. The closed-state fast path ({@link #tryAcquire()} and {@link #onSuccess()}
  * while nothing failed) reads one volatile field; transitions happen under this object's monitor.
@@ -65,7 +66,10 @@ final class CircuitBreaker {
         }
     }
 
-    /** Reports a call that the server answered in time: closes a half-open breaker. */
+    /**
+     * Reports a call that the server answered in time (with results or error replies): closes a
+     * half-open breaker.
+     */
     void onSuccess() {
         if (state == BreakerState.CLOSED && failures == 0) {
             return;
@@ -76,7 +80,7 @@ final class CircuitBreaker {
         }
     }
 
-    /** Reports a call that timed out or failed: may open the breaker. */
+    /** Reports a call that timed out or failed without an answer: may open the breaker. */
     synchronized void onFailure() {
         if (state == BreakerState.HALF_OPEN) {
             open();

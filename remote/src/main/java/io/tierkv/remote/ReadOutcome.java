@@ -11,7 +11,7 @@ enum ReadOutcome {
     HIT,
     /** No value under the key (or the read was not made: breaker open, timeout, error). */
     ABSENT,
-    /** Bad magic, version, lengths or CRC32C. Deleted. */
+    /** Bad magic, version, lengths or CRC32C, or not a string at all (a list, a set...). Deleted. */
     DAMAGED,
     /** Intact but written for another layout fingerprint. Deleted. */
     FOREIGN,

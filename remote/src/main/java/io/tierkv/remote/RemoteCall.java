@@ -1,5 +1,6 @@
 package io.tierkv.remote;
 
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisFuture;
 import java.util.concurrent.CancellationException;
@@ -11,6 +12,13 @@ import java.util.concurrent.TimeoutException;
  * One public call's wait for its commands: a single deadline for all of them (so a batch waits at
  * most one timeout, not one per command), and, at {@link #finish()}, one report to the breaker and
  * the counters: a timeout, an error, or a success.
+ *
+ * <p>What counts against the server: a command that timed out, or that failed without an answer
+ * (connection lost, refused while disconnected). A command the server answered with an error
+ * ({@code OOM} under {@code maxmemory} with {@code noeviction}, {@code READONLY}, {@code LOADING},
+ * any {@code -ERR}) proves the server reachable and answered at once, so it is counted in
+ * {@link RemoteCounters#errorReplies} as it arrives and the call still reports a success to the
+ * breaker: a server that refuses writes must not close off the reads it still serves.
  *
  * <p>Confined to the calling thread.
  */
@@ -52,7 +60,8 @@ final class RemoteCall {
     }
 
     /**
-     * Waits for a command until the deadline and records a timeout or failure.
+     * Waits for a command until the deadline and records a timeout, a failure without an answer,
+     * or an error reply (counted at once in {@code errorReplies}; not a failure of the call).
      *
      * @param future the command's future
      * @return whether it completed normally in time (then {@code future.resultNow()} is its result)
@@ -67,6 +76,8 @@ final class RemoteCall {
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RedisCommandTimeoutException) {
                 timedOut = true;
+            } else if (e.getCause() instanceof RedisCommandExecutionException) {
+                counters.errorReplies.increment();
             } else {
                 failed = true;
             }
@@ -79,7 +90,18 @@ final class RemoteCall {
         return false;
     }
 
-    /** Reports the call to the breaker and counts one timeout or one error, if any. */
+    /**
+     * {@return whether a command of this call has timed out or failed without an answer so far}
+     * (Later commands of a broken call are not waited for.)
+     */
+    boolean broken() {
+        return timedOut || failed;
+    }
+
+    /**
+     * Reports the call to the breaker and counts one timeout or one error, if any. A call whose
+     * commands were all answered, some with errors, is a success to the breaker.
+     */
     void finish() {
         if (timedOut) {
             counters.timeouts.increment();
@@ -93,8 +115,8 @@ final class RemoteCall {
     }
 
     /**
-     * Counts the outcome of a command nobody waits for (a delete, an LRU touch): a timeout or an
-     * error; the breaker is not told.
+     * Counts the outcome of a command nobody waits for (a delete, an LRU touch): a timeout, an
+     * error reply or a failure without an answer; the breaker is not told.
      *
      * @param counters the store's counters
      * @param error    the command's failure, or null
@@ -102,6 +124,8 @@ final class RemoteCall {
     static void countUnwaited(RemoteCounters counters, Throwable error) {
         if (error instanceof RedisCommandTimeoutException) {
             counters.timeouts.increment();
+        } else if (error instanceof RedisCommandExecutionException) {
+            counters.errorReplies.increment();
         } else if (error != null) {
             counters.errors.increment();
         }

@@ -26,6 +26,7 @@ final class RemoteCounters {
     final LongAdder collisions = new LongAdder();
     final LongAdder timeouts = new LongAdder();
     final LongAdder errors = new LongAdder();
+    final LongAdder errorReplies = new LongAdder();
     final LongAdder lruEvicted = new LongAdder();
 
     /**
@@ -53,7 +54,7 @@ final class RemoteCounters {
         return new RemoteStats(lookups.sum(), lookupKeysFound.sum(), gets.sum(), hits.sum(), misses.sum(),
                 puts.sum(), putsPresent.sum(), putsDropped.sum(), bytesWritten.sum(), bytesRead.sum(),
                 damagedDeleted.sum(), foreignDeleted.sum(), mismatchedDeleted.sum(), collisions.sum(),
-                timeouts.sum(), errors.sum(), breaker.state(), breaker.trips(), breaker.rejected(),
+                timeouts.sum(), errors.sum(), errorReplies.sum(), breaker.state(), breaker.trips(), breaker.rejected(),
                 lruEvicted.sum(), inFlightBytes);
     }
 }

@@ -10,8 +10,11 @@ import java.util.List;
  * <li>{@code redis-cluster://HOST:PORT[,HOST:PORT...]}: a Redis/Valkey cluster, reached through
  *     these seed nodes (one is enough; the client discovers the others).
  * </ul>
- * HOST is a name, an IPv4 address or a bracketed IPv6 address ({@code [::1]}); PORT is in
- * [1, 65535]. Authentication, TLS and database numbers are not supported by this version.
+ * HOST is a name, an IPv4 address or a bracketed IPv6 address ({@code [::1]}); PORT is decimal
+ * digits only, in [1, 65535]. Authentication ({@code USER:PASSWORD@}), TLS ({@code rediss://}),
+ * database numbers or other paths ({@code /3}) and URL options ({@code ?...}) are not supported
+ * by this version: such a URL is refused with a message that says so. A message never repeats
+ * a user name or password: it shows {@code ***} in their place.
  *
  * @param cluster whether the URL names a cluster
  * @param nodes   the server (standalone) or the seeds (cluster), at least one
@@ -22,6 +25,12 @@ record RemoteEndpoints(boolean cluster, List<Node> nodes) {
     static final String STANDALONE_SCHEME = "redis://";
     /** Scheme of a cluster. */
     static final String CLUSTER_SCHEME = "redis-cluster://";
+    /** Scheme of a standalone server over TLS, which this version does not support. */
+    static final String TLS_SCHEME = "rediss://";
+    /** What a URL must look like. */
+    private static final String SHAPES = "redis://HOST:PORT or redis-cluster://HOST:PORT[,HOST:PORT...]";
+    /** Most digits of a port. */
+    private static final int MAX_PORT_DIGITS = 5;
 
     /**
      * One server.
@@ -55,8 +64,22 @@ record RemoteEndpoints(boolean cluster, List<Node> nodes) {
         } else if (url.startsWith(STANDALONE_SCHEME)) {
             cluster = false;
             rest = url.substring(STANDALONE_SCHEME.length());
+        } else if (url.startsWith(TLS_SCHEME)) {
+            throw unsupported(url, "TLS (" + TLS_SCHEME + "); expected " + SHAPES);
         } else {
-            throw bad(url, "redis://HOST:PORT or redis-cluster://HOST:PORT[,HOST:PORT...]");
+            throw bad(url, SHAPES);
+        }
+        if (rest.contains("@")) {
+            throw unsupported(url, "a user name or password (AUTH); expected HOST:PORT with no 'USER:PASSWORD@'");
+        }
+        int query = rest.indexOf('?');
+        if (query >= 0) {
+            throw unsupported(url, "URL options, got '" + rest.substring(query) + "'");
+        }
+        int path = rest.indexOf('/');
+        if (path >= 0) {
+            throw unsupported(url, "a database number or path, got '" + rest.substring(path)
+                    + "' (the store uses database 0); expected HOST:PORT");
         }
         List<Node> nodes = new ArrayList<>();
         for (String part : rest.split(",", -1)) {
@@ -77,23 +100,33 @@ record RemoteEndpoints(boolean cluster, List<Node> nodes) {
         if (host.startsWith("[") && host.endsWith("]")) {
             host = host.substring(1, host.length() - 1);
         }
-        if (host.isEmpty() || host.contains("/") || host.contains("@") || host.contains("[") || host.contains("]")
-                || host.contains("?")) {
+        if (host.isEmpty() || host.contains("[") || host.contains("]")) {
             throw bad(url, "a host name or address, got '" + part.substring(0, colon) + "'");
         }
-        int port;
-        try {
-            port = Integer.parseInt(part.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            throw bad(url, "a port in [1, 65535], got '" + part.substring(colon + 1) + "'");
+        String digits = part.substring(colon + 1);
+        // Integer.parseInt alone would take '+80' and non-ASCII digits
+        if (!digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            throw bad(url, "a port in [1, 65535], digits only, got '" + digits + "'");
         }
+        int port = digits.length() > MAX_PORT_DIGITS ? -1 : Integer.parseInt(digits);
         if (port < 1 || port > 65535) {
-            throw bad(url, "a port in [1, 65535], got " + port);
+            throw bad(url, "a port in [1, 65535], got " + digits);
         }
         return new Node(host, port);
     }
 
     private static IllegalArgumentException bad(String url, String expected) {
-        return new IllegalArgumentException("url: " + url + " (expected " + expected + ")");
+        return new IllegalArgumentException("url: " + shown(url) + " (expected " + expected + ")");
+    }
+
+    private static IllegalArgumentException unsupported(String url, String what) {
+        return new IllegalArgumentException("url: " + shown(url) + " (not supported: " + what + ")");
+    }
+
+    /** The URL as a message may show it: a user name and password, if any, replaced by {@code ***}. */
+    private static String shown(String url) {
+        int scheme = url.indexOf("://");
+        int at = url.lastIndexOf('@');
+        return scheme < 0 || at < scheme ? url : url.substring(0, scheme + 3) + "***" + url.substring(at);
     }
 }

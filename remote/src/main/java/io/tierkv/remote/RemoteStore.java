@@ -41,8 +41,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>{@link #get}, {@link #getAll}: pipelined {@code GET}s, each value verified in the receive
  *     buffer before its payload is copied: magic, version, layout fingerprint, lengths, CRC32C,
  *     payload length against the destination's size, identity. A damaged value (magic, version,
- *     lengths, CRC), a foreign one (another layout) or a mismatched one (another payload length)
- *     is a counted miss and is deleted; a value with another identity is a hash collision: a
+ *     lengths, CRC, or a key of another type than string, which the server answers with
+ *     {@code WRONGTYPE}), a foreign one (another layout) or a mismatched one (another payload
+ *     length) is a counted miss and is deleted, so that the block can be stored again; a value with another identity is a hash collision: a
  *     counted miss, kept (it is intact, and its own reader may still want it).
  * </ul>
  *
@@ -55,10 +56,15 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <h2>Failures</h2>
  * Every call waits at most {@link RemoteOptions#timeoutNanos()} for all its commands together.
- * A timeout or error is a counted miss or a dropped write, never an exception. After
+ * A timeout or error is a counted miss or a dropped write, never an exception. A call fails if a
+ * command timed out or got no answer (connection lost, refused while disconnected); after
  * {@link RemoteOptions#breakerFailures()} consecutive failed calls the breaker opens: calls return
  * misses and drop writes without touching the network, until a probe after
- * {@link RemoteOptions#breakerOpenNanos()} succeeds. Lettuce reconnects with exponential back-off;
+ * {@link RemoteOptions#breakerOpenNanos()} succeeds. An error reply ({@code OOM} when the server's
+ * {@code maxmemory} is reached under {@code noeviction}, {@code READONLY}, any {@code -ERR}) comes
+ * from a live server at once: it is counted ({@code errorReplies}; a put so answered also in
+ * {@code putsDropped}) and is not a breaker failure, so a server refusing writes still serves
+ * lookups and reads. Lettuce reconnects with exponential back-off;
  * while disconnected, commands are refused at once. Writes whose value bytes would take the bytes
  * sent and not yet answered past {@link RemoteOptions#maxInFlightBytes()} are dropped. A call that
  * gave up never reads or writes its caller's memory afterwards ({@link BlockWrite#abandon()},
@@ -176,7 +182,8 @@ public final class RemoteStore implements BlockStore {
      * @param src      the payload; header, identity and payload together at most 512 MiB
      * @return true if this call stored the block; false if the key already held a value
      *         (write-once: not overwritten, counted as {@code putsPresent}) or the write was
-     *         dropped (breaker open, in-flight bound, timeout or error: {@code putsDropped})
+     *         dropped (breaker open, in-flight bound, timeout, no answer or an error reply such as
+     *         {@code OOM}: {@code putsDropped})
      * @throws IllegalArgumentException if a segment is too large
      * @throws IllegalStateException    after {@link #close()}
      */
@@ -303,14 +310,14 @@ public final class RemoteStore implements BlockStore {
         long[] storedHi = new long[count];
         long[] storedLo = new long[count];
         int n = 0;
-        boolean timedOut = false;
         for (int i = 0; i < count; i++) {
             if (sets[i] == null) {
                 counters.putsDropped.increment();
                 continue;
             }
-            boolean done = !timedOut && call.await(sets[i]);
-            timedOut |= !done;
+            // after a timeout or a lost connection the rest are not waited for; after an error
+            // reply (one SET refused, say for memory) they are
+            boolean done = !call.broken() && call.await(sets[i]);
             values[i].abandon();
             if (!done) {
                 counters.putsDropped.increment();
@@ -326,7 +333,7 @@ public final class RemoteStore implements BlockStore {
                 counters.putsPresent.increment();
             }
         }
-        if (lru != null && n > 0 && !timedOut) {
+        if (lru != null && n > 0 && !call.broken()) {
             lru.addAll(call, storedHi, storedLo, n);
         }
         call.finish();
@@ -450,14 +457,18 @@ public final class RemoteStore implements BlockStore {
         return counters.snapshot(breaker, inFlightBytes.get());
     }
 
-    /** {@return the counters as the tier manager reports them ({@link #stats()}, summed into fewer fields)} */
+    /**
+     * {@return the counters as the tier manager reports them ({@link #stats()}, summed into fewer
+     * fields: {@code damaged} is damaged, foreign and mismatched values; {@code errors} is errors
+     * and error replies)}
+     */
     @Override
     public StoreStats storeStats() {
         RemoteStats s = stats();
         return new StoreStats(s.lookups(), s.lookupKeysFound(), s.gets(), s.hits(), s.puts(), s.putsPresent(),
                 s.putsDropped(), s.bytesWritten(), s.bytesRead(),
                 s.damagedDeleted() + s.foreignDeleted() + s.mismatchedDeleted(), s.collisions(), s.timeouts(),
-                s.errors(), s.breakerState().name());
+                s.errors() + s.errorReplies(), s.breakerState().name());
     }
 
     /** {@return the server's URL} */

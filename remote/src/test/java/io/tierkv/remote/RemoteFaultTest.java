@@ -147,6 +147,55 @@ class RemoteFaultTest {
         }
     }
 
+    @Test
+    void writesAServerOutOfMemoryRefusesAreCountedAndLeaveTheBreakerClosedForReads() throws Exception {
+        try (RedisProcess server = RedisTargets.ownStandalone(); Arena arena = Arena.ofShared();
+                PlainClient admin = new PlainClient("127.0.0.1", server.port());
+                RemoteStore store = RemoteStore.open(faultOptions(server).withTimeoutNanos(TimeUnit.SECONDS.toNanos(5)),
+                        FINGERPRINT)) {
+            TestBlocks b = new TestBlocks(arena, 23, 64 << 10, 16);
+            int n = 4;
+            fill(server, b, n);
+            admin.sync().configSet("maxmemory-policy", "noeviction");
+            admin.sync().configSet("maxmemory", "1");
+            for (int i = n; i < n + 10; i++) {
+                assertFalse(store.put(b.hi(i), b.lo(i), b.identity(i), b.payload(i)), "OOM: put " + i + " dropped");
+            }
+            long[] hi = new long[4];
+            long[] lo = new long[4];
+            MemorySegment[] ids = new MemorySegment[4];
+            MemorySegment[] srcs = new MemorySegment[4];
+            for (int i = 0; i < 4; i++) {
+                hi[i] = b.hi(20 + i);
+                lo[i] = b.lo(20 + i);
+                ids[i] = b.identity(20 + i);
+                srcs[i] = b.payload(20 + i);
+            }
+            assertEquals(0, store.putAll(hi, lo, ids, srcs, 4), "OOM: a batch dropped too");
+            RemoteStats s = store.stats();
+            assertEquals(14, s.putsDropped(), s.toString());
+            assertEquals(14, s.errorReplies(), "every OOM reply counted: " + s);
+            assertEquals(0, s.puts(), s.toString());
+            assertEquals(0, s.errors() + s.timeouts(), "the server answered every command: " + s);
+            assertEquals(BreakerState.CLOSED, s.breakerState(), s.toString());
+            assertEquals(0, s.breakerTrips(), s.toString());
+            assertEquals(0, admin.sync().exists(PlainClient.bytes(store.keyOf(b.hi(n), b.lo(n)))), "nothing stored");
+            assertEquals(n, store.lookup(b.his(n), b.los(n), n), "the valid values are still found");
+            MemorySegment[] readIds = new MemorySegment[n];
+            MemorySegment[] dsts = new MemorySegment[n];
+            for (int i = 0; i < n; i++) {
+                readIds[i] = b.identity(i);
+                dsts[i] = b.dst();
+            }
+            assertEquals(n, store.getAll(b.his(n), b.los(n), readIds, dsts, n), "and read: " + store.stats());
+            for (int i = 0; i < n; i++) {
+                assertTrue(b.holds(dsts[i], i), "block " + i);
+            }
+            admin.sync().configSet("maxmemory", "0");
+            assertTrue(store.put(b.hi(n), b.lo(n), b.identity(n), b.payload(n)), "writes resume with memory");
+        }
+    }
+
     /** Writes blocks 0..n-1 through a store with a generous timeout (a cold JVM is slow to start). */
     private static void fill(RedisProcess server, TestBlocks b, int n) {
         try (RemoteStore setup = RemoteStore.open(faultOptions(server).withTimeoutNanos(TimeUnit.SECONDS.toNanos(5)),

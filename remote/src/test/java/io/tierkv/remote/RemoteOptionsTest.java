@@ -36,9 +36,43 @@ class RemoteOptionsTest {
         assertEquals("url: redis://a:0 (expected a port in [1, 65535], got 0)",
                 rejection(() -> RemoteOptions.of("redis://a:0")));
         assertEquals("url: redis://a (expected HOST:PORT, got 'a')", rejection(() -> RemoteOptions.of("redis://a")));
-        assertEquals("url: redis://u:p@h:1 (expected a host name or address, got 'u:p@h')",
-                rejection(() -> RemoteOptions.of("redis://u:p@h:1")));
         assertEquals("url: null (expected a URL)", rejection(() -> RemoteOptions.of(null)));
+    }
+
+    @Test
+    void urlsWithWhatThisVersionDoesNotSupportSaySo() {
+        String auth = "not supported: a user name or password (AUTH); expected HOST:PORT with no 'USER:PASSWORD@')";
+        assertEquals("url: redis://***@h:1 (" + auth, rejection(() -> RemoteOptions.of("redis://:secret@h:1")));
+        assertEquals("url: redis://***@h:1 (" + auth, rejection(() -> RemoteOptions.of("redis://u:p@h:1")));
+        assertEquals("url: redis-cluster://***@a:1,b:2 (" + auth,
+                rejection(() -> RemoteOptions.of("redis-cluster://u:s@cret@a:1,b:2")));
+        assertEquals("url: redis://h:21977/3 (not supported: a database number or path, got '/3'"
+                + " (the store uses database 0); expected HOST:PORT)",
+                rejection(() -> RemoteOptions.of("redis://h:21977/3")));
+        assertEquals("url: redis://h:1/ (not supported: a database number or path, got '/'"
+                + " (the store uses database 0); expected HOST:PORT)",
+                rejection(() -> RemoteOptions.of("redis://h:1/")));
+        assertEquals("url: redis://h:1?timeout=5 (not supported: URL options, got '?timeout=5')",
+                rejection(() -> RemoteOptions.of("redis://h:1?timeout=5")));
+        assertEquals("url: rediss://h:1 (not supported: TLS (rediss://); expected redis://HOST:PORT or"
+                + " redis-cluster://HOST:PORT[,HOST:PORT...])", rejection(() -> RemoteOptions.of("rediss://h:1")));
+        assertEquals("url: http://***@x:1 (expected redis://HOST:PORT or redis-cluster://HOST:PORT[,HOST:PORT...])",
+                rejection(() -> RemoteOptions.of("http://u:secret@x:1")), "a password is never echoed");
+    }
+
+    @Test
+    void aPortIsDigitsOnly() {
+        assertEquals("url: redis://127.0.0.1:+21977 (expected a port in [1, 65535], digits only, got '+21977')",
+                rejection(() -> RemoteOptions.of("redis://127.0.0.1:+21977")));
+        assertEquals("url: redis://h:\u0663 (expected a port in [1, 65535], digits only, got '\u0663')",
+                rejection(() -> RemoteOptions.of("redis://h:\u0663")), "an Arabic-Indic three");
+        assertEquals("url: redis://h:-1 (expected a port in [1, 65535], digits only, got '-1')",
+                rejection(() -> RemoteOptions.of("redis://h:-1")));
+        assertEquals("url: redis://h:99999999999 (expected a port in [1, 65535], got 99999999999)",
+                rejection(() -> RemoteOptions.of("redis://h:99999999999")));
+        assertEquals("url: redis://h:65536 (expected a port in [1, 65535], got 65536)",
+                rejection(() -> RemoteOptions.of("redis://h:65536")));
+        assertEquals(new RemoteEndpoints.Node("h", 65535), RemoteEndpoints.parse("redis://h:65535").nodes().getFirst());
     }
 
     @Test

@@ -190,6 +190,44 @@ class RemoteStoreTest {
     }
 
     @Test
+    void aKeyHoldingAListIsADamagedMissIsDeletedAndCanBeStoredAgain() {
+        TestBlocks b = new TestBlocks(arena, 19, 4096, 16);
+        try (RemoteStore strict = RemoteStore.open(options().withBreakerFailures(1), FINGERPRINT)) {
+            for (int i = 0; i < 3; i++) {
+                assertTrue(strict.put(b.hi(i), b.lo(i), b.identity(i), b.payload(i)));
+            }
+            byte[] k0 = PlainClient.bytes(strict.keyOf(b.hi(0), b.lo(0)));
+            byte[] k1 = PlainClient.bytes(strict.keyOf(b.hi(1), b.lo(1)));
+            for (byte[] k : new byte[][] {k0, k1}) {
+                plain.sync().del(k);
+                plain.sync().lpush(k, new byte[] {'x'});
+            }
+            MemorySegment dst = b.dst();
+            assertFalse(strict.get(b.hi(0), b.lo(0), b.identity(0), dst), "a list is not a block");
+            assertTrue(TestBlocks.untouched(dst));
+            long[] hi = {b.hi(2), b.hi(1)};
+            long[] lo = {b.lo(2), b.lo(1)};
+            MemorySegment[] ids = {b.identity(2), b.identity(1)};
+            MemorySegment[] dsts = {b.dst(), b.dst()};
+            assertEquals(1, strict.getAll(hi, lo, ids, dsts, 2), "block 2, then the list under block 1's key");
+            assertTrue(b.holds(dsts[0], 2));
+            RemoteStats s = strict.stats();
+            assertEquals(2, s.damagedDeleted(), s.toString());
+            assertEquals(0, s.errors(), s.toString());
+            assertEquals(BreakerState.CLOSED, s.breakerState(), s.toString());
+            assertEquals(0, s.breakerTrips(), "a reply about a key's type is no failure of the server");
+            awaitDeleted(k0);
+            awaitDeleted(k1);
+            assertEquals(0, strict.lookup(b.his(2), b.los(2), 2), "gone, so no longer counted as found");
+            assertTrue(strict.put(b.hi(0), b.lo(0), b.identity(0), b.payload(0)), "block 0 can be stored again");
+            assertTrue(strict.put(b.hi(1), b.lo(1), b.identity(1), b.payload(1)), "block 1 too");
+            assertEquals(3, strict.lookup(b.his(3), b.los(3), 3));
+            assertTrue(strict.get(b.hi(1), b.lo(1), b.identity(1), dst));
+            assertTrue(b.holds(dst, 1));
+        }
+    }
+
+    @Test
     void aValueOfAnotherLayoutIsForeignAndIsDeleted() {
         TestBlocks b = new TestBlocks(arena, 13, 4096, 16);
         assertTrue(store.put(b.hi(0), b.lo(0), b.identity(0), b.payload(0)));
