@@ -19,7 +19,8 @@ package io.tierkv.core;
  * @param damaged       values found damaged, foreign or of another length (deleted by the store)
  * @param collisions    values of another identity under an expected hash (kept; a miss)
  * @param timeouts      calls past the store's timeout
- * @param errors        calls that failed
+ * @param errors        calls that failed other than by a timeout: commands left without an answer (a lost
+ *                      connection) and error replies of a live server
  * @param breakerState  the store's circuit breaker now ({@code CLOSED}, {@code OPEN},
  *                      {@code HALF_OPEN}; {@code NONE} for a store without one)
  */

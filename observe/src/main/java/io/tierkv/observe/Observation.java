@@ -36,6 +36,11 @@ public final class Observation implements AutoCloseable {
         this.metricsPort = metricsPort;
     }
 
+    /** {@return where the event publisher was bound, its port resolved; null when it connected or there is none} */
+    public String boundEventEndpoint() {
+        return publisher == null ? null : publisher.boundEndpoint();
+    }
+
     /** {@return an observation of nothing} */
     public static Observation none() {
         return new Observation(null, null, 0);

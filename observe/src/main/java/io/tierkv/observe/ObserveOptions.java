@@ -34,15 +34,16 @@ public final class ObserveOptions {
      *
      * @throws IllegalArgumentException naming the option, its value and the bound:
      *                                  {@code --metrics-port 70000 (expected 0 <= N <= 65535)},
-     *                                  {@code --kv-events nowhere (expected tcp://, ipc:// or inproc://)}
+     *                                  {@code --kv-events nowhere (expected tcp://HOST:PORT: ...)}
      */
     public void check() {
         if (metricsPort != null && (metricsPort < 0 || metricsPort > 65_535)) {
             throw new IllegalArgumentException("--metrics-port " + metricsPort + " (expected 0 <= N <= 65535)");
         }
-        if (kvEvents != null && !(kvEvents.startsWith("tcp://") || kvEvents.startsWith("ipc://")
-                || kvEvents.startsWith("inproc://"))) {
-            throw new IllegalArgumentException("--kv-events " + kvEvents + " (expected tcp://, ipc:// or inproc://)");
+        if (kvEvents != null && !kvEvents.startsWith("tcp://")) {
+            throw new IllegalArgumentException("--kv-events " + kvEvents + " (expected tcp://HOST:PORT: JeroMQ carries "
+                    + "ipc:// over loopback TCP, which a libzmq consumer cannot reach, and inproc:// has no consumer "
+                    + "outside this process)");
         }
     }
 
@@ -68,6 +69,10 @@ public final class ObserveOptions {
      */
     public Observation open() {
         check();
-        return new Observation(kvEvents, metricsPort, Observation.AWAIT_SUBSCRIBER_MILLIS);
+        Observation o = new Observation(kvEvents, metricsPort, Observation.AWAIT_SUBSCRIBER_MILLIS);
+        if (kvEvents != null && kvEvents.endsWith(":0")) { // a port the system chose: say which, as for the metrics
+            System.err.println("kv events at " + o.boundEventEndpoint());
+        }
+        return o;
     }
 }

@@ -19,8 +19,10 @@ import org.zeromq.ZMQ;
  * on the data path.
  *
  * <p>Endpoint, as vLLM: an endpoint with a wildcard ({@code tcp://*:5557}), {@code ::}, or an
- * {@code ipc://} or {@code inproc://} endpoint is bound; any other ({@code tcp://127.0.0.1:5557})
- * is connected to, so the consumer binds its SUB socket there.
+ * {@code inproc://} endpoint is bound; any other ({@code tcp://127.0.0.1:5557}) is connected to,
+ * so the consumer binds its SUB socket there. {@code ipc://} is refused: JeroMQ carries it over
+ * loopback TCP, with no socket file, so a libzmq consumer (vLLM's, Dynamo's, llm-d's) could not
+ * reach it.
  *
  * <p>Sequence numbers: this publisher's own, starting at 0, advancing by 1 per batch plus the
  * events the manager dropped before it ({@link KvEventBatch#droppedBefore()}), so a consumer sees
@@ -59,6 +61,8 @@ public final class ZmqKvEventPublisher implements KvEventListener, AutoCloseable
     @GuardedBy("this") private final KvEventEncoder encoder;
     private final long awaitSubscriberMillis;
     private final String endpoint;
+    /** Where the socket was bound, the port resolved; null when it connected. */
+    private final String boundEndpoint;
     /** The 8-byte big-endian sequence frame, reused (sent through the copying send). */
     @GuardedBy("this") private final ByteBuffer sequenceFrame = ByteBuffer.allocate(Long.BYTES);
     @GuardedBy("this") private boolean subscribed;
@@ -85,6 +89,10 @@ public final class ZmqKvEventPublisher implements KvEventListener, AutoCloseable
         if (awaitSubscriberMillis < 0) {
             throw new IllegalArgumentException("awaitSubscriberMillis: " + awaitSubscriberMillis + " (expected >= 0)");
         }
+        if (endpoint.startsWith("ipc://")) { // JeroMQ's ipc is TCP on loopback: no socket file for libzmq to open
+            throw new IllegalArgumentException("kv-events endpoint: " + endpoint + " (expected tcp:// or inproc://: "
+                    + "JeroMQ carries ipc:// over loopback TCP, which a libzmq consumer such as vLLM's cannot reach)");
+        }
         this.encoder = new KvEventEncoder(dataParallelRank);
         this.endpoint = endpoint;
         this.topic = topic.getBytes(StandardCharsets.UTF_8);
@@ -93,9 +101,11 @@ public final class ZmqKvEventPublisher implements KvEventListener, AutoCloseable
         this.socket = context.createSocket(SocketType.XPUB);
         socket.setLinger(1000);
         socket.setSndHWM(100_000);
+        String bound = null;
         try {
             if (binds(endpoint)) {
                 socket.bind(endpoint);
+                bound = socket.getLastEndpoint();
             } else {
                 socket.setHandshakeIvl(CONNECT_HANDSHAKE_MILLIS);
                 socket.connect(endpoint);
@@ -105,6 +115,15 @@ public final class ZmqKvEventPublisher implements KvEventListener, AutoCloseable
             throw new IllegalArgumentException("kv-events endpoint: " + endpoint + " (expected a ZeroMQ endpoint such as "
                     + "tcp://*:5557 to bind or tcp://127.0.0.1:5557 to connect): " + e.getMessage(), e);
         }
+        this.boundEndpoint = bound;
+    }
+
+    /**
+     * {@return where the socket was bound, its port resolved ({@code tcp://0.0.0.0:41235} for
+     * {@code tcp://*:0}), or null for an endpoint it connected to}
+     */
+    public String boundEndpoint() {
+        return boundEndpoint;
     }
 
     /**
