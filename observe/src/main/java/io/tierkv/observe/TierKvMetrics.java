@@ -129,10 +129,46 @@ public final class TierKvMetrics implements MeterBinder {
         }
         gauge(r, "tierkv.pressure.mode", "pressure mode ordinal: 0 RELAXED .. 4 EMERGENCY",
                 s -> s.pressureMode().ordinal());
+        remote(r);
         eventCounter(r, "tierkv.kv.events", KvEventStats::queued, "outcome", "queued");
         eventCounter(r, "tierkv.kv.events", KvEventStats::dropped, "outcome", "dropped");
         eventCounter(r, "tierkv.kv.events", KvEventStats::delivered, "outcome", "delivered");
         eventCounter(r, "tierkv.kv.event.batches", KvEventStats::batches);
+    }
+
+    /** The remote tier's series, zero for a manager without one (so a scrape's names do not depend on it). */
+    private void remote(MeterRegistry r) {
+        counter(r, "tierkv.remote.lookup.blocks", "chain keys the store was asked for and found",
+                s -> remote(s, t -> t.store().lookupHits()), "result", "hit");
+        counter(r, "tierkv.remote.blocks", "blocks per step of the remote tier", s -> remote(s, t -> t.fetched()),
+                "step", "fetched");
+        counter(r, "tierkv.remote.blocks", "blocks per step of the remote tier", s -> remote(s, t -> t.adopted()),
+                "step", "adopted");
+        counter(r, "tierkv.remote.blocks", "blocks per step of the remote tier", s -> remote(s, t -> t.pushOffered()),
+                "step", "offered");
+        counter(r, "tierkv.remote.blocks", "blocks per step of the remote tier", s -> remote(s, t -> t.store().puts()),
+                "step", "sent");
+        counter(r, "tierkv.remote.dropped.blocks", "blocks offered to the store and not written",
+                s -> remote(s, t -> t.pushDropped()), "cause", "outbox_full");
+        counter(r, "tierkv.remote.dropped.blocks", "blocks offered to the store and not written",
+                s -> remote(s, t -> t.store().putsDropped()), "cause", "store");
+        gauge(r, "tierkv.remote.pending.blocks", "blocks in the outbox, not yet answered",
+                s -> remote(s, t -> t.pushPending()));
+        counter(r, "tierkv.remote.failures", "store calls and values that failed", s -> remote(s, t -> t.store().timeouts()),
+                "kind", "timeout");
+        counter(r, "tierkv.remote.failures", "store calls and values that failed", s -> remote(s, t -> t.store().errors()),
+                "kind", "error");
+        counter(r, "tierkv.remote.failures", "store calls and values that failed", s -> remote(s, t -> t.store().damaged()),
+                "kind", "damaged");
+        counter(r, "tierkv.remote.failures", "store calls and values that failed",
+                s -> remote(s, t -> t.store().collisions()), "kind", "collision");
+        gauge(r, "tierkv.remote.breaker.open", "1 while the store's circuit breaker refuses calls, else 0",
+                s -> remote(s, t -> "CLOSED".equals(t.store().breakerState())
+                        || "NONE".equals(t.store().breakerState()) ? 0 : 1));
+    }
+
+    private static double remote(TierStats s, ToDoubleFunction<TierStats.RemoteTierStats> f) {
+        return s.remote() == null ? 0 : f.applyAsDouble(s.remote());
     }
 
     private static TierStats.QueueStats queue(TierStats s, MovePath p) {
