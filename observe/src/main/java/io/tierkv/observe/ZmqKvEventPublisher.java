@@ -113,9 +113,17 @@ public final class ZmqKvEventPublisher implements KvEventListener, AutoCloseable
         } catch (RuntimeException e) {
             context.close();
             throw new IllegalArgumentException("kv-events endpoint: " + endpoint + " (expected a ZeroMQ endpoint such as "
-                    + "tcp://*:5557 to bind or tcp://127.0.0.1:5557 to connect): " + e.getMessage(), e);
+                    + "tcp://*:5557 to bind or tcp://127.0.0.1:5557 to connect): " + reason(e), e);
         }
         this.boundEndpoint = bound;
+    }
+
+    /** What JeroMQ's exception means, in words ({@code address already in use}, not {@code Errno 48}). */
+    private static String reason(RuntimeException e) {
+        if (e instanceof org.zeromq.ZMQException z) {
+            return zmq.ZError.toString(z.getErrorCode()) + " (errno " + z.getErrorCode() + ")";
+        }
+        return e.getMessage();
     }
 
     /**

@@ -43,6 +43,15 @@ class ZmqKvEventPublisherEndpointTest {
     }
 
     @Test
+    void aPortInUseIsSaidInWords() {
+        try (ZmqKvEventPublisher first = new ZmqKvEventPublisher("tcp://127.0.0.1:*", "", 0, 0)) {
+            String taken = "tcp://*:" + first.boundEndpoint().substring(first.boundEndpoint().lastIndexOf(':') + 1);
+            var e = assertThrows(IllegalArgumentException.class, () -> new ZmqKvEventPublisher(taken, "", 0, 0));
+            assertTrue(e.getMessage().contains("): Address already in use (errno 48)"), e.getMessage());
+        }
+    }
+
+    @Test
     void theCommandLineTakesTcpOnly() {
         for (String endpoint : new String[] {"ipc:///tmp/x.ipc", "inproc://events", "udp://x:1"}) {
             ObserveOptions o = new picocli.CommandLine(new Holder()).parseArgs("--kv-events", endpoint)
