@@ -84,12 +84,17 @@ class DiskCasesTest {
     void case18_diskUsageSurvivesKill9() throws Exception {
         Path dir = tmp.resolve("d");
         DiskOptions o = case18Options(dir, true);
+        spill8AndKill(dir, o);
+        assertReindexedAndBounded(dir, o);
+    }
+
+    /** A child JVM spills keys 0..7 into a tier of these options (persistent or not) and is killed with SIGKILL. */
+    private static void spill8AndKill(Path dir, DiskOptions o) throws Exception {
         try (DiskChild.Running child = DiskChild.start("spill", dir.toString(), Long.toString(o.segmentBytes()),
-                Long.toString(o.budgetBytes()), "0", "8", "hang")) {
+                Long.toString(o.budgetBytes()), "0", "8", "hang", o.persistent() ? "persistent" : "ephemeral")) {
             child.awaitLine("HANG");
             child.kill();
         }
-        assertReindexedAndBounded(dir, o);
     }
 
     /** After a restart: usage is the 8 blocks re-indexed; 5 more keep usage and files within D. */
@@ -130,11 +135,7 @@ class DiskCasesTest {
     void case18_nonPersistentRestartAfterKill9StartsEmptyWithoutLeftovers() throws Exception {
         Path dir = tmp.resolve("d");
         DiskOptions o = case18Options(dir, false);
-        try (DiskChild.Running child = DiskChild.start("spill", dir.toString(), Long.toString(o.segmentBytes()),
-                Long.toString(o.budgetBytes()), "0", "8", "hang", "ephemeral")) {
-            child.awaitLine("HANG");
-            child.kill();
-        }
+        spill8AndKill(dir, o);
         assertEquals(4, segmentFiles(dir));
         try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
             assertEquals(0, tier.blockCount());
@@ -147,11 +148,7 @@ class DiskCasesTest {
     void case18_aKilledPersistentTiersFilesRefuseATierThatIsNotPersistentAndAreReindexed() throws Exception {
         Path dir = tmp.resolve("d");
         DiskOptions o = case18Options(dir, true);
-        try (DiskChild.Running child = DiskChild.start("spill", dir.toString(), Long.toString(o.segmentBytes()),
-                Long.toString(o.budgetBytes()), "0", "8", "hang")) {
-            child.awaitLine("HANG");
-            child.kill();
-        }
+        spill8AndKill(dir, o);
         long bytes = ownFileBytes(dir);
         assertThrows(io.tierkv.core.error.DirectoryRefusedException.class,
                 () -> DiskTier.open(o.withPersistent(false), LAYOUT));
