@@ -68,6 +68,10 @@ public final class BlockStream implements AutoCloseable {
         current = null;
         current = previous >= 0 ? cache.swapLease(previous, id) : cache.acquireLease(id);
         leased = id;
+        if (sequence.isClosed()) { // closed by another thread after the id was read: it may name another sequence's block
+            close();
+            throw new IllegalStateException("sequence is closed");
+        }
         long ahead = (long) nextIndex + readAhead; // a read-ahead of up to Integer.MAX_VALUE blocks
         if (readAhead > 0 && ahead < blocks) {
             readAhead(sequence.blockId((int) ahead));

@@ -442,6 +442,7 @@ public final class Sequence implements AutoCloseable {
         int id = table.id(position / cache.blockTokens);
         MemorySegment block = cache.acquireLease(id);
         try {
+            checkClosed(); // closed by another thread after the id was read: it may hold another sequence's block
             KvLayout l = cache.layout;
             int offset = position % cache.blockTokens;
             MemorySegment.copy(block, l.offsetOf(layer, KvLayout.K, offset), kOut, 0, l.tokenVectorBytes());
@@ -489,6 +490,7 @@ public final class Sequence implements AutoCloseable {
                     + "; write every position of it and of the blocks before it)");
         }
         cache.moves.read.run(table.id(blockIndex), out);
+        checkClosed(); // as in read: out may then hold another sequence's block, and the call throws
     }
 
     /** {@return the cache's block layout} */
