@@ -42,6 +42,9 @@ final class Admission {
      */
     static final long DEADLINE_WHEN_NEEDED = Long.MIN_VALUE;
 
+    /** How often a wait for a block id tries again: settling, which frees ids, signals nobody. */
+    static final long ID_RETRY_NANOS = 1_000_000;
+
     private final PagedKvCache cache;
     private final BlockStates b;
     private final LowerTier lower;
@@ -57,19 +60,41 @@ final class Admission {
         this.slots = new SlotAllocator(deviceBlocks);
     }
 
-    /** Allocates a fresh OPEN block with a top-tier slot, waiting for space up to the deadline. */
+    /**
+     * Allocates a fresh OPEN block with a top-tier slot, waiting for space up to the deadline. When
+     * every block id is live it settles what the tiers below let go of (ids retired or freed), and
+     * then waits, holding no slot, for ids to come free (a close, a mover's spills settled here on
+     * the next try), trying again at least every {@link #ID_RETRY_NANOS}, until the deadline.
+     */
     int allocateOpenBlock(long deadlineNanos) {
-        int s = acquireSlot(deadlineNanos, 1, -1);
-        int id = b.allocateId();
-        if (id < 0 && cache.moves.settle.run() > 0) { // ids the tiers below no longer need may come free
-            id = b.allocateId();
-        }
-        if (id < 0) {
+        boolean waited = false;
+        for (;;) {
+            int s = acquireSlot(deadlineNanos, 1, -1);
+            int id = b.allocateId();
+            if (id < 0 && cache.moves.settle.run() > 0) { // ids the tiers below no longer need may come free
+                id = b.allocateId();
+            }
+            if (id >= 0) {
+                return open(id, s);
+            }
             slots.free(s);
-            cache.counters.admissionFailures++;
-            throw new CapacityExhaustedException("BLOCK_IDS", 1, 0, "all " + b.capacity()
-                    + " block ids live; raise maxBlocks");
+            long remaining = deadlineNanos - System.nanoTime();
+            if (remaining <= 0) {
+                cache.counters.admissionFailures++;
+                throw new CapacityExhaustedException("BLOCK_IDS", 1, 0, "all " + b.capacity()
+                        + " block ids live until the admission deadline (the builder sizes them from the tiers' "
+                        + "budgets: raise one)");
+            }
+            if (!waited) {
+                cache.counters.admissionWaits++;
+                waited = true;
+            }
+            cache.awaitChange(Math.min(remaining, ID_RETRY_NANOS));
         }
+    }
+
+    /** Makes block {@code id} a fresh OPEN block in slot {@code s}, referenced once. */
+    private int open(int id, int s) {
         b.state[id] = OPEN;
         b.flags[id] = 0;
         b.refs[id] = 1;
