@@ -2,6 +2,7 @@ package io.tierkv.tiers;
 
 import static io.tierkv.core.budget.MachineMemory.format;
 
+import io.tierkv.core.KvLayout;
 import io.tierkv.core.budget.MachineMemory;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.error.MachineLimitException;
@@ -9,6 +10,7 @@ import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.natives.GpuRuntime;
 import io.tierkv.natives.MemoryInfo;
 import io.tierkv.tiers.disk.DiskOptions;
+import io.tierkv.tiers.disk.store.DiskFormat;
 import io.tierkv.tiers.disk.store.DiskTier;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -147,7 +149,7 @@ final class MachineFit {
     }
 
     private static void checkDisk(TierSizes s, DiskOptions disk, ToLongFunction<Path> usableBytes) {
-        long need = disk.reservedAtOpenBytes(s.layout());
+        long need = Math.max(0, disk.reservedAtOpenBytes(s.layout()) - heldAlready(disk, s.layout()));
         Path existing = existingAncestor(disk.directory());
         long usable = existing == null ? -1 : usableBytes.applyAsLong(existing);
         if (usable >= 0 && need > usable) {
@@ -156,6 +158,32 @@ final class MachineFit {
                             + (disk.persistent() ? "the deletion journal, sized from the budget, and its metadata"
                                     : "its metadata")
                             + "); usable " + format(usable) + " on the file system of " + existing);
+        }
+    }
+
+    /**
+     * What the files a restart reopens already hold of {@link DiskOptions#reservedAtOpenBytes}: the
+     * metadata file, and a persistent tier's journal of the size it would be made with (recovery
+     * opens such a journal in place when it holds just the entries it keeps; a journal it must
+     * rewrite needs its size free again, and the open fails then with a {@code DiskFullException}).
+     * So a tier that filled its file system opens again over its own files.
+     */
+    private static long heldAlready(DiskOptions disk, KvLayout layout) {
+        long held = sizeOrZero(disk.directory().resolve(DiskFormat.META_FILE));
+        if (disk.persistent()) {
+            long journal = DiskFormat.journalBytes(DiskFormat.journalCapacity(disk.budgetBytes(), layout));
+            if (sizeOrZero(disk.directory().resolve(DiskFormat.JOURNAL_FILE)) == journal) {
+                held += journal;
+            }
+        }
+        return held;
+    }
+
+    private static long sizeOrZero(Path file) {
+        try {
+            return Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS) ? Files.size(file) : 0;
+        } catch (IOException e) {
+            return 0;
         }
     }
 

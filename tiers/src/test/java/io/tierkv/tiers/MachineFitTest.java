@@ -198,6 +198,28 @@ class MachineFitTest {
         assertEquals(0, gpu.allocations, "nothing allocated");
     }
 
+    /**
+     * A persistent tier that filled its file system reopens: its journal and metadata already hold
+     * what an open reserves (a newcomer's tier on a full 3 MiB tmpfs could not be opened again).
+     */
+    @Test
+    void aPersistentTierThatFilledItsFileSystemOpensAgainOverItsOwnFiles(@TempDir Path dir) {
+        DiskOptions disk = DiskOptions.at(dir).withSegmentBytes(MIB).withBudgetBytes(64 * MIB).withPersistent(true)
+                .withLowSpaceWarnBytes(0);
+        Supplier<Optional<MachineMemory>> roomy = () -> Optional.of(new MachineMemory(64 * GIB, 128 * GIB, "test", 0,
+                GIB));
+        EmulatedDevice first = invariants.track(new EmulatedDevice(GIB), List::of);
+        KvBlockManager.builder(layout).device(first, 64 * bb).host(64 * bb).disk(disk).movers(0).build().close();
+        EmulatedDevice again = invariants.track(new EmulatedDevice(GIB), List::of);
+        KvBlockManager reopened = KvBlockManager.builder(layout).device(again, 64 * bb).host(64 * bb).disk(disk)
+                .movers(0).machine(roomy, d -> 0).build(); // a full file system: nothing usable
+        assertEquals(0, reopened.stats().disk().blockCount());
+        reopened.close();
+        DiskOptions larger = disk.withBudgetBytes(128 * MIB); // a journal of another size is made anew: refused
+        assertThrows(MachineLimitException.class, () -> KvBlockManager.builder(layout).device(again, 64 * bb)
+                .host(64 * bb).disk(larger).movers(0).machine(roomy, d -> 0).build());
+    }
+
     @Test
     void theDeviceReserveIsOneSixtyFourthOfTheDeviceWithinBounds() {
         assertEquals(64 * MIB, MachineFit.deviceReserveBytes(GIB));
