@@ -65,8 +65,20 @@ public final class SimulateCommand implements Callable<Integer> {
         }
         TraceInput input = TraceInput.load(trace, f, b, TraceInput.checkRequests(requests), seed);
         long[] blocks = new long[tokens.length];
-        for (int i = 0; i < blocks.length; i++) {
-            blocks[i] = Math.max(1, tokens[i] / input.traceBlockTokens());
+        int bt = input.traceBlockTokens();
+        for (int i = 0; i < blocks.length; i++) { // whole blocks; two capacities of one size would print one row
+            blocks[i] = tokens[i] / bt;
+            if (blocks[i] < 1) {
+                throw new IllegalArgumentException("--capacities " + capacities.get(i) + " (expected >= " + bt
+                        + " tokens: one block of this trace)");
+            }
+            for (int j = 0; j < i; j++) {
+                if (blocks[j] == blocks[i]) {
+                    throw new IllegalArgumentException("--capacities " + capacities.get(j) + "," + capacities.get(i)
+                            + ": both are " + blocks[i] + " blocks of " + bt + " tokens (expected capacities of "
+                            + "different whole blocks)");
+                }
+            }
         }
         SimulationResult r;
         try {

@@ -1,6 +1,7 @@
 package io.tierkv.bench.cli;
 
 import io.tierkv.bench.trace.TraceFormatException;
+import io.tierkv.core.error.CapacityExhaustedException;
 import io.tierkv.core.error.DirectoryRefusedException;
 import io.tierkv.core.error.MachineLimitException;
 import picocli.CommandLine;
@@ -62,6 +63,11 @@ public final class TierKvCli implements java.util.concurrent.Callable<Integer> {
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             if (e instanceof MachineLimitException m) { // a size this machine cannot give: bad usage, not a failed check
                 cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + MachineLimitMessage.of(m, cmd));
+                return 2;
+            }
+            if (e instanceof CapacityExhaustedException c) { // budgets too small for what the options run at once
+                cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + c.getMessage() + " (the tiers are too "
+                        + "small for this run: raise their budgets, or lower what runs at once)");
                 return 2;
             }
             if (e instanceof DirectoryRefusedException d) { // a directory holding what the tier must not touch: usage

@@ -88,6 +88,8 @@ class BadUsageCliTest {
         "simulate --requests 0            | tierkv simulate: --requests 0 (expected 1 <= N <= 1000000: the requests are held in memory)",
         "simulate --requests 2000000000   | tierkv simulate: --requests 2000000000 (expected 1 <= N <= 1000000: the requests are held in memory)",
         "simulate --capacities 1e4,-1     | tierkv simulate: --capacities -1 (expected a count >= 1",
+        "simulate --capacities 10         | tierkv simulate: --capacities 10 (expected >= 64 tokens: one block of this trace)",
+        "simulate --capacities 64,100     | tierkv simulate: --capacities 64,100: both are 1 blocks of 64 tokens (expected capacities of different whole blocks)",
         "decode --block-tokens 0          | tierkv decode: --block-tokens 0 (expected >= 1)",
         "decode --block-tokens 100000     | tierkv decode: --block-tokens 100000 (",
         "replay --kv-heads 100000         | tierkv replay: --kv-heads 100000 (",

@@ -1,6 +1,7 @@
 package io.tierkv.bench.cli;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -78,6 +79,26 @@ class DecodeTest {
 
     private static TierDecoding.Result decode(TierDecoding.Setup s, int[] prompt, int steps) {
         return TierDecoding.tierkv(model, s, prompt, steps, 1, TierDecoding.Share.FORK);
+    }
+
+    /**
+     * Tiers too small for what the options run at once (four prompt-sharing sequences on a device
+     * of four blocks, two of them kept for recent blocks) end with one line naming the capacity
+     * and status 2, where they ended with a 22-line stack trace and status 1 (which means "tokens
+     * differ").
+     *
+     * @throws Exception on failure
+     */
+    @Test
+    void tiersTooSmallForTheRunAreOneLineAndStatusTwo() throws Exception {
+        CliProcess.Result r = CliProcess.run("decode", "--model-dir", dir.toString(), "--check", "--parallel", "4",
+                "--share", "prefix", "--block-tokens", "3", "--device-blocks", "4", "--recent-blocks", "2",
+                "--host-blocks", "2", "--disk-bytes", "2m", "--read-ahead", "2", "--movers", "2");
+        assertEquals(2, r.status(), r.output());
+        String line = r.output().lines().filter(l -> l.startsWith("tierkv decode: ")).findFirst().orElse("");
+        assertTrue(line.contains("capacity exhausted") && line.endsWith("(the tiers are too small for this run: raise "
+                + "their budgets, or lower what runs at once)"), r.output());
+        assertFalse(r.output().contains("\tat "), r.output());
     }
 
     /** (a) A device that holds every block: both oracle cases. */
