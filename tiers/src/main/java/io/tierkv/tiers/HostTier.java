@@ -14,6 +14,7 @@ import java.util.function.IntConsumer;
 import static io.tierkv.tiers.HostBlocks.CLEAN;
 import static io.tierkv.tiers.HostBlocks.MOVING;
 import static io.tierkv.tiers.HostBlocks.NEEDED;
+import static io.tierkv.tiers.HostBlocks.ON_DISK;
 
 /**
  * Everything below the device: pinned host slots and, optionally, the disk tier under them.
@@ -466,6 +467,11 @@ final class HostTier implements LowerTier, AutoCloseable {
         try {
             blocks.state[blockId] &= ~NEEDED;
             pins.releaseDiskPin(blockId);
+            if (blocks.hostSlot[blockId] < 0 && (blocks.state[blockId] & ON_DISK) != 0) {
+                // Spilled while referenced, now held by hash alone: its id may be retired (the cache
+                // settles the note), or ids would stay live until the record itself went.
+                blocks.noteLeft(blockId, blocks.hashHi[blockId], blocks.hashLo[blockId]);
+            }
         } finally {
             blocks.lock.unlock();
         }

@@ -134,7 +134,11 @@ class ReferencedBlocksOnDiskTest {
 
     @Test
     void aDiskOnlyBlockMatchedByAPrefixIsPinnedUntilTheMatchingSequenceCloses() {
-        KvBlockManager kv = manager();
+        // The first sequence's blocks are retired once unreferenced (held by hash alone), so the
+        // match adopts their records; without promotion on match it binds them disk-only.
+        KvBlockManager kv = Managers.build(invariants, KvBlockManager.builder(Managers.LAYOUT).promoteOnMatch(false), 2, 2,
+                DiskOptions.at(dir.resolve("kv")).withSegmentBytes(SEGMENT).withBudgetBytes(SEGMENT + 4096)
+                        .withCompression(Compression.NONE).withLowSpaceWarnBytes(0));
         try (Sequence first = kv.openSequence(SequenceOptions.defaults())) {
             appendWritten(first, 9, tokens(0, 32));
             pushToDisk(kv, first, 2);
