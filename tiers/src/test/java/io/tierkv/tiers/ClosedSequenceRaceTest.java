@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.core.KvLayout;
+import io.tierkv.core.cache.BlockLease;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.testing.CacheInvariants;
@@ -18,10 +19,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A sequence closed by one thread while another reads it (misuse: one thread at a time per
- * sequence, but the kind a runtime's cancellation path commits): the reader gets its own bytes or
- * "sequence is closed", never the bytes of the sequence that reused the freed tail block. Before
- * the readers re-checked after taking the lease, two of three runs of 1,500 rounds handed out the
- * other sequence's values (28 and 1 reads; a newcomer's stress program: 24 of about 500 rounds).
+ * sequence, but the kind a runtime's cancellation path commits): the reader (a block stream, a
+ * position read or a lease of every block) gets its own bytes or "sequence is closed", never the
+ * bytes of the sequence that reused the freed tail block. Before the readers re-checked after
+ * taking their leases, two of three runs of 1,500 rounds handed out the other sequence's values
+ * (28 and 1 reads; a newcomer's stress program: 24 of about 500 rounds, and with leases 1-7 of
+ * 500).
  */
 class ClosedSequenceRaceTest {
 
@@ -41,13 +44,22 @@ class ClosedSequenceRaceTest {
             long key = 2L * round + 1;
             Sequence s = kv.openSequence(SequenceOptions.salt("s" + round));
             appendWritten(s, key, tokens(0, TOKENS));
-            boolean stream = round % 2 == 0;
+            int mode = round % 3; // a block stream, a position read, a lease of every block
             Thread reader = Thread.ofPlatform().start(() -> {
                 try (Arena arena = Arena.ofConfined()) {
                     MemorySegment k = arena.allocate(l.tokenVectorBytes());
                     MemorySegment v = arena.allocate(l.tokenVectorBytes());
                     for (int pass = 0; pass < 50; pass++) {
-                        if (stream) {
+                        if (mode == 2) {
+                            kv.demote(Integer.MAX_VALUE); // the lease promotes, releasing the lock meanwhile
+                            try (BlockLease le = s.lease(0, TOKENS)) {
+                                for (int pos = 0; pos < TOKENS; pos++) {
+                                    MemorySegment block = le.block(pos / l.blockSizeTokens());
+                                    check(block.asSlice(l.offsetOf(0, KvLayout.K, pos % l.blockSizeTokens()),
+                                            l.tokenVectorBytes()), l, key, pos, foreign, own);
+                                }
+                            }
+                        } else if (mode == 0) {
                             try (BlockStream bs = kv.stream(s, 0, 0)) {
                                 while (bs.hasNext()) {
                                     int b = bs.next();

@@ -50,16 +50,23 @@ final class Leases {
      * Leases blocks in order; if one fails, the leases taken so far are released and the failure
      * thrown.
      *
-     * @param ids           live block ids
+     * @param ids           live block ids, read from {@code owner}'s table
      * @param deadlineNanos admission deadline ({@link System#nanoTime()})
+     * @param owner         the sequence holding them: a lease may release the lock to bring a block
+     *                      back, and another thread may close {@code owner} meanwhile and its
+     *                      freed ids be reused, so a closed owner at the end releases everything
      * @return each block's top-tier bytes, in order
+     * @throws IllegalStateException if {@code owner} was closed meanwhile (nothing stays leased)
      */
-    java.lang.foreign.MemorySegment[] leaseAll(int[] ids, long deadlineNanos) {
+    java.lang.foreign.MemorySegment[] leaseAll(int[] ids, long deadlineNanos, Sequence owner) {
         java.lang.foreign.MemorySegment[] segs = new java.lang.foreign.MemorySegment[ids.length];
         int done = 0;
         try {
             for (; done < ids.length; done++) {
                 segs[done] = cache.slotMemory(lease(ids[done], deadlineNanos));
+            }
+            if (owner.isClosed()) {
+                throw new IllegalStateException("sequence is closed");
             }
         } catch (RuntimeException e) {
             releaseAll(java.util.Arrays.copyOf(ids, done));

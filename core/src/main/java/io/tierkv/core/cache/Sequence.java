@@ -414,7 +414,7 @@ public final class Sequence implements AutoCloseable {
             for (int i = 0; i < ids.length; i++) {
                 ids[i] = table.id(first + i);
             }
-            return new BlockLease(cache, first, ids, cache.leases.leaseAll(ids, cache.admissionDeadline()));
+            return new BlockLease(cache, first, ids, cache.leases.leaseAll(ids, cache.admissionDeadline(), this));
         } finally {
             cache.lock.unlock();
         }
