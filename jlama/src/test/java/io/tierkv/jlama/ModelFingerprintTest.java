@@ -42,6 +42,12 @@ class ModelFingerprintTest {
         assertNotEquals(key, ModelFingerprint.of(model("b", (byte) 2)), "other weights, same size and time");
         Files.setLastModifiedTime(copy.resolve("model.safetensors"), FileTime.fromMillis(1_700_000_000_001L));
         assertNotEquals(key, ModelFingerprint.of(copy), "weights rewritten: a new modification time");
+        Path late = model("late", (byte) 1); // one byte past the first MiB, size and time kept
+        byte[] w = Files.readAllBytes(late.resolve("model.safetensors"));
+        w[(2 << 20) + 5] = 7;
+        Files.write(late.resolve("model.safetensors"), w);
+        Files.setLastModifiedTime(late.resolve("model.safetensors"), FileTime.fromMillis(1_700_000_000_000L));
+        assertNotEquals(key, ModelFingerprint.of(late), "a file up to 256 MiB is read whole");
         Path renamed = model("c", (byte) 1);
         Files.move(renamed.resolve("model.safetensors"), renamed.resolve("model-00001.safetensors"));
         assertNotEquals(key, ModelFingerprint.of(renamed), "another file name");

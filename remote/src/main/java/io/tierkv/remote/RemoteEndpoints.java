@@ -74,7 +74,7 @@ record RemoteEndpoints(boolean cluster, List<Node> nodes) {
         }
         int query = rest.indexOf('?');
         if (query >= 0) {
-            throw unsupported(url, "URL options, got '" + rest.substring(query) + "'");
+            throw unsupported(url, "URL options (?..., not shown: they may hold a password)");
         }
         int path = rest.indexOf('/');
         if (path >= 0) {
@@ -123,8 +123,15 @@ record RemoteEndpoints(boolean cluster, List<Node> nodes) {
         return new IllegalArgumentException("url: " + shown(url) + " (not supported: " + what + ")");
     }
 
-    /** The URL as a message may show it: a user name and password, if any, replaced by {@code ***}. */
+    /**
+     * The URL as a message may show it: a user name and password, if any, and URL options (which
+     * may carry a password too), replaced by {@code ***}.
+     */
     private static String shown(String url) {
+        int query = url.indexOf('?');
+        if (query >= 0) {
+            url = url.substring(0, query) + "?***";
+        }
         int scheme = url.indexOf("://");
         int at = url.lastIndexOf('@');
         return scheme < 0 || at < scheme ? url : url.substring(0, scheme + 3) + "***" + url.substring(at);

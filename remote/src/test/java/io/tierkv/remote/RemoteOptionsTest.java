@@ -52,8 +52,10 @@ class RemoteOptionsTest {
         assertEquals("url: redis://h:1/ (not supported: a database number or path, got '/'"
                 + " (the store uses database 0); expected HOST:PORT)",
                 rejection(() -> RemoteOptions.of("redis://h:1/")));
-        assertEquals("url: redis://h:1?timeout=5 (not supported: URL options, got '?timeout=5')",
+        assertEquals("url: redis://h:1?*** (not supported: URL options (?..., not shown: they may hold a password))",
                 rejection(() -> RemoteOptions.of("redis://h:1?timeout=5")));
+        String query = rejection(() -> RemoteOptions.of("redis://127.0.0.1:21988/0?password=secret"));
+        assertFalse(query.contains("secret"), query);
         assertEquals("url: rediss://h:1 (not supported: TLS (rediss://); expected redis://HOST:PORT or"
                 + " redis-cluster://HOST:PORT[,HOST:PORT...])", rejection(() -> RemoteOptions.of("rediss://h:1")));
         assertEquals("url: http://***@x:1 (expected redis://HOST:PORT or redis-cluster://HOST:PORT[,HOST:PORT...])",

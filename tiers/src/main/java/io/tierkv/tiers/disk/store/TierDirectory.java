@@ -178,7 +178,7 @@ final class TierDirectory {
                         + (meta == null ? "disk tier files without metadata (" + p.getFileName() + ")"
                                 : "a persistent disk tier's records")
                         + ", which this tier, not persistent, would delete; open it persistent"
-                        + " (DiskOptions.withPersistent, --persistent) or use another directory");
+                        + " (DiskOptions.withPersistent; tierkv jlama --persistent) or use another directory");
             }
         }
     }
