@@ -162,7 +162,8 @@ final class Check {
      *
      * @param option the option as typed, for example {@code --disk-dir}
      * @param dir    the directory
-     * @return the directory
+     * @return the directory itself if it exists, else its nearest existing ancestor (the file system
+     *         its files will be written to)
      * @throws IllegalArgumentException if it is a file, under a file, or not writable
      */
     static Path outputDirectory(String option, Path dir) {
@@ -171,7 +172,7 @@ final class Check {
             p = p.getParent();
         }
         if (p == null) {
-            return dir;
+            return Path.of("").toAbsolutePath();
         }
         if (!Files.isDirectory(p)) {
             throw new IllegalArgumentException(option + " " + dir + ": " + p + " is not a directory (expected a "
@@ -181,6 +182,6 @@ final class Check {
             throw new IllegalArgumentException(option + " " + dir + ": " + p + " is not writable (expected a "
                     + "directory this user can write in)");
         }
-        return dir;
+        return p;
     }
 }

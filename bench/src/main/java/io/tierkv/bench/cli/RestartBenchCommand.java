@@ -129,13 +129,12 @@ public final class RestartBenchCommand implements Callable<Integer> {
         KvLayout layout = KvLayout.of(1, 1, (int) (blockBytes / 64), DType.F16, TOKENS);
         long recordBytes = DiskFormat.recordBytes(TOKENS, layout.bytesPerBlock());
         boolean temp = dirOption == null;
+        Path space = temp ? Path.of(System.getProperty("java.io.tmpdir")) : Check.outputDirectory("--dir", dirOption);
         if (!temp) {
-            Check.outputDirectory("--dir", dirOption);
             for (String name : tierNames(warmup, counts)) {
                 requireOwnOrAbsent(dirOption, name);
             }
         }
-        Path space = temp ? Path.of(System.getProperty("java.io.tmpdir")) : existingAncestor(dirOption);
         if (warmup > 0) {
             checkSpace(space, warmup, recordBytes, segmentBytes, "--warmup-records", warmupText);
         }
@@ -249,15 +248,6 @@ public final class RestartBenchCommand implements Callable<Integer> {
     private static boolean isOwn(Path dir) {
         return Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)
                 && Files.isRegularFile(dir.resolve(MARKER), LinkOption.NOFOLLOW_LINKS);
-    }
-
-    /** The path itself if it exists, else its nearest existing ancestor (the current directory at worst). */
-    private static Path existingAncestor(Path path) {
-        Path p = path.toAbsolutePath();
-        while (p != null && !Files.exists(p)) {
-            p = p.getParent();
-        }
-        return p == null ? Path.of("").toAbsolutePath() : p;
     }
 
     /** Options of a persistent tier of {@code n} records under {@code base}, its budget their bytes plus room. */
