@@ -421,32 +421,34 @@ public final class EmulatedDevice implements GpuRuntime {
         }
 
         @Override
-        public void copyHostToDevice(MemorySegment src, DeviceBuffer dst, long dstOffset, long bytes) {
+        public void copyHostToDevice(MemorySegment src, long srcOffset, DeviceBuffer dst, long dstOffset,
+                long bytes) {
             CopyChecks.checkBytes(bytes);
             Buffer d = own(dst, "dst");
-            CopyChecks.checkHostSegment("src", src, bytes, false);
+            CopyChecks.checkHostSegment("src", src, srcOffset, bytes, false);
             CopyChecks.checkRange("dstOffset", dstOffset, bytes, "dst.byteSize()", d.byteSize());
             checkStreamOpen();
             MemorySegment to = d.acquire();
-            if (stall.get() == null && queue.tryCopyInline(src, 0, to, dstOffset, bytes) >= 0) {
+            if (stall.get() == null && queue.tryCopyInline(src, srcOffset, to, dstOffset, bytes) >= 0) {
                 d.release(); // ran inline, with no task object
             } else {
-                queue.runOrSubmit(new Copy(src, 0, to, dstOffset, bytes, d, null, stall));
+                queue.runOrSubmit(new Copy(src, srcOffset, to, dstOffset, bytes, d, null, stall));
             }
         }
 
         @Override
-        public void copyDeviceToHost(DeviceBuffer src, long srcOffset, MemorySegment dst, long bytes) {
+        public void copyDeviceToHost(DeviceBuffer src, long srcOffset, MemorySegment dst, long dstOffset,
+                long bytes) {
             CopyChecks.checkBytes(bytes);
             Buffer s = own(src, "src");
             CopyChecks.checkRange("srcOffset", srcOffset, bytes, "src.byteSize()", s.byteSize());
-            CopyChecks.checkHostSegment("dst", dst, bytes, true);
+            CopyChecks.checkHostSegment("dst", dst, dstOffset, bytes, true);
             checkStreamOpen();
             MemorySegment from = s.acquire();
-            if (stall.get() == null && queue.tryCopyInline(from, srcOffset, dst, 0, bytes) >= 0) {
+            if (stall.get() == null && queue.tryCopyInline(from, srcOffset, dst, dstOffset, bytes) >= 0) {
                 s.release(); // as above
             } else {
-                queue.runOrSubmit(new Copy(from, srcOffset, dst, 0, bytes, s, null, stall));
+                queue.runOrSubmit(new Copy(from, srcOffset, dst, dstOffset, bytes, s, null, stall));
             }
         }
 

@@ -25,8 +25,26 @@ import java.util.Optional;
 public interface GpuStream extends AutoCloseable {
 
     /**
+     * Queues a copy of {@code bytes} from {@code src} at {@code srcOffset} into {@code dst} at
+     * {@code dstOffset}. Taking the host offset, rather than a slice, lets a caller copy any slot
+     * of one large pinned buffer without a segment object per slot or per call.
+     *
+     * @param src native host segment
+     * @param srcOffset first source byte, {@code >= 0}, with {@code srcOffset + bytes <= src.byteSize()}
+     * @param dst destination buffer of the same runtime
+     * @param dstOffset first destination byte, {@code >= 0}
+     * @param bytes bytes to copy, {@code >= 0}, with {@code dstOffset + bytes <= dst.byteSize()}
+     * @throws IllegalArgumentException for a heap segment, a buffer of another runtime, or a range
+     *     out of bounds
+     * @throws IllegalStateException if the stream, buffer or segment is closed
+     * @throws GpuException if the runtime refuses the copy
+     */
+    void copyHostToDevice(MemorySegment src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes);
+
+    /**
      * Queues a copy of {@code bytes} from the start of {@code src} into {@code dst} at
-     * {@code dstOffset}.
+     * {@code dstOffset}: {@link #copyHostToDevice(MemorySegment, long, DeviceBuffer, long, long)}
+     * with a source offset of 0.
      *
      * @param src native host segment, at least {@code bytes} long
      * @param dst destination buffer of the same runtime
@@ -37,11 +55,32 @@ public interface GpuStream extends AutoCloseable {
      * @throws IllegalStateException if the stream, buffer or segment is closed
      * @throws GpuException if the runtime refuses the copy
      */
-    void copyHostToDevice(MemorySegment src, DeviceBuffer dst, long dstOffset, long bytes);
+    default void copyHostToDevice(MemorySegment src, DeviceBuffer dst, long dstOffset, long bytes) {
+        copyHostToDevice(src, 0, dst, dstOffset, bytes);
+    }
+
+    /**
+     * Queues a copy of {@code bytes} from {@code src} at {@code srcOffset} into {@code dst} at
+     * {@code dstOffset} (the host offset, as in
+     * {@link #copyHostToDevice(MemorySegment, long, DeviceBuffer, long, long)}).
+     *
+     * @param src source buffer of the same runtime
+     * @param srcOffset first source byte, {@code >= 0}, with
+     *     {@code srcOffset + bytes <= src.byteSize()}
+     * @param dst native host segment, writable
+     * @param dstOffset first destination byte, {@code >= 0}, with {@code dstOffset + bytes <= dst.byteSize()}
+     * @param bytes bytes to copy, {@code >= 0}
+     * @throws IllegalArgumentException for a heap or read-only segment, a buffer of another
+     *     runtime, or a range out of bounds
+     * @throws IllegalStateException if the stream, buffer or segment is closed
+     * @throws GpuException if the runtime refuses the copy
+     */
+    void copyDeviceToHost(DeviceBuffer src, long srcOffset, MemorySegment dst, long dstOffset, long bytes);
 
     /**
      * Queues a copy of {@code bytes} from {@code src} at {@code srcOffset} into the start of
-     * {@code dst}.
+     * {@code dst}: {@link #copyDeviceToHost(DeviceBuffer, long, MemorySegment, long, long)} with a
+     * destination offset of 0.
      *
      * @param src source buffer of the same runtime
      * @param srcOffset first source byte, {@code >= 0}, with
@@ -53,7 +92,9 @@ public interface GpuStream extends AutoCloseable {
      * @throws IllegalStateException if the stream, buffer or segment is closed
      * @throws GpuException if the runtime refuses the copy
      */
-    void copyDeviceToHost(DeviceBuffer src, long srcOffset, MemorySegment dst, long bytes);
+    default void copyDeviceToHost(DeviceBuffer src, long srcOffset, MemorySegment dst, long bytes) {
+        copyDeviceToHost(src, srcOffset, dst, 0, bytes);
+    }
 
     /**
      * Queues a copy between two device buffers of this runtime (they may be the same buffer when

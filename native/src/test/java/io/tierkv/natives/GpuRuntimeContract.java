@@ -115,6 +115,25 @@ abstract class GpuRuntimeContract {
     }
 
     @Test
+    void copiesAtHostOffsetsReadAndWriteExactlyThatRange() {
+        Random random = new Random(7);
+        long slot = 4099; // slots of one large host buffer, as the host tier keeps them
+        MemorySegment host = randomHost(5 * slot, random);
+        MemorySegment before = arena.allocate(5 * slot);
+        before.copyFrom(host);
+        try (DeviceBuffer d = runtime.allocateDevice(2 * slot); GpuStream stream = runtime.createStream()) {
+            stream.copyHostToDevice(host, 3 * slot, d, slot, slot);  // host slot 3 -> device slot 1
+            stream.copyDeviceToHost(d, slot, host, 1 * slot, slot);  // device slot 1 -> host slot 1
+            stream.synchronize();
+        }
+        assertEquals(-1L, host.asSlice(slot, slot).mismatch(before.asSlice(3 * slot, slot)), "host slot 1 = old slot 3");
+        for (long s : new long[] {0, 2, 3, 4}) {
+            assertEquals(-1L, host.asSlice(s * slot, slot).mismatch(before.asSlice(s * slot, slot)),
+                    "host slot " + s + " untouched");
+        }
+    }
+
+    @Test
     void copiesOnOneStreamRunInQueueOrder() {
         MemorySegment result = arena.allocate(8);
         List<MemorySegment> values = new ArrayList<>();
@@ -168,7 +187,14 @@ abstract class GpuRuntimeContract {
             assertEquals("srcOffset: -1 (expected >= 0)", d2h.getMessage());
             var shortHost = assertThrows(IllegalArgumentException.class,
                     () -> stream.copyDeviceToHost(d, 0, src.asSlice(0, 100), 200));
-            assertEquals("bytes: 200 (expected <= dst.byteSize() 100)", shortHost.getMessage());
+            assertEquals("dstOffset + bytes: 0 + 200 = 200 (expected <= dst.byteSize() 100)", shortHost.getMessage());
+            var hostOffset = assertThrows(IllegalArgumentException.class,
+                    () -> stream.copyHostToDevice(src, 16 * 1024 - 8, d, 0, 16));
+            assertEquals("srcOffset + bytes: 16376 + 16 = 16392 (expected <= src.byteSize() 16384)",
+                    hostOffset.getMessage());
+            var negativeHost = assertThrows(IllegalArgumentException.class,
+                    () -> stream.copyDeviceToHost(d, 0, src, -8, 16));
+            assertEquals("dstOffset: -8 (expected >= 0)", negativeHost.getMessage());
             var negative = assertThrows(IllegalArgumentException.class, () -> stream.copyHostToDevice(src, d, 0, -5));
             assertEquals("bytes: -5 (expected >= 0)", negative.getMessage());
             var overlap = assertThrows(IllegalArgumentException.class,

@@ -133,26 +133,29 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
     }
 
     /**
-     * Enqueues a device-to-host copy of a whole slot.
+     * Enqueues a device-to-host copy of a whole slot into host memory at an offset (a host slot of
+     * one pinned buffer, addressed without a segment object per slot).
      *
-     * @param slot source slot
-     * @param dst  at least slotBytes of host memory
+     * @param slot      source slot
+     * @param dst       host memory
+     * @param dstOffset first byte written, with {@code dstOffset + slotBytes <= dst.byteSize()}
      * @return an event that completes with the copy; close it
      */
-    public synchronized GpuEvent copyToHost(int slot, MemorySegment dst) {
-        stream.copyDeviceToHost(buffer(slot), offset(slot), dst, slotBytes);
+    public synchronized GpuEvent copyToHost(int slot, MemorySegment dst, long dstOffset) {
+        stream.copyDeviceToHost(buffer(slot), offset(slot), dst, dstOffset, slotBytes);
         return stream.recordIfPending().orElse(DONE);
     }
 
     /**
-     * Enqueues a host-to-device copy of a whole slot.
+     * Enqueues a host-to-device copy of a whole slot from host memory at an offset.
      *
-     * @param src  at least slotBytes of host memory
-     * @param slot destination slot
+     * @param src       host memory
+     * @param srcOffset first byte read, with {@code srcOffset + slotBytes <= src.byteSize()}
+     * @param slot      destination slot
      * @return an event that completes with the copy; close it
      */
-    public synchronized GpuEvent copyFromHost(MemorySegment src, int slot) {
-        stream.copyHostToDevice(src, buffer(slot), offset(slot), slotBytes);
+    public synchronized GpuEvent copyFromHost(MemorySegment src, long srcOffset, int slot) {
+        stream.copyHostToDevice(src, srcOffset, buffer(slot), offset(slot), slotBytes);
         return stream.recordIfPending().orElse(DONE);
     }
 

@@ -51,7 +51,7 @@ final class DiskLoads {
                 return LowerTier.LOST;
             }
             t.counters.diskLoads.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
-            GpuEvent ev = device.copyFromHost(t.staging.block(buffer), deviceSlot);
+            GpuEvent ev = device.copyFromHost(t.staging.block(buffer), 0, deviceSlot);
             ev.synchronize(); // the staging buffer is reused next: wait for the copy whatever the deadline
             ev.close();
         } finally {
@@ -91,7 +91,7 @@ final class DiskLoads {
         }
         int found = DiskTier.ABSENT; // stays a miss if the read throws
         try {
-            found = t.disk.load(hi, lo, identity, blocks.slotViews[hs]);
+            found = t.disk.load(hi, lo, identity, blocks.slotView(hs));
         } finally {
             blocks.lock.lock();
             try {

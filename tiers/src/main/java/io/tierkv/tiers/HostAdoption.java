@@ -99,7 +99,7 @@ final class HostAdoption {
             }
         } else {
             try {
-                found = t.disk.load(hi, lo, identity, h.slotViews[hs]);
+                found = t.disk.load(hi, lo, identity, h.slotView(hs));
             } finally {
                 h.lock.lock();
                 try {

@@ -18,7 +18,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The host tier's facts, under its one lock: per block id its host slot, its host-side state
- * bits, its hash and the disk pin it holds; per host slot its bytes (a view of the pinned buffer)
+ * bits, its hash and the disk pin it holds; per host slot its bytes (a range of the pinned buffer)
  * and its identity; the host policy and the slot counts. The parts of the host tier read and
  * write these fields directly, always with {@link #lock} held.
  *
@@ -26,7 +26,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED, NEEDED, PINNED)
  *               | hash 2 longs | disk pin long (the record serial its pin names; 0 when not PINNED)
  * ids whose host copy left for room, with their hashes, until the cache drains them
- * per host slot: [bytesPerBlock bytes] in one pinned buffer; its identity off-heap beside it
+ * per host slot: [bytesPerBlock bytes] at hs * bytesPerBlock in one pinned buffer (no segment
+ *                object per slot: copies take the offset); its identity off-heap beside it
  *                ({@link BlockIdentity}: context, parent hash, B token ids; copied at demotion)
  * </pre>
  */
@@ -51,7 +52,11 @@ final class HostBlocks {
 
     final ReentrantLock lock = new ReentrantLock();
     @GuardedBy("lock") final SlotAllocator slots;
-    final MemorySegment[] slotViews;
+    /** Every host slot's bytes, slot {@code hs} at {@link #slotOffset}: read and written by copies that take the offset. */
+    final MemorySegment slotBytes;
+    private final long bytesPerSlot;
+    /** Host slots, fixed at construction (read without the lock). */
+    final int slotCount;
     /** Per host slot, {@link #identityBytes}: the identity of the block in it. */
     final MemorySegment hostIdentities;
     final long identityBytes;
@@ -91,10 +96,9 @@ final class HostBlocks {
             Arena arena) {
         int bytes = layout.bytesPerBlock();
         this.slots = new SlotAllocator(hostBlocks);
-        this.slotViews = new MemorySegment[hostBlocks];
-        for (int i = 0; i < hostBlocks; i++) {
-            slotViews[i] = pinned.segment().asSlice((long) i * bytes, bytes);
-        }
+        this.slotBytes = pinned.segment();
+        this.bytesPerSlot = bytes;
+        this.slotCount = hostBlocks;
         this.identityBytes = BlockIdentity.bytes(layout.blockSizeTokens());
         this.hostIdentities = arena.allocate(Math.max(1, hostBlocks) * identityBytes, 64);
         this.policy = EvictionPolicies.create(policyName, maxBlocks);
@@ -166,6 +170,19 @@ final class HostBlocks {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** {@return the first byte of host slot {@code hs} in {@link #slotBytes}} */
+    long slotOffset(int hs) {
+        return hs * bytesPerSlot;
+    }
+
+    /**
+     * {@return host slot {@code hs}'s bytes as a segment of their own: a new view, for the disk and
+     * remote calls, whose own cost dwarfs it; the device copies take {@link #slotOffset} instead}
+     */
+    MemorySegment slotView(int hs) {
+        return slotBytes.asSlice(slotOffset(hs), bytesPerSlot);
     }
 
     private long identityOffset(int hs) {

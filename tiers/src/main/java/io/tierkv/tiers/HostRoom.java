@@ -108,7 +108,7 @@ final class HostRoom {
             if (t.disk != null && (hi | lo) != 0) {
                 stored = writeToDisk(victim, hi, lo, hs, pin);
             } else if (t.remote != null && (hi | lo) != 0 && !pin && mayFree) {
-                t.remote.push.offer(hi, lo, h.identity(hs), h.slotViews[hs]); // host is the lowest local tier
+                t.remote.push.offer(hi, lo, h.identity(hs), h.slotView(hs)); // host is the lowest local tier
             }
         } finally {
             h.lock.lock();
@@ -153,8 +153,8 @@ final class HostRoom {
         long start = System.nanoTime();
         try {
             MemorySegment identity = h.identity(hs);
-            long stored = pin ? t.disk.putPinned(hi, lo, identity, h.slotViews[hs])
-                    : t.disk.put(hi, lo, identity, h.slotViews[hs]) ? STORED : NOT_STORED;
+            long stored = pin ? t.disk.putPinned(hi, lo, identity, h.slotView(hs))
+                    : t.disk.put(hi, lo, identity, h.slotView(hs)) ? STORED : NOT_STORED;
             if (stored != NOT_STORED) {
                 t.counters.diskSpills.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
             }

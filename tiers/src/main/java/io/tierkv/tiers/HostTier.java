@@ -201,11 +201,11 @@ final class HostTier implements LowerTier, AutoCloseable {
             return false;
         }
         long start = System.nanoTime();
-        GpuEvent ev = device.copyToHost(deviceSlot, blocks.slotViews[hs]);
+        GpuEvent ev = device.copyToHost(deviceSlot, blocks.slotBytes, blocks.slotOffset(hs));
         boolean done = DeviceTier.await(ev, start + copyTimeoutNanos);
         RemoteTier r = remote;
         if (done && r != null && r.writeThrough && (hi | lo) != 0) {
-            r.push.offer(hi, lo, identity, blocks.slotViews[hs]); // hs is still reserved: nobody else touches it
+            r.push.offer(hi, lo, identity, blocks.slotView(hs)); // hs is still reserved: nobody else touches it
         }
         blocks.lock.lock();
         try {
@@ -279,7 +279,7 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     /** Host slot {@code hs} (MOVING) to the device; the host copy stays, CLEAN. */
     private int promoteFromHost(int blockId, int hs, int deviceSlot, long start, long deadlineNanos) {
-        GpuEvent ev = device.copyFromHost(blocks.slotViews[hs], deviceSlot);
+        GpuEvent ev = device.copyFromHost(blocks.slotBytes, blocks.slotOffset(hs), deviceSlot);
         boolean done = DeviceTier.await(ev, deadlineNanos);
         blocks.lock.lock();
         try {
@@ -312,7 +312,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             hi = blocks.hashHi[blockId];
             lo = blocks.hashLo[blockId];
             if (hs >= 0) { // copied under the lock: the slot cannot be dropped or reused meanwhile
-                MemorySegment.copy(blocks.slotViews[hs], 0, out, 0, layout.bytesPerBlock());
+                MemorySegment.copy(blocks.slotBytes, blocks.slotOffset(hs), out, 0, layout.bytesPerBlock());
                 blocks.policy.onAccess(blockId);
             }
         } finally {
@@ -516,7 +516,7 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     /** @return host slots */
     int capacityBlocks() {
-        return blocks.slotViews.length; // one view per host slot, fixed at construction: no lock
+        return blocks.slotCount; // fixed at construction: no lock
     }
 
     @Override

@@ -75,7 +75,7 @@ final class RemoteFetch {
                 break;
             }
             mine.slot[slots] = hs;
-            dsts[slots++] = h.slotViews[hs];
+            dsts[slots++] = h.slotView(hs);
         }
         int got = slots == 0 ? 0 : store.getAll(hashHi, hashLo, identities, dsts, slots);
         h.lock.lock();

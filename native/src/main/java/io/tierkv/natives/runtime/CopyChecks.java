@@ -50,13 +50,15 @@ public final class CopyChecks {
      *
      * @param field {@code "src"} or {@code "dst"}
      * @param segment the segment
+     * @param offset the copy's first byte in it; the error names it {@code field + "Offset"}
      * @param bytes the copy length, already checked non-negative
      * @param writable whether the copy writes into it
      * @throws IllegalArgumentException for a heap segment, a read-only segment that must be
-     *     written, or a segment shorter than {@code bytes}
+     *     written, a negative offset, or {@code offset + bytes} past the segment's end
      * @throws IllegalStateException if the segment's arena is closed
      */
-    public static void checkHostSegment(String field, MemorySegment segment, long bytes, boolean writable) {
+    public static void checkHostSegment(String field, MemorySegment segment, long offset, long bytes,
+            boolean writable) {
         if (segment == null) {
             throw new NullPointerException(field);
         }
@@ -69,10 +71,7 @@ public final class CopyChecks {
         if (writable && segment.isReadOnly()) {
             throw new IllegalArgumentException(field + ": a read-only segment (expected writable)");
         }
-        if (bytes > segment.byteSize()) {
-            throw new IllegalArgumentException("bytes: " + bytes + " (expected <= " + field + ".byteSize() "
-                    + segment.byteSize() + ")");
-        }
+        checkRange(field + "Offset", offset, bytes, field + ".byteSize()", segment.byteSize());
     }
 
     /**

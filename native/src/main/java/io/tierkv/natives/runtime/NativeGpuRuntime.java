@@ -373,30 +373,34 @@ public final class NativeGpuRuntime implements GpuRuntime {
         }
 
         @Override
-        public void copyHostToDevice(MemorySegment src, DeviceBuffer dst, long dstOffset, long bytes) {
+        public void copyHostToDevice(MemorySegment src, long srcOffset, DeviceBuffer dst, long dstOffset,
+                long bytes) {
             CopyChecks.checkBytes(bytes);
             Buffer d = own(dst, "dst");
-            CopyChecks.checkHostSegment("src", src, bytes, false);
+            CopyChecks.checkHostSegment("src", src, srcOffset, bytes, false);
             CopyChecks.checkRange("dstOffset", dstOffset, bytes, "dst.byteSize()", d.byteSize);
             checkStreamOpen();
             d.checkBufferOpen();
             if (bytes > 0) {
-                check(api.memcpyAsync(MemorySegment.ofAddress(d.address + dstOffset), src, bytes, 1, handle),
+                check(api.memcpyAsync(MemorySegment.ofAddress(d.address + dstOffset),
+                        MemorySegment.ofAddress(src.address() + srcOffset), bytes, 1, handle),
                         "memcpyAsync", "(dst 0x" + Long.toHexString(d.address + dstOffset) + ", src, " + bytes
                                 + " bytes, HostToDevice)");
             }
         }
 
         @Override
-        public void copyDeviceToHost(DeviceBuffer src, long srcOffset, MemorySegment dst, long bytes) {
+        public void copyDeviceToHost(DeviceBuffer src, long srcOffset, MemorySegment dst, long dstOffset,
+                long bytes) {
             CopyChecks.checkBytes(bytes);
             Buffer s = own(src, "src");
             CopyChecks.checkRange("srcOffset", srcOffset, bytes, "src.byteSize()", s.byteSize);
-            CopyChecks.checkHostSegment("dst", dst, bytes, true);
+            CopyChecks.checkHostSegment("dst", dst, dstOffset, bytes, true);
             checkStreamOpen();
             s.checkBufferOpen();
             if (bytes > 0) {
-                check(api.memcpyAsync(dst, MemorySegment.ofAddress(s.address + srcOffset), bytes, 2, handle),
+                check(api.memcpyAsync(MemorySegment.ofAddress(dst.address() + dstOffset),
+                        MemorySegment.ofAddress(s.address + srcOffset), bytes, 2, handle),
                         "memcpyAsync", "(dst, src 0x" + Long.toHexString(s.address + srcOffset) + ", " + bytes
                                 + " bytes, DeviceToHost)");
             }
