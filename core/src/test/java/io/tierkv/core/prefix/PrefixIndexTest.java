@@ -9,13 +9,15 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class PrefixIndexTest {
 
-    @Test
-    void matchesAHashMapUnderRandomPutsAndRemoves() {
-        int n = 512;
-        long seed = 20261129;
+    @ParameterizedTest
+    @ValueSource(ints = {1, 7, 512, 1000})
+    void matchesAHashMapUnderRandomPutsAndRemoves(int n) {
+        long seed = 20261129 + n;
         Random rnd = new Random(seed);
         long[] hi = new long[n];
         long[] lo = new long[n];
@@ -46,6 +48,41 @@ class PrefixIndexTest {
                     assertEquals(id2, index.get(hi[id2], lo[id2]), "seed " + seed + " step " + step);
                 }
             }
+        }
+    }
+
+    @Test
+    void tableHoldsFiveThirdsOfTheIdsWithNoPowerOfTwoRounding() {
+        assertEquals(2, PrefixIndex.tableLength(0));
+        assertEquals(2, PrefixIndex.tableLength(1));
+        assertEquals(12, PrefixIndex.tableLength(7));
+        assertEquals(1_666_667, PrefixIndex.tableLength(1_000_000));
+        assertEquals(16_666_667, PrefixIndex.tableLength(10_000_000)); // 2^25 = 33,554,432 before
+        assertEquals(Integer.MAX_VALUE - 8, PrefixIndex.tableLength(Integer.MAX_VALUE - 16)); // the largest array, still > ids
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {3, 7, 100, 999})
+    void everyIdIndexedAtOnceIsFoundAndRemovedAcrossTheTablesEnd(int n) {
+        Random rnd = new Random(n);
+        long[] hi = new long[n];
+        long[] lo = new long[n];
+        PrefixIndex index = new PrefixIndex(hi, lo);
+        for (int id = 0; id < n; id++) {
+            hi[id] = rnd.nextInt(3); // long clusters, which wrap at the end of a table of ceil(5n/3)
+            lo[id] = rnd.nextLong();
+            assertEquals(true, index.put(id));
+        }
+        assertEquals(n, index.size());
+        for (int id = 0; id < n; id++) {
+            assertEquals(id, index.get(hi[id], lo[id]));
+        }
+        for (int id = n - 1; id >= 0; id -= 2) {
+            assertEquals(true, index.remove(id));
+            assertEquals(-1, index.get(hi[id], lo[id]));
+        }
+        for (int id = 0; id < n; id++) {
+            assertEquals((n - 1 - id) % 2 == 0 ? -1 : id, index.get(hi[id], lo[id]), "id " + id);
         }
     }
 
