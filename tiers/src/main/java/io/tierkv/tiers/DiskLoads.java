@@ -38,8 +38,8 @@ final class DiskLoads {
         long lo;
         blocks.lock.lock();
         try {
-            hi = blocks.hashHi[blockId];
-            lo = blocks.hashLo[blockId];
+            hi = blocks.hashHi(blockId);
+            lo = blocks.hashLo(blockId);
         } finally {
             blocks.lock.unlock();
         }
@@ -78,8 +78,8 @@ final class DiskLoads {
             if (!t.pins.diskCopyHeld(blockId)) { // its record failed verification elsewhere since it was pinned
                 return false;
             }
-            hi = blocks.hashHi[blockId];
-            lo = blocks.hashLo[blockId];
+            hi = blocks.hashHi(blockId);
+            lo = blocks.hashLo(blockId);
         } finally {
             blocks.lock.unlock();
         }

@@ -72,7 +72,7 @@ final class DiskPins {
         if ((h.state[blockId] & ON_DISK) == 0) {
             return false;
         }
-        if ((h.state[blockId] & PINNED) != 0 && !h.closed && t.disk.pinning().pinBroken(h.diskPin[blockId])) {
+        if ((h.state[blockId] & PINNED) != 0 && !h.closed && t.disk.pinning().pinBroken(h.diskPin(blockId))) {
             diskCopyGone(blockId);
             return false;
         }
@@ -119,8 +119,8 @@ final class DiskPins {
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     boolean settleIfGone(int blockId) {
         boolean gone = (h.state[blockId] & ON_DISK) != 0
-                && ((h.state[blockId] & PINNED) != 0 ? t.disk.pinning().pinBroken(h.diskPin[blockId])
-                        : !t.disk.contains(h.hashHi[blockId], h.hashLo[blockId]));
+                && ((h.state[blockId] & PINNED) != 0 ? t.disk.pinning().pinBroken(h.diskPin(blockId))
+                        : !t.disk.contains(h.hashHi(blockId), h.hashLo(blockId)));
         if (gone) {
             diskCopyGone(blockId);
         }
@@ -131,7 +131,7 @@ final class DiskPins {
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     void diskCopyGone(int blockId) {
         releaseDiskPin(blockId);
-        h.state[blockId] &= ~ON_DISK;
+        h.clearOnDisk(blockId);
     }
 
     /**
@@ -142,11 +142,9 @@ final class DiskPins {
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     void releaseDiskPin(int blockId) {
         if ((h.state[blockId] & PINNED) != 0) {
-            h.state[blockId] &= ~PINNED;
-            long pin = h.diskPin[blockId];
-            h.diskPin[blockId] = DiskTier.NO_PIN;
+            long pin = h.takeDiskPin(blockId);
             if (!h.closed) {
-                t.disk.pinning().unpin(h.hashHi[blockId], h.hashLo[blockId], pin);
+                t.disk.pinning().unpin(h.hashHi(blockId), h.hashLo(blockId), pin);
             }
         }
     }
@@ -179,8 +177,7 @@ final class DiskPins {
             }
         }
         if (needed) {
-            h.state[victim] |= PINNED;
-            h.diskPin[victim] = pin;
+            h.setDiskPin(victim, pin);
         }
         return true;
     }
@@ -202,13 +199,12 @@ final class DiskPins {
         if ((st & PINNED) != 0) {
             return diskCopyHeld(blockId); // false if the pinned record failed verification since
         }
-        long pin = t.disk.pinning().pin(h.hashHi[blockId], h.hashLo[blockId]);
+        long pin = t.disk.pinning().pin(h.hashHi(blockId), h.hashLo(blockId));
         if (pin != DiskTier.NO_PIN) {
-            h.state[blockId] |= PINNED;
-            h.diskPin[blockId] = pin;
+            h.setDiskPin(blockId, pin);
             return true;
         }
-        h.state[blockId] &= ~ON_DISK;
+        h.clearOnDisk(blockId);
         return false;
     }
 
@@ -218,7 +214,7 @@ final class DiskPins {
         java.util.Map<Long, int[]> holders = new java.util.LinkedHashMap<>(); // pin -> {ids holding it, one of them}
         for (int id = 0; id < h.state.length; id++) {
             if ((h.state[id] & PINNED) != 0) {
-                int[] holder = holders.computeIfAbsent(h.diskPin[id], p -> new int[2]);
+                int[] holder = holders.computeIfAbsent(h.diskPin(id), p -> new int[2]);
                 holder[0]++;
                 holder[1] = id;
             }
@@ -231,8 +227,8 @@ final class DiskPins {
         int i = 0;
         for (var e : holders.entrySet()) {
             int id = e.getValue()[1];
-            his[i] = h.hashHi[id];
-            los[i] = h.hashLo[id];
+            his[i] = h.hashHi(id);
+            los[i] = h.hashLo(id);
             pins[i] = e.getKey();
             counts[i++] = e.getValue()[0];
         }

@@ -17,19 +17,25 @@ import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The host tier's facts, under its one lock: per block id its host slot, its host-side state
- * bits, its hash and the disk pin it holds; per host slot its bytes (a range of the pinned buffer)
- * and its identity; the host policy and the slot counts. The parts of the host tier read and
- * write these fields directly, always with {@link #lock} held.
+ * The host tier's facts, under its one lock: per block id its host slot and its host-side state
+ * bits; per host slot its bytes (a range of the pinned buffer), its block's hash and identity;
+ * the hashes of blocks held on disk with no host slot, and the disk pins ids hold, for just
+ * those ids; the host policy and the slot counts. The parts of the host tier read and write
+ * these fields directly, always with {@link #lock} held.
  *
  * <pre>
  * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED, NEEDED, PINNED)
- *               | hash 2 longs | disk pin long (the record serial its pin names; 0 when not PINNED)
- * ids whose host copy left for room, with their hashes, until the cache drains them
+ *                                                              = 5 bytes of heap per block id
  * per host slot: [bytesPerBlock bytes] at hs * bytesPerBlock in one pinned buffer (no segment
- *                object per slot: copies take the offset); its identity off-heap beside it
- *                ({@link BlockIdentity}: context, parent hash, B token ids; copied at demotion)
+ *                object per slot: copies take the offset) | hash 2 longs (heap) | identity
+ *                off-heap ({@link BlockIdentity}: context, parent hash, B token ids; copied at demotion)
+ * per id ON_DISK with no host slot: its hash ({@link IdLongs}, two words)
+ * per PINNED id: the record serial its pin names ({@link IdLongs}, one word)
+ * ids whose host copy left for room, with their hashes, until the cache drains them
  * </pre>
+ * A block's hash is where its copy is: its host slot's while it has one, else (held by hash
+ * alone) the id's entry, which {@link #unplace} makes when an ON_DISK block leaves its slot and
+ * which goes when ON_DISK does ({@link #clearOnDisk}) or the id is forgotten ({@link #clear}).
  */
 final class HostBlocks {
 
@@ -63,10 +69,13 @@ final class HostBlocks {
     @GuardedBy("lock") final EvictionPolicy policy;
     @GuardedBy("lock") final int[] hostSlot;
     @GuardedBy("lock") final byte[] state;
-    @GuardedBy("lock") final long[] hashHi;
-    @GuardedBy("lock") final long[] hashLo;
-    /** Per id: the pin it holds on its disk record ({@link io.tierkv.tiers.disk.store.RecordPins#pin}) while PINNED, else {@link DiskTier#NO_PIN}. */
-    @GuardedBy("lock") final long[] diskPin;
+    /** Per host slot: the hash of the block in it. */
+    @GuardedBy("lock") private final long[] slotHashHi;
+    @GuardedBy("lock") private final long[] slotHashLo;
+    /** Per id held on disk by hash alone (ON_DISK, no host slot): its hash, words hi and lo. */
+    @GuardedBy("lock") private final IdLongs diskOnlyHashes = new IdLongs(2);
+    /** Per PINNED id: the pin it holds on its disk record ({@link io.tierkv.tiers.disk.store.RecordPins#pin}). */
+    @GuardedBy("lock") private final IdLongs diskPins = new IdLongs(1);
     /** Host slots taken for a copy in flight (a demotion, a load, an adoption's read). */
     @GuardedBy("lock") int reservedHostSlots;
     /** Host slots of blocks the cache freed while a spill or late promotion read them. */
@@ -105,9 +114,78 @@ final class HostBlocks {
         this.hostSlot = new int[maxBlocks];
         Arrays.fill(hostSlot, -1);
         this.state = new byte[maxBlocks];
-        this.hashHi = new long[maxBlocks];
-        this.hashLo = new long[maxBlocks];
-        this.diskPin = new long[maxBlocks];
+        this.slotHashHi = new long[hostBlocks];
+        this.slotHashLo = new long[hostBlocks];
+    }
+
+    /** {@return the high word of the block's hash: its host slot's, or its disk-only entry's; 0 if it has neither} */
+    @GuardedBy("lock")
+    long hashHi(int blockId) {
+        int hs = hostSlot[blockId];
+        return hs >= 0 ? slotHashHi[hs] : diskOnlyHashes.get(blockId, 0, 0L);
+    }
+
+    /** {@return the low word of the block's hash, as {@link #hashHi}} */
+    @GuardedBy("lock")
+    long hashLo(int blockId) {
+        int hs = hostSlot[blockId];
+        return hs >= 0 ? slotHashLo[hs] : diskOnlyHashes.get(blockId, 1, 0L);
+    }
+
+    /** {@return whether this id holds a hash here (a host slot, or a disk copy kept by hash)} */
+    @GuardedBy("lock")
+    boolean hasHash(int blockId) {
+        return (hashHi(blockId) | hashLo(blockId)) != 0;
+    }
+
+    /** Clears ON_DISK: the block's disk copy is gone; a block with no host slot forgets its hash too. Lock held. */
+    @GuardedBy("lock")
+    void clearOnDisk(int blockId) {
+        state[blockId] &= ~ON_DISK;
+        if (hostSlot[blockId] < 0) {
+            diskOnlyHashes.remove(blockId);
+        }
+    }
+
+    /** Forgets everything this tier knew of an id with no host slot left (its state, disk-only hash; its pin must be released already). Lock held. */
+    @GuardedBy("lock")
+    void clear(int blockId) {
+        state[blockId] = 0;
+        diskOnlyHashes.remove(blockId);
+    }
+
+    /** {@return the pin this PINNED id holds on its disk record, or {@link DiskTier#NO_PIN}} */
+    @GuardedBy("lock")
+    long diskPin(int blockId) {
+        return diskPins.get(blockId, 0, DiskTier.NO_PIN);
+    }
+
+    /** Records the pin an id now holds on its disk record and marks it PINNED. Lock held. */
+    @GuardedBy("lock")
+    void setDiskPin(int blockId, long pin) {
+        state[blockId] |= PINNED;
+        diskPins.set(blockId, 0, pin);
+    }
+
+    /** Takes away a PINNED id's pin record and the mark. Lock held. @return the pin */
+    @GuardedBy("lock")
+    long takeDiskPin(int blockId) {
+        state[blockId] &= ~PINNED;
+        long pin = diskPin(blockId);
+        diskPins.remove(blockId);
+        return pin;
+    }
+
+    /** {@return ids holding a disk-only hash entry, and ids holding a pin: for the invariants} */
+    @GuardedBy("lock")
+    IdLongs diskOnlyHashes() {
+        return diskOnlyHashes;
+    }
+
+    /** {@return the pins ids hold, by id: for the invariants} */
+    @GuardedBy("lock")
+    IdLongs diskPins() {
+        return diskPins;
     }
 
     /**
@@ -117,18 +195,32 @@ final class HostBlocks {
     @GuardedBy("lock")
     void place(int blockId, int hs, long hi, long lo) {
         hostSlot[blockId] = hs;
-        hashHi[blockId] = hi;
-        hashLo[blockId] = lo;
-        if (hs >= 0 && events.enabled()) {
+        if (hs < 0) {
+            diskOnlyHashes.set(blockId, 0, hi);
+            diskOnlyHashes.set(blockId, 1, lo);
+            return;
+        }
+        diskOnlyHashes.remove(blockId);
+        slotHashHi[hs] = hi;
+        slotHashLo[hs] = lo;
+        if (events.enabled()) {
             events.blockStored(KvMedium.CPU, hi, lo, identity(hs));
         }
     }
 
-    /** Detaches a block from its host slot, if it has one, and reports it no longer findable on the host. Lock held. */
+    /**
+     * Detaches a block from its host slot, if it has one, and reports it no longer findable on the
+     * host; a block ON_DISK keeps its hash (held by hash alone now). Lock held.
+     */
     @GuardedBy("lock")
     void unplace(int blockId) {
-        if (hostSlot[blockId] >= 0) {
-            events.blockRemoved(KvMedium.CPU, hashHi[blockId], hashLo[blockId]);
+        int hs = hostSlot[blockId];
+        if (hs >= 0) {
+            events.blockRemoved(KvMedium.CPU, slotHashHi[hs], slotHashLo[hs]);
+            if ((state[blockId] & ON_DISK) != 0) {
+                diskOnlyHashes.set(blockId, 0, slotHashHi[hs]);
+                diskOnlyHashes.set(blockId, 1, slotHashLo[hs]);
+            }
             hostSlot[blockId] = -1;
         }
     }
@@ -139,7 +231,7 @@ final class HostBlocks {
         state[blockId] &= ~(MOVING | QUEUED); // a queued spill of a block promoted meanwhile is skipped
         state[blockId] |= addFlag;
         if (hostSlot[blockId] >= 0) {
-            policy.onAdmit(blockId, 0, hashLo[blockId]);
+            policy.onAdmit(blockId, 0, hashLo(blockId));
         }
     }
 

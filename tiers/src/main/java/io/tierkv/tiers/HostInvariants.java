@@ -36,6 +36,8 @@ final class HostInvariants {
             int resident = 0;
             int parked = t.lateCopies.parkedHostSlots();
             boolean[] seen = new boolean[h.slots.capacity()];
+            int pinned = 0;
+            int diskOnlyIds = 0;
             for (int id = 0; id < h.hostSlot.length; id++) {
                 int hs = h.hostSlot[id];
                 boolean pinOk = (h.state[id] & (NEEDED | ON_DISK)) == (NEEDED | ON_DISK) && hs < 0;
@@ -43,8 +45,21 @@ final class HostInvariants {
                     bad.add("block " + id + " holds a disk pin but state " + h.state[id] + " host slot " + hs
                             + " (expected NEEDED, ON_DISK, no host slot)");
                 }
-                if (((h.state[id] & PINNED) != 0) != (h.diskPin[id] != DiskTier.NO_PIN)) {
-                    bad.add("block " + id + " state " + h.state[id] + " but disk pin " + h.diskPin[id]);
+                if (((h.state[id] & PINNED) != 0) != (h.diskPin(id) != DiskTier.NO_PIN)) {
+                    bad.add("block " + id + " state " + h.state[id] + " but disk pin " + h.diskPin(id));
+                }
+                if ((h.state[id] & PINNED) != 0) {
+                    pinned++;
+                }
+                boolean diskOnly = hs < 0 && (h.state[id] & ON_DISK) != 0;
+                if (diskOnly) {
+                    diskOnlyIds++;
+                }
+                if (diskOnly != h.diskOnlyHashes().contains(id)) {
+                    bad.add("block " + id + " state " + h.state[id] + " host slot " + hs
+                            + (diskOnly ? " has no" : " keeps a") + " disk-only hash entry");
+                } else if (diskOnly && !h.hasHash(id)) {
+                    bad.add("block " + id + " is held on disk by a zero hash");
                 }
                 if (hs < 0) {
                     if (h.policy.contains(id)) {
@@ -68,6 +83,13 @@ final class HostInvariants {
             if (resident + parked + h.reservedHostSlots + h.orphanedSlots != h.slots.usedCount()) {
                 bad.add("host resident " + resident + " + parked " + parked + " + reserved " + h.reservedHostSlots
                         + " + orphaned " + h.orphanedSlots + " != used " + h.slots.usedCount());
+            }
+            if (diskOnlyIds != h.diskOnlyHashes().size()) {
+                bad.add("disk-only hash entries " + h.diskOnlyHashes().size() + " != ids ON_DISK without a host slot "
+                        + diskOnlyIds);
+            }
+            if (pinned != h.diskPins().size()) {
+                bad.add("disk pin entries " + h.diskPins().size() + " != PINNED ids " + pinned);
             }
             if (t.disk != null && !h.closed && h.pinningSpills == 0) {
                 t.pins.checkDiskPins(bad);

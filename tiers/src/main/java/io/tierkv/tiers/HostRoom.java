@@ -96,8 +96,8 @@ final class HostRoom {
         h.policy.onRemove(victim);
         h.state[victim] |= MOVING;
         int hs = h.hostSlot[victim];
-        long hi = h.hashHi[victim];
-        long lo = h.hashLo[victim];
+        long hi = h.hashHi(victim);
+        long lo = h.hashLo(victim);
         boolean pin = (h.state[victim] & NEEDED) != 0; // its record may become its only copy: pin it as it is written
         long stored = NOT_STORED;
         if (pin) {
@@ -188,7 +188,7 @@ final class HostRoom {
     void toBackOfPolicy(int victim) {
         h.policy.onRemove(victim);
         if (h.hostSlot[victim] >= 0 && (h.state[victim] & (MOVING | QUEUED)) == 0) {
-            h.policy.onAdmit(victim, 0, h.hashLo[victim]);
+            h.policy.onAdmit(victim, 0, h.hashLo(victim));
         }
     }
 
@@ -220,7 +220,7 @@ final class HostRoom {
             int done = 0;
             while (done < max) {
                 int victim = h.policy.victim();
-                if (victim < 0 || (h.hashHi[victim] | h.hashLo[victim]) == 0) {
+                if (victim < 0 || (h.hashHi(victim) | h.hashLo(victim)) == 0) {
                     break;
                 }
                 if ((h.state[victim] & CLEAN) != 0) { // the device holds it too: dropping costs nothing

@@ -176,7 +176,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 try {
                     for (int id = 0; id < blocks.hostSlot.length; id++) {
                         if (blocks.hostSlot[id] >= 0) {
-                            out.add(new io.tierkv.core.event.KvBlockHash(blocks.hashHi[id], blocks.hashLo[id]));
+                            out.add(new io.tierkv.core.event.KvBlockHash(blocks.hashHi(id), blocks.hashLo(id)));
                         }
                     }
                 } finally {
@@ -309,8 +309,8 @@ final class HostTier implements LowerTier, AutoCloseable {
             if (hs < 0 && !pins.diskCopyHeld(blockId)) {
                 return false;
             }
-            hi = blocks.hashHi[blockId];
-            lo = blocks.hashLo[blockId];
+            hi = blocks.hashHi(blockId);
+            lo = blocks.hashLo(blockId);
             if (hs >= 0) { // copied under the lock: the slot cannot be dropped or reused meanwhile
                 MemorySegment.copy(blocks.slotBytes, blocks.slotOffset(hs), out, 0, layout.bytesPerBlock());
                 blocks.policy.onAccess(blockId);
@@ -409,7 +409,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     public int settleDrop(int blockId, long hashHi, long hashLo) {
         blocks.lock.lock();
         try {
-            if (blocks.hashHi[blockId] == hashHi && blocks.hashLo[blockId] == hashLo) {
+            if (blocks.hashHi(blockId) == hashHi && blocks.hashLo(blockId) == hashLo) {
                 pins.settleIfGone(blockId);
             }
             return residenceLocked(blockId);
@@ -423,7 +423,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         blocks.lock.lock();
         try {
             if (disk == null || blocks.hostSlot[blockId] < 0 || (blocks.state[blockId] & (MOVING | CLEAN)) != 0
-                    || (blocks.hashHi[blockId] | blocks.hashLo[blockId]) == 0) {
+                    || (blocks.hashHi(blockId) | blocks.hashLo(blockId)) == 0) {
                 return false;
             }
             return room.leaveHost(blockId, false);
@@ -470,7 +470,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             if (blocks.hostSlot[blockId] < 0 && (blocks.state[blockId] & ON_DISK) != 0) {
                 // Spilled while referenced, now held by hash alone: its id may be retired (the cache
                 // settles the note), or ids would stay live until the record itself went.
-                blocks.noteLeft(blockId, blocks.hashHi[blockId], blocks.hashLo[blockId]);
+                blocks.noteLeft(blockId, blocks.hashHi(blockId), blocks.hashLo(blockId));
             }
         } finally {
             blocks.lock.unlock();
@@ -488,12 +488,12 @@ final class HostTier implements LowerTier, AutoCloseable {
                 blocks.orphanedSlots++;
                 blocks.policy.onRemove(blockId);
                 blocks.unplace(blockId);
-                blocks.state[blockId] = 0;
+                blocks.clear(blockId);
                 return;
             }
             room.dropHostCopy(blockId);
             pins.releaseDiskPin(blockId);
-            blocks.state[blockId] = 0;
+            blocks.clear(blockId);
         } finally {
             blocks.lock.unlock();
         }

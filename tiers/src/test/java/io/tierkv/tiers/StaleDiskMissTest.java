@@ -58,8 +58,8 @@ class StaleDiskMissTest {
                 try {
                     identity = arena.allocate(host.blocks.identityBytes).copyFrom(
                             host.blocks.identity(host.blocks.hostSlot[id]));
-                    hi = host.blocks.hashHi[id];
-                    lo = host.blocks.hashLo[id];
+                    hi = host.blocks.hashHi(id);
+                    lo = host.blocks.hashLo(id);
                 } finally {
                     host.blocks.lock.unlock();
                 }
