@@ -179,22 +179,23 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
     }
 
     /**
-     * Waits for an event until a deadline: returns at once, reading no clock, if it is complete
-     * already (a copy the emulated device ran inline); else spins for the first 50 us (a block
-     * copy is tens to hundreds of microseconds), then yields until 1 ms, then parks in 20 us steps.
+     * Waits for an event for at most {@code timeoutNanos} from this call: returns at once, reading
+     * no clock, if it is complete already (a copy the emulated device ran inline); else spins for
+     * the first 50 us (a block copy is tens to hundreds of microseconds), then yields until 1 ms,
+     * then parks in 20 us steps.
      *
-     * @param event         the event
-     * @param deadlineNanos {@link System#nanoTime()} to give up at
+     * @param event        the event
+     * @param timeoutNanos how long to wait, {@code > 0}
      * @return whether the event completed in time
      */
-    static boolean await(GpuEvent event, long deadlineNanos) {
+    static boolean await(GpuEvent event, long timeoutNanos) {
         if (event.isComplete()) {
             return true;
         }
         long start = System.nanoTime();
         while (!event.isComplete()) {
             long now = System.nanoTime();
-            if (now >= deadlineNanos) {
+            if (now - start >= timeoutNanos) {
                 return false;
             }
             long waited = now - start;

@@ -34,6 +34,7 @@ final class DiskLoads {
      * @return {@link LowerTier#PROMOTED}, or {@link LowerTier#LOST} for a missing or damaged record
      */
     int promote(int blockId, MemorySegment identity, int deviceSlot, long start) {
+        long sampledStart = t.counters.promotions.startTimer(); // promotions share one sampled histogram
         long hi;
         long lo;
         blocks.lock.lock();
@@ -57,7 +58,7 @@ final class DiskLoads {
         } finally {
             t.staging.release(buffer);
         }
-        t.counters.promotions.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
+        t.counters.promotions.recordSampled(blockId, t.layout.bytesPerBlock(), sampledStart);
         return LowerTier.PROMOTED;
     }
 

@@ -200,9 +200,9 @@ final class HostTier implements LowerTier, AutoCloseable {
             counters.hostAllocationFailures.increment();
             return false;
         }
-        long start = System.nanoTime();
+        long start = counters.demotions.startTimer();
         GpuEvent ev = device.copyToHost(deviceSlot, blocks.slotBytes, blocks.slotOffset(hs));
-        boolean done = DeviceTier.await(ev, start + copyTimeoutNanos);
+        boolean done = DeviceTier.await(ev, copyTimeoutNanos);
         RemoteTier r = remote;
         if (done && r != null && r.writeThrough && (hi | lo) != 0) {
             r.push.offer(hi, lo, identity, blocks.slotView(hs)); // hs is still reserved: nobody else touches it
@@ -223,7 +223,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         } finally {
             blocks.lock.unlock();
         }
-        counters.demotions.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
+        counters.demotions.recordSampled(blockId, layout.bytesPerBlock(), start);
         return true;
     }
 
@@ -231,16 +231,17 @@ final class HostTier implements LowerTier, AutoCloseable {
      * {@inheritDoc}
      *
      * <p>Small on purpose: the compiler inlines it into the cache's promotion, so that on the
-     * host path the identity, which only the disk path reads, need not be allocated at all.
+     * host path the identity, which only the disk path reads, need not be allocated at all. A
+     * promotion from the host reads no clock unless its copy must be waited for (the timeout
+     * counts from then) or it is the one in {@link TierCounters.Move#SAMPLE_EVERY} timed.
      */
     @Override
     public int promote(int blockId, MemorySegment identity, int deviceSlot, long timeoutNanos) {
-        long start = System.nanoTime(); // one clock read times the move and starts its deadline
         int hs = takeForPromotion(blockId);
         if (hs >= 0) {
-            return promoteFromHost(blockId, hs, deviceSlot, start, start + timeoutNanos);
+            return promoteFromHost(blockId, hs, deviceSlot, timeoutNanos);
         }
-        return hs == FROM_DISK ? diskLoads.promote(blockId, identity, deviceSlot, start) : LOST;
+        return hs == FROM_DISK ? diskLoads.promote(blockId, identity, deviceSlot, System.nanoTime()) : LOST;
     }
 
     /** What {@link #takeForPromotion} returns for a block whose copy is on disk only. */
@@ -278,9 +279,10 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     /** Host slot {@code hs} (MOVING) to the device; the host copy stays, CLEAN. */
-    private int promoteFromHost(int blockId, int hs, int deviceSlot, long start, long deadlineNanos) {
+    private int promoteFromHost(int blockId, int hs, int deviceSlot, long timeoutNanos) {
+        long start = counters.promotions.startTimer();
         GpuEvent ev = device.copyFromHost(blocks.slotBytes, blocks.slotOffset(hs), deviceSlot);
-        boolean done = DeviceTier.await(ev, deadlineNanos);
+        boolean done = DeviceTier.await(ev, timeoutNanos);
         blocks.lock.lock();
         try {
             if (!done) {
@@ -292,7 +294,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         } finally {
             blocks.lock.unlock();
         }
-        counters.promotions.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
+        counters.promotions.recordSampled(blockId, layout.bytesPerBlock(), start);
         return PROMOTED;
     }
 

@@ -17,7 +17,7 @@ import io.tierkv.core.prefix.HashAlgorithm;
  *                               collisions, {@link HashAlgorithm#MURMUR3_128} is for one trusted tenant
  * @param recentDeviceBlocks     sealed blocks at the end of every open sequence kept on the top tier, >= 0
  * @param admissionTimeoutNanos  how long an allocation waits for space before failing, >= 0
- * @param promotionTimeoutNanos  how long a promotion may take before it is cancelled, > 0
+ * @param promotionTimeoutNanos  how long a promotion waits for its device copy before it is cancelled, > 0
  * @param hashKey                secret key of a keyed {@code SHA256_128} block hash (HMAC-SHA256), at
  *                               least {@value BlockHasher#MIN_KEY_BYTES} bytes, or empty for none; copied
  */
