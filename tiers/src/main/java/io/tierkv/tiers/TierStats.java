@@ -91,8 +91,9 @@ public record TierStats(CacheStats cache, int hostCapacityBlocks, int hostUsedBl
      *
      * @param blocks      blocks moved
      * @param bytes       bytes moved
-     * @param p50Nanos    median latency
-     * @param p99Nanos    99th percentile latency
+     * @param p50Nanos    median latency (demotions and promotions: of one move in eight, the sample
+     *                    their timing takes; every other direction times each move)
+     * @param p99Nanos    99th percentile latency, sampled as {@code p50Nanos}
      */
     public record MoveStats(long blocks, long bytes, long p50Nanos, long p99Nanos) {
 
