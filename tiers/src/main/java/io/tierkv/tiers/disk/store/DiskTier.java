@@ -186,7 +186,7 @@ public final class DiskTier implements AutoCloseable {
             space.journal().close();
         }
         if (directory != null) {
-            directory.release(false);
+            directory.releaseAfterFailedOpen();
         }
         scratchArena.close();
         closed = true;

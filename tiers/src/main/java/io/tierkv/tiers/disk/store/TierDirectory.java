@@ -39,11 +39,14 @@ final class TierDirectory {
     private final Path dir;
     private final FileChannel lockChannel;
     private final FileLock fileLock;
+    /** Whether {@link #lock} created the lock file: a refused open then takes it away again. */
+    private final boolean createdLockFile;
 
-    private TierDirectory(Path dir, FileChannel lockChannel, FileLock fileLock) {
+    private TierDirectory(Path dir, FileChannel lockChannel, FileLock fileLock, boolean createdLockFile) {
         this.dir = dir;
         this.lockChannel = lockChannel;
         this.fileLock = fileLock;
+        this.createdLockFile = createdLockFile;
     }
 
     /**
@@ -60,6 +63,7 @@ final class TierDirectory {
         if (Files.isSymbolicLink(lockFile)) {
             throw new IllegalArgumentException("lock file " + lockFile + " is a symbolic link (refused)");
         }
+        boolean existed = Files.exists(lockFile, LinkOption.NOFOLLOW_LINKS);
         FileChannel channel;
         try {
             channel = FileChannel.open(lockFile, Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE,
@@ -82,7 +86,7 @@ final class TierDirectory {
             throw new DirectoryRefusedException(dir, "disk tier directory " + dir + " is held by another manager (lock "
                     + lockFile + " is taken); use a directory of its own for each manager");
         }
-        return new TierDirectory(dir, channel, lock);
+        return new TierDirectory(dir, channel, lock, !existed);
     }
 
     private static void closeQuietly(FileChannel channel) {
@@ -300,6 +304,14 @@ final class TierDirectory {
             DiskFiles.deleteQuietly(temp);
             throw new UncheckedIOException("cannot write " + metaFile, e);
         }
+    }
+
+    /**
+     * Releases the lock after an open that failed (the directory refused, recovery failed): the
+     * lock file goes too if this open created it, so a refused directory is left as it was found.
+     */
+    void releaseAfterFailedOpen() {
+        release(createdLockFile);
     }
 
     /**

@@ -113,6 +113,27 @@ class DiskDirectoryTest {
     }
 
     @Test
+    void aRefusedDirectoryIsLeftWithoutTheLockFileTheRefusedOpenCreated() throws IOException {
+        Path stored = dir.resolve("stored");
+        writePersistent(options(stored, 2, 1 << 20), LAYOUT, 2);
+        Path copy = dir.resolve("copy"); // the same records, as copied or restored, with no lock file
+        Files.createDirectory(copy);
+        for (String name : files(stored).keySet()) {
+            if (!name.equals(DiskFormat.LOCK_FILE)) {
+                Files.copy(stored.resolve(name), copy.resolve(name));
+            }
+        }
+        Map<String, byte[]> before = files(copy);
+        assertThrows(DirectoryRefusedException.class, () -> DiskTier.open(options(copy, 2, 1 << 20), LAYOUT));
+        assertSameFiles(before, copy); // no lock file left behind: it was not there before
+
+        assertTrue(Files.exists(stored.resolve(DiskFormat.LOCK_FILE)), "the persistent tier's own lock file");
+        Map<String, byte[]> storedBefore = files(stored);
+        assertThrows(DirectoryRefusedException.class, () -> DiskTier.open(options(stored, 2, 1 << 20), LAYOUT));
+        assertSameFiles(storedBefore, stored); // a lock file that was there stays
+    }
+
+    @Test
     void theLeftoversOfAKilledTierThatWasNotPersistentAreItsOwnToDelete() throws IOException {
         Path killed = dir.resolve("killed");
         Files.createDirectory(killed);
