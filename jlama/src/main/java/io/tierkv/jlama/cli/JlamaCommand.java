@@ -188,9 +188,29 @@ public final class JlamaCommand implements Callable<Integer> {
             }
         }
         observe.check();
-        if (!Files.isRegularFile(modelDir.resolve("config.json"))) {
+        Path config = modelDir.resolve("config.json");
+        if (!Files.isRegularFile(config)) {
             throw new IllegalArgumentException("--model-dir " + modelDir + ": no config.json (expected a checkpoint "
                     + "folder with config.json)");
+        }
+        int context = contextLength(config);
+        if (context > 0 && steps > context) { // the prompt takes at least one position too; checked exactly after the load
+            throw new IllegalArgumentException("--steps " + steps + " (expected <= " + context + ", the model's context "
+                    + "length, max_position_embeddings in " + config + ", which holds the prompt and the steps)");
+        }
+    }
+
+    /**
+     * {@return the context length a Hugging Face config.json gives ({@code max_position_embeddings},
+     * as Jlama's {@code LlamaConfig} reads it), or -1 if it gives none or cannot be read: the model
+     * load then reports the file}
+     */
+    private static int contextLength(Path config) {
+        try {
+            return new com.fasterxml.jackson.databind.ObjectMapper().readTree(config.toFile())
+                    .path("max_position_embeddings").asInt(-1);
+        } catch (IOException e) {
+            return -1;
         }
     }
 

@@ -118,4 +118,14 @@ class JlamaCommandTest {
                 r.err());
         assertEquals(1, r.err().lines().count(), r.err());
     }
+
+    @Test
+    void stepsPastTheContextLengthAreRefusedBeforeTheModelLoads() throws Exception {
+        Path small = Files.createDirectories(dir.resolve("small"));
+        Files.writeString(small.resolve("config.json"), "{\"max_position_embeddings\": 64}"); // no weights: never loaded
+        Run r = run("--model-dir", small.toString(), "--prompt", "x", "--steps", "65");
+        assertEquals(2, r.status(), r.out() + r.err());
+        assertEquals("tierkv jlama: --steps 65 (expected <= 64, the model's context length, max_position_embeddings in "
+                + small.resolve("config.json") + ", which holds the prompt and the steps)", r.err().strip());
+    }
 }
