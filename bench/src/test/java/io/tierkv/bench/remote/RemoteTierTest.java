@@ -14,6 +14,8 @@ import io.tierkv.core.testing.TestCaches;
 import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.core.event.KvBlockHash;
 import io.tierkv.core.event.KvMedium;
+import io.tierkv.observe.MetricsEndpoint;
+import io.tierkv.observe.TierKvMetrics;
 import io.tierkv.remote.RemoteEviction;
 import io.tierkv.remote.RemoteOptions;
 import io.tierkv.remote.RemoteStore;
@@ -66,6 +68,31 @@ class RemoteTierTest {
         if (server != null) {
             server.close();
         }
+    }
+
+    private static String scrape(int port) throws java.io.IOException {
+        var c = (java.net.HttpURLConnection) java.net.URI.create("http://127.0.0.1:" + port + "/metrics").toURL()
+                .openConnection();
+        assertEquals(200, c.getResponseCode());
+        try (var in = c.getInputStream()) {
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+    }
+
+    /** {@return the value of the one sample of {@code name} whose labels contain {@code label} (any, if null)} */
+    private static double scraped(String text, String name, String label) {
+        Double found = null;
+        for (String line : text.split("\n")) {
+            if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
+                String labels = line.startsWith(name + "{") ? line.substring(name.length(), line.indexOf('}') + 1) : "";
+                if (label == null || labels.contains(label)) {
+                    assertEquals(null, found, "one sample of " + name + " " + label);
+                    found = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                }
+            }
+        }
+        assertTrue(found != null, "no sample of " + name + " " + label);
+        return found;
     }
 
     /** A namespace of its own per test, so tests sharing the server never see each other's blocks. */
@@ -210,6 +237,13 @@ class RemoteTierTest {
             assertEquals(0, st.fetched(), "a matched nothing");
             findable = leadingInStore(remote, hashes);
             assertTrue(findable >= st.store().puts() - PROMPTS, "most stored blocks lead a chain: " + findable);
+            try (MetricsEndpoint metrics = new MetricsEndpoint(new TierKvMetrics(a::stats, a::kvEventStats), 0)) {
+                String text = scrape(metrics.port());
+                assertEquals(st.pushOffered(), scraped(text, "tierkv_remote_blocks_total", "step=\"offered\""), text);
+                assertEquals(st.store().puts(), scraped(text, "tierkv_remote_blocks_total", "step=\"sent\""), text);
+                assertEquals(0.0, scraped(text, "tierkv_remote_dropped_blocks_total", "cause=\"store\""), text);
+                assertEquals(0.0, scraped(text, "tierkv_remote_breaker_open", null), text);
+            }
         }
         try (KvBlockManager b = manager(remote, smallDisk("b"), 4)) {
             int matched = matchAndVerifyAll(b);
@@ -218,6 +252,15 @@ class RemoteTierTest {
             assertEquals(matched, st.adopted(), "b's tiers started empty: every match came from the store");
             assertEquals(st.store().hits(), st.fetched());
             assertTrue(b.checkInvariants().isEmpty(), b.checkInvariants().toString());
+            try (MetricsEndpoint metrics = new MetricsEndpoint(new TierKvMetrics(b::stats, b::kvEventStats), 0)) {
+                String text = scrape(metrics.port()); // a live store's figures, not the zeros of a manager without one
+                assertTrue(st.fetched() > 0, st.toString());
+                assertEquals(st.fetched(), scraped(text, "tierkv_remote_blocks_total", "step=\"fetched\""), text);
+                assertEquals(st.adopted(), scraped(text, "tierkv_remote_blocks_total", "step=\"adopted\""), text);
+                assertEquals(st.store().lookupHits(), scraped(text, "tierkv_remote_lookup_blocks_total", "result=\"hit\""),
+                        text);
+                assertEquals(0.0, scraped(text, "tierkv_remote_failures_total", "kind=\"collision\""), text);
+            }
         }
     }
 
