@@ -27,23 +27,15 @@ final class DiskLoads {
     }
 
     /**
-     * Promotes a block held only on disk: its record, verified against {@code identity}, through a
-     * staging buffer into device slot {@code deviceSlot}; waits for the device copy (the staging
-     * buffer is reused next).
+     * Promotes a block held only on disk: its record, under the key the cache holds for it
+     * ({@code hi}, {@code lo}; a key read here in a second hold of the lock may be gone by then)
+     * and verified against {@code identity}, through a staging buffer into device slot
+     * {@code deviceSlot}; waits for the device copy (the staging buffer is reused next).
      *
      * @return {@link LowerTier#PROMOTED}, or {@link LowerTier#LOST} for a missing or damaged record
      */
-    int promote(int blockId, MemorySegment identity, int deviceSlot, long start) {
+    int promote(int blockId, long hi, long lo, MemorySegment identity, int deviceSlot, long start) {
         long sampledStart = t.counters.promotions.startTimer(); // promotions share one sampled histogram
-        long hi;
-        long lo;
-        blocks.lock.lock();
-        try {
-            hi = blocks.hashHi(blockId);
-            lo = blocks.hashLo(blockId);
-        } finally {
-            blocks.lock.unlock();
-        }
         int buffer = t.staging.acquire();
         try {
             int found = t.disk.load(hi, lo, identity, t.staging.block(buffer));

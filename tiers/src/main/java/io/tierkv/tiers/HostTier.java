@@ -236,12 +236,14 @@ final class HostTier implements LowerTier, AutoCloseable {
      * counts from then) or it is the one in {@link TierCounters.Move#SAMPLE_EVERY} timed.
      */
     @Override
-    public int promote(int blockId, MemorySegment identity, int deviceSlot, long timeoutNanos) {
+    public int promote(int blockId, long hashHi, long hashLo, MemorySegment identity, int deviceSlot,
+            long timeoutNanos) {
         int hs = takeForPromotion(blockId);
         if (hs >= 0) {
             return promoteFromHost(blockId, hs, deviceSlot, timeoutNanos);
         }
-        return hs == FROM_DISK ? diskLoads.promote(blockId, identity, deviceSlot, System.nanoTime()) : LOST;
+        return hs == FROM_DISK ? diskLoads.promote(blockId, hashHi, hashLo, identity, deviceSlot, System.nanoTime())
+                : LOST;
     }
 
     /** What {@link #takeForPromotion} returns for a block whose copy is on disk only. */

@@ -14,9 +14,9 @@ import java.util.Arrays;
  * keys  int[capacity]            (-1 empty), capacity a power of two, load at most 3/4
  * words long[capacity x stride]  the values of the id at the same index
  * </pre>
- * About {@code (4 + 8 x stride) / load} bytes per id held (27-53 B with two words); the table
- * doubles past three quarters full and halves at an eighth, so a burst of ids does not keep its
- * memory.
+ * About {@code (4 + 8 x stride) / load} bytes per id held: the table doubles past three quarters
+ * full and halves at an eighth, so its load stays between 1/8 and 3/4 (27-160 B per id with two
+ * words) and a burst of ids does not keep its memory.
  *
  * <p>Not thread-safe: the owner serialises calls (the host tier's lock).
  */

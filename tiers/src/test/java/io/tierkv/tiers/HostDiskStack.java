@@ -9,8 +9,17 @@ import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.store.DiskTier;
+import io.tierkv.core.cache.Sequence;
+import io.tierkv.core.cache.SequenceOptions;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.function.Function;
+
+import static io.tierkv.core.testing.TestCaches.appendWritten;
+import static io.tierkv.core.testing.TestCaches.tokens;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A cache over an emulated device, a host tier and an uncompressed disk tier, built from the parts
@@ -49,6 +58,40 @@ final class HostDiskStack implements AutoCloseable {
                 HashAlgorithm.MURMUR3_128, 0, 2_000_000, CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS);
         lower = lowerOf.apply(host);
         cache = new PagedKvCache(options, device, lower);
+    }
+
+    /** A block spilled by {@link #spillCachedBlock}: its id, its identity (a copy) and its hash. */
+    record Spilled(int id, MemorySegment identity, long hashHi, long hashLo) {
+    }
+
+    /**
+     * Writes one block (token ids 0..15, pattern 7), then makes it a cached block (indexed,
+     * referenced by nobody) held only by an unpinned disk record: referenced while it is demoted
+     * and spilled (so its id is kept), then released.
+     *
+     * @param arena owns the identity copy
+     * @return the block
+     */
+    Spilled spillCachedBlock(Arena arena) {
+        int id;
+        try (Sequence first = cache.openSequence(SequenceOptions.defaults())) {
+            appendWritten(first, 7, tokens(0, 16));
+            id = first.blockId(0);
+        }
+        try (Sequence holder = cache.openSequence(SequenceOptions.defaults())) {
+            assertEquals(16, holder.matchPrefix(tokens(0, 32)));
+            assertTrue(cache.tierControl().demoteBlock(id), "demoted to the host");
+            Spilled spilled;
+            host.blocks.lock.lock();
+            try {
+                spilled = new Spilled(id, arena.allocate(host.blocks.identityBytes).copyFrom(
+                        host.blocks.identity(host.blocks.hostSlot[id])), host.blocks.hashHi(id), host.blocks.hashLo(id));
+            } finally {
+                host.blocks.lock.unlock();
+            }
+            assertTrue(host.spill(id), "spilled to disk");
+            return spilled;
+        }
     }
 
     @Override

@@ -1,6 +1,5 @@
 package io.tierkv.tiers;
 
-import static io.tierkv.core.testing.TestCaches.appendWritten;
 import static io.tierkv.core.testing.TestCaches.blockImage;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -41,30 +40,12 @@ class StaleDiskMissTest {
             HostTier host = stack.host;
             DiskTier disk = stack.disk;
             PagedKvCache cache = stack.cache;
-            int id;
-            try (Sequence first = cache.openSequence(SequenceOptions.defaults())) {
-                appendWritten(first, 7, tokens(0, 16));
-                id = first.blockId(0);
-            }
-            // A cached block (indexed, referenced by nobody) held only by an unpinned disk record:
-            // referenced while it spills (so its id is kept), then released.
-            MemorySegment identity;
-            long hi;
-            long lo;
-            try (Sequence holder = cache.openSequence(SequenceOptions.defaults())) {
-                assertEquals(16, holder.matchPrefix(tokens(0, 32)));
-                assertTrue(cache.tierControl().demoteBlock(id), "demoted to the host");
-                host.blocks.lock.lock();
-                try {
-                    identity = arena.allocate(host.blocks.identityBytes).copyFrom(
-                            host.blocks.identity(host.blocks.hostSlot[id]));
-                    hi = host.blocks.hashHi(id);
-                    lo = host.blocks.hashLo(id);
-                } finally {
-                    host.blocks.lock.unlock();
-                }
-                assertTrue(host.spill(id), "spilled to disk");
-            }
+            // A cached block (indexed, referenced by nobody) held only by an unpinned disk record.
+            HostDiskStack.Spilled spilled = stack.spillCachedBlock(arena);
+            int id = spilled.id();
+            MemorySegment identity = spilled.identity();
+            long hi = spilled.hashHi();
+            long lo = spilled.hashLo();
             assertEquals(1, disk.maintenance().evict(1), "its unpinned record is evicted (the notice not drained)");
 
             ReentrantLock diskLock = diskLock(disk);

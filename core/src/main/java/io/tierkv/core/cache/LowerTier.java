@@ -33,17 +33,21 @@ public interface LowerTier {
      * Copies a block's bytes up into a top-tier slot.
      *
      * @param blockId       the block
+     * @param hashHi        its block hash, high word, as the cache holds it: the key of its disk
+     *                      record (the lower tier reads no key of its own, which may be gone by the
+     *                      time the copy starts)
+     * @param hashLo        its block hash, low word
      * @param identity      its identity, compared with what a disk record holds
      * @param slot          the top-tier slot to fill
-     * @param timeoutNanos  how long after the call starts to give up, {@code > 0}: a deadline the
-     *                      lower tier takes from the clock read it times the move with
+     * @param timeoutNanos  how long to wait for the device copy, {@code > 0}, from when the wait
+     *                      begins
      * @return {@link #PROMOTED} if the slot now holds the block's bytes; {@link #LOST} if the
      *         block is gone below (corrupt, missing, evicted, or its key holds another identity)
      *         and the slot is untouched;
      *         {@link #TIMED_OUT} if the copy did not complete in time: the copy may still land,
      *         so the slot stays reserved until {@link #releaseLateSlots} hands it back
      */
-    int promote(int blockId, MemorySegment identity, int slot, long timeoutNanos);
+    int promote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot, long timeoutNanos);
 
     /** {@link #promote} result: the slot holds the block. */
     int PROMOTED = 0;

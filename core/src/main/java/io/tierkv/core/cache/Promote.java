@@ -38,10 +38,12 @@ final class Promote {
         admission.reserve();
         b.flags[id] |= TRANSIT;
         long timeoutNanos = cache.options.promotionTimeoutNanos();
+        long hi = b.hashHi[id]; // read under the lock: the block is TRANSIT, so its hash stays
+        long lo = b.hashLo[id];
         int result = LowerTier.LOST;
         cache.lock.unlock();
         try {
-            result = lower.promote(id, cache.identities.of(id), s, timeoutNanos);
+            result = lower.promote(id, hi, lo, cache.identities.of(id), s, timeoutNanos);
         } finally {
             cache.lock.lock();
             b.flags[id] &= ~TRANSIT;

@@ -390,7 +390,7 @@ class SequenceContractTest {
         }
 
         @Override
-        public int promote(int blockId, MemorySegment identity, int slot, long timeoutNanos) {
+        public int promote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot, long timeoutNanos) {
             timeout = timeoutNanos;
             return PROMOTED;
         }

@@ -1,0 +1,66 @@
+package io.tierkv.tiers;
+
+import static io.tierkv.core.testing.TestCaches.blockImage;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tierkv.core.cache.LowerTier;
+import io.tierkv.tiers.disk.store.DiskTier;
+import java.lang.foreign.Arena;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A promotion from disk loads the key the cache holds for the block, not one the host tier reads
+ * again after {@code takeForPromotion} let its lock go: replays, step by step, an interleaving in
+ * which the block's disk copy is cleared between the two (a match's {@code pinBelow} finds the
+ * record evicted, which drops the host tier's disk-only key) and the key is written again by
+ * another id of the same identity. With the key read in a second lock section, the promotion
+ * loaded key (0, 0) and lost the block (a reviewer's replay of this, at 6749629: LOST where
+ * PROMOTED was due).
+ */
+class PromoteHashReadTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aDiskPromotionLoadsTheKeyTheCacheHoldsEvenAfterTheHostTierDroppedItsOwn() throws Exception {
+        int bb = Managers.LAYOUT.bytesPerBlock();
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), host -> host);
+                Arena arena = Arena.ofConfined()) {
+            HostTier host = stack.host;
+            DiskTier disk = stack.disk;
+            HostDiskStack.Spilled b = stack.spillCachedBlock(arena);
+            int id = b.id();
+            // 1. the promotion's first lock section: a disk-only copy
+            Method take = HostTier.class.getDeclaredMethod("takeForPromotion", int.class);
+            take.setAccessible(true);
+            assertEquals(-2, (int) take.invoke(host, id), "FROM_DISK");
+            // 2. meanwhile: the record is evicted, a match's pinBelow finds it gone (ON_DISK cleared)
+            assertEquals(1, disk.maintenance().evict(1));
+            assertFalse(host.pinBelow(id));
+            host.unpinBelow(id);
+            // 3. another id of the same identity writes the key again
+            assertTrue(disk.put(b.hashHi(), b.hashLo(), b.identity(), blockImage(arena.allocate(bb), Managers.LAYOUT, 7, 0)));
+            host.blocks.lock.lock();
+            try {
+                assertEquals(0, host.blocks.hashHi(id) | host.blocks.hashLo(id), "the host tier's own key went with ON_DISK");
+            } finally {
+                host.blocks.lock.unlock();
+            }
+            // 4. the promotion goes on with the key the cache gave it
+            Field f = HostTier.class.getDeclaredField("diskLoads");
+            f.setAccessible(true);
+            DiskLoads loads = (DiskLoads) f.get(host);
+            long missesBefore = host.counters.diskMisses.sum();
+            int result = loads.promote(id, b.hashHi(), b.hashLo(), b.identity(), HostDiskStack.BLOCKS - 1, System.nanoTime());
+            assertEquals(LowerTier.PROMOTED, result, "the record under its key holds its identity");
+            assertEquals(missesBefore, host.counters.diskMisses.sum(), "no miss counted");
+        }
+    }
+}
