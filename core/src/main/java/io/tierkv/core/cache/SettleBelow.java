@@ -34,9 +34,10 @@ final class SettleBelow {
      * on the host, nothing. A key's entry ({@link BelowChanges#NO_BLOCK}) names the block indexed
      * under it, and the lower tier settles that block's disk copy first
      * ({@link LowerTier#settleDrop}). An entry whose block is moving (in transit) is kept for the
-     * next run: the move may end with the block below (a load, a failed promotion) and the copy
-     * the entry reports gone. So is every entry after one whose settling threw. Nothing is drained
-     * once the cache is closed.
+     * next run: the move may end with the block below (a load, a failed promotion, or a demotion
+     * whose host copy the host tier spilled before the demotion committed, the block's top-tier
+     * slot still held) and the copy the entry reports gone. So is every entry after one whose
+     * settling threw. Nothing is drained once the cache is closed.
      *
      * @return entries settled or found stale (not those kept)
      */
@@ -81,12 +82,15 @@ final class SettleBelow {
         long lo = changes.hashLo(i);
         boolean byKey = changes.blockId(i) == BelowChanges.NO_BLOCK;
         int id = byKey ? cache.prefix.index.get(hi, lo) : changes.blockId(i);
-        if (id < 0 || b.state[id] != SEALED || b.slot[id] >= 0 || b.hashHi[id] != hi || b.hashLo[id] != lo) {
-            return; // stale: freed, reused, or back on the top tier
+        if (id < 0 || b.state[id] != SEALED || b.hashHi[id] != hi || b.hashLo[id] != lo) {
+            return; // stale: freed or reused
         }
-        if (b.inTransit(id)) {
+        if (b.inTransit(id)) { // before the top-tier check: a demotion in flight still has its slot
             kept.add(changes.blockId(i), hi, lo);
             return;
+        }
+        if (b.slot[id] >= 0) {
+            return; // back on the top tier
         }
         int where = byKey ? lower.settleDrop(id, hi, lo) : lower.residence(id);
         if (where == LowerTier.RESIDENT_NOWHERE) {
