@@ -176,7 +176,7 @@ final class HostBlocks {
         return pin;
     }
 
-    /** {@return ids holding a disk-only hash entry, and ids holding a pin: for the invariants} */
+    /** {@return the disk-only hashes, by id: for the invariants} */
     @GuardedBy("lock")
     IdLongs diskOnlyHashes() {
         return diskOnlyHashes;

@@ -56,23 +56,23 @@ final class TierCounters {
          * @param startNanos what {@link #startTimer} returned
          */
         void recordSampled(int blockId, long movedBytes, long startNanos) {
-            TierEvents.move(direction, blockId, movedBytes);
-            long nanos = startNanos == UNTIMED ? -1 : System.nanoTime() - startNanos;
-            synchronized (this) {
-                blocks++;
-                bytes += movedBytes;
-                if (nanos >= 0) {
-                    latency.recordValue(nanos);
-                }
-            }
+            boolean timed = startNanos != UNTIMED;
+            add(blockId, movedBytes, timed, timed ? System.nanoTime() - startNanos : 0);
         }
 
+        /** Records a move of a direction that times every move, {@code nanos} long. */
         void record(int blockId, long movedBytes, long nanos) {
+            add(blockId, movedBytes, true, nanos);
+        }
+
+        private void add(int blockId, long movedBytes, boolean timed, long nanos) {
             TierEvents.move(direction, blockId, movedBytes);
             synchronized (this) {
                 blocks++;
                 bytes += movedBytes;
-                latency.recordValue(Math.max(0, nanos));
+                if (timed) {
+                    latency.recordValue(Math.max(0, nanos));
+                }
             }
         }
 
