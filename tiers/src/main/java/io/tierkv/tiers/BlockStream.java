@@ -89,8 +89,8 @@ public final class BlockStream implements AutoCloseable {
      * The whole current block: every layer's keys and values in the layout's order
      * ({@code [layer][K|V][token][head][dim]}, {@link KvLayout#offsetOf}; this stream's layer starts
      * at {@code layerOffset(layer, K)} and {@code layerOffset(layer, V)}). Unlike {@link #keys()} and
-     * {@link #values()}, which make a view per call, it returns the slot's own segment, so a reader
-     * that passes offsets allocates nothing per block. A view of the leased top-tier slot, valid
+     * {@link #values()}, which make a view per call, it returns the one segment {@link #next()} got
+     * with its lease, so a reader that passes offsets allocates nothing per call. A view of the leased top-tier slot, valid
      * only until the next {@link #next()} or {@link #close()}.
      *
      * @return the current block's {@code bytesPerBlock} bytes

@@ -51,8 +51,10 @@ final class MachineFit {
 
     /**
      * Java heap per block id, an upper estimate: the arrays of the cache, the host tier, the
-     * policies, the prefix index and the slot views measured 141 B per device block, 169 B per host
-     * block and 92-126 B per disk record with LRU (a manager of 1e5-4e6 blocks, heap after GC).
+     * policies and the prefix index measured 64 B per block id with LRU and half the ids on each
+     * tier ({@code ManagerFootprint}, 1e7 ids, issue 19) and 46-55 B per disk record; policies
+     * that keep more per id (S3-FIFO's queues and ghost, LFU's counts) and smaller managers (81 B at
+     * 1e5 ids) take more, which this leaves room for.
      */
     static final long HEAP_BYTES_PER_BLOCK = 256;
     /** Smallest reserve kept free on a GPU: 64 MiB. */

@@ -95,8 +95,7 @@ final class Admission {
 
     /** Makes block {@code id} a fresh OPEN block in slot {@code s}, referenced once. */
     private int open(int id, int s) {
-        b.state[id] = OPEN;
-        b.flags[id] = 0;
+        b.bits[id] = OPEN; // no flags
         b.refs[id] = 1;
         b.slot[id] = s;
         b.hashHi[id] = 0;
@@ -222,7 +221,7 @@ final class Admission {
      * @throws CorruptBlockException    if the block is lost below
      */
     void awaitSettled(int id, long transitDeadline) {
-        while ((b.flags[id] & TRANSIT) != 0) {
+        while ((b.bits[id] & TRANSIT) != 0) {
             if (transitDeadline == 0) {
                 transitDeadline = System.nanoTime() + cache.options.promotionTimeoutNanos();
             }
@@ -233,7 +232,7 @@ final class Admission {
             }
             cache.awaitChange(remaining);
         }
-        if (b.state[id] == LOST) {
+        if (b.state(id) == LOST) {
             throw new CorruptBlockException("block " + id, "its bytes were lost below the top tier", -1, -1);
         }
     }

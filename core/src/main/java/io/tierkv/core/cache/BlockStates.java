@@ -11,13 +11,19 @@ import io.tierkv.core.pool.SlotAllocator;
  * The cache's reference to this object is {@code @GuardedBy("lock")}, which Error Prone checks.
  *
  * <pre>
- * state byte | flags byte | priority byte | refs int | leases int | protect int | slot int
- * hashHi long | hashLo long                                   = 35 bytes of heap per block id
+ * bits byte (state: bits 0-1, flags: bits 2-5) | priority byte | refs char | leases char
+ * protect char | slot int | hashHi long | hashLo long           = 28 bytes of heap per block id
  * </pre>
  *
+ * <p>References, leases and protections are unsigned 16-bit counts: leases and protections are
+ * each taken with a reference, so none exceeds {@code refs}, which {@link #addRef} bounds by
+ * {@link #MAX_REFS} (65,535 holders of one block, far above the sequences one manager serves; an
+ * {@code int} each cost 6 B more per block id, issue 19 part 2).
+ *
  * <p>States: {@link #FREE}, {@link #OPEN} (positions still being written; never moved),
- * {@link #SEALED} (immutable, hashed) and {@link #LOST} (sealed, bytes lost below). Flags:
- * {@link #INDEXED}, {@link #TRANSIT}, {@link #QUEUED}, {@link #HELD}. Not thread-safe.
+ * {@link #SEALED} (immutable, hashed) and {@link #LOST} (sealed, bytes lost below), read with
+ * {@link #state(int)}. Flags, set and tested on {@link #bits} directly: {@link #INDEXED},
+ * {@link #TRANSIT}, {@link #QUEUED}, {@link #HELD}. Not thread-safe.
  */
 final class BlockStates {
 
@@ -26,21 +32,26 @@ final class BlockStates {
     static final byte SEALED = 2;
     /** Sealed, but its bytes are lost below; freed when its references end. */
     static final byte LOST = 3;
+    /** The bits of {@link #bits} that hold the state. */
+    private static final int STATE_MASK = 3;
 
     /** The prefix index holds the block under its hash. */
-    static final byte INDEXED = 1;
+    static final byte INDEXED = 4;
     /** A move or read holds the block: nobody else frees, moves or reuses it. */
-    static final byte TRANSIT = 2;
+    static final byte TRANSIT = 8;
     /** Taken out of the candidates by a mover's queue ({@link TierControl#queueCandidates}) until drained. */
-    static final byte QUEUED = 4;
+    static final byte QUEUED = 16;
     /** The lower tier was told the block is referenced ({@link LowerTier#pinBelow}) and keeps its copies. */
-    static final byte HELD = 8;
+    static final byte HELD = 32;
 
-    final byte[] state;
-    final byte[] flags;
-    final int[] refs;
-    final int[] leases;
-    final int[] protect;
+    /** Per block id, its state and its flags in one byte (0: FREE, no flags). */
+    final byte[] bits;
+    /** The most references one block holds; {@link #addRef} refuses more. */
+    static final int MAX_REFS = Character.MAX_VALUE;
+
+    final char[] refs;
+    final char[] leases;
+    final char[] protect;
     /** Top-tier slot, or -1 when the block's bytes live only below. */
     final int[] slot;
     final byte[] priority;
@@ -55,11 +66,10 @@ final class BlockStates {
      */
     BlockStates(int maxBlocks) {
         this.ids = new SlotAllocator(maxBlocks);
-        this.state = new byte[maxBlocks];
-        this.flags = new byte[maxBlocks];
-        this.refs = new int[maxBlocks];
-        this.leases = new int[maxBlocks];
-        this.protect = new int[maxBlocks];
+        this.bits = new byte[maxBlocks];
+        this.refs = new char[maxBlocks];
+        this.leases = new char[maxBlocks];
+        this.protect = new char[maxBlocks];
         this.slot = new int[maxBlocks];
         java.util.Arrays.fill(slot, -1);
         this.priority = new byte[maxBlocks];
@@ -67,14 +77,48 @@ final class BlockStates {
         this.hashLo = new long[maxBlocks];
     }
 
-    /** {@return block ids} */
     /** Retention priorities are kept in a byte per block; {@link SequenceOptions} bounds them to a byte. */
     static byte priorityByte(int priority) {
         return (byte) priority;
     }
 
+    /** {@return block ids} */
     int capacity() {
-        return state.length;
+        return bits.length;
+    }
+
+    /** {@return a block's state: FREE, OPEN, SEALED or LOST} */
+    byte state(int id) {
+        return (byte) (bits[id] & STATE_MASK);
+    }
+
+    /** Sets a block's state, keeping its flags. */
+    void setState(int id, byte state) {
+        bits[id] = (byte) ((bits[id] & ~STATE_MASK) | state);
+    }
+
+    /**
+     * Takes one more reference on a live block.
+     *
+     * @param id the block
+     * @throws IllegalStateException if it holds {@link #MAX_REFS} already; nothing changes
+     */
+    void addRef(int id) {
+        checkRefRoom(id);
+        refs[id]++;
+    }
+
+    /**
+     * Checks that a block can take one more reference.
+     *
+     * @param id the block
+     * @throws IllegalStateException if it holds {@link #MAX_REFS} already
+     */
+    void checkRefRoom(int id) {
+        if (refs[id] == MAX_REFS) {
+            throw new IllegalStateException("block " + id + ": references " + (int) refs[id]
+                    + " (expected < " + MAX_REFS + ", the most one block holds: counts are 16 bits)");
+        }
     }
 
     /**
@@ -88,8 +132,7 @@ final class BlockStates {
 
     /** Resets a block's fields and releases its id; its slot must be released already. */
     void release(int id) {
-        state[id] = FREE;
-        flags[id] = 0;
+        bits[id] = 0; // FREE, no flags
         refs[id] = 0;
         leases[id] = 0;
         hashHi[id] = 0;
@@ -122,8 +165,8 @@ final class BlockStates {
     /** {@return blocks with no references that are sealed (cached)} */
     int cachedCount() {
         int cached = 0;
-        for (int id = 0; id < state.length; id++) {
-            if (state[id] == SEALED && refs[id] == 0) {
+        for (int id = 0; id < bits.length; id++) {
+            if (state(id) == SEALED && refs[id] == 0) {
                 cached++;
             }
         }
@@ -133,8 +176,8 @@ final class BlockStates {
     /** {@return sealed blocks that leases alone hold ({@code refs == leases > 0}): no table references them} */
     int leasedOnlyCount() {
         int leasedOnly = 0;
-        for (int id = 0; id < state.length; id++) {
-            if (state[id] == SEALED && refs[id] > 0 && refs[id] == leases[id]) {
+        for (int id = 0; id < bits.length; id++) {
+            if (state(id) == SEALED && refs[id] > 0 && refs[id] == leases[id]) {
                 leasedOnly++;
             }
         }
@@ -143,21 +186,21 @@ final class BlockStates {
 
     /** Whether a block is on the top tier and not moving or lost, so a lease needs no wait. */
     boolean residentNow(int id) {
-        return slot[id] >= 0 && (flags[id] & TRANSIT) == 0 && state[id] != LOST;
+        return slot[id] >= 0 && (bits[id] & TRANSIT) == 0 && state(id) != LOST;
     }
 
     /** Whether a block is below the top tier, settled and not lost: a promotion of it may start now. */
     boolean needsPromotion(int id) {
-        return slot[id] < 0 && (flags[id] & TRANSIT) == 0 && state[id] != LOST;
+        return slot[id] < 0 && (bits[id] & TRANSIT) == 0 && state(id) != LOST;
     }
 
     /** Whether a move or read holds the block. */
     boolean inTransit(int id) {
-        return (flags[id] & TRANSIT) != 0;
+        return (bits[id] & TRANSIT) != 0;
     }
 
     /** Whether the prefix index holds the block. */
     boolean indexed(int id) {
-        return (flags[id] & INDEXED) != 0;
+        return (bits[id] & INDEXED) != 0;
     }
 }

@@ -78,7 +78,21 @@ final class BlockTable {
         }
     }
 
-    /** Makes this (empty) table a copy of {@code other}, taking one more reference on each block. Lock held. */
+    /**
+     * Checks that every block of this table can take one more reference (a fork's). Lock held.
+     *
+     * @throws IllegalStateException if one holds {@link BlockStates#MAX_REFS} references
+     */
+    void checkForkable() {
+        for (int i = 0; i < count; i++) {
+            blocks.checkRefRoom(ids[i]);
+        }
+    }
+
+    /**
+     * Makes this (empty) table a copy of {@code other}, taking one more reference on each block
+     * ({@link #checkForkable()} first). Lock held.
+     */
     void forkFrom(BlockTable other) {
         ids = Arrays.copyOf(other.ids, other.ids.length);
         count = other.count;

@@ -134,7 +134,7 @@ final class CacheBudget {
     private int oldestOnHost(Sequence seq, int from) {
         for (int i = from, n = seq.blockCount(); i < n; i++) {
             int id = seq.blockId(i);
-            if (cache.blocks.slot[id] < 0 && (cache.blocks.flags[id] & BlockStates.TRANSIT) == 0
+            if (cache.blocks.slot[id] < 0 && (cache.blocks.bits[id] & BlockStates.TRANSIT) == 0
                     && cache.residence(id) == LowerTier.RESIDENT_HOST) {
                 return i;
             }

@@ -51,13 +51,13 @@ final class CacheInvariants {
         int indexed = 0;
         int candidates = 0;
         for (int id = 0; id < n; id++) {
-            boolean live = b.state[id] != FREE;
+            boolean live = b.state(id) != FREE;
             if (live != b.isAllocated(id)) {
-                bad.add("block " + id + " state " + b.state[id] + " but id allocated=" + b.isAllocated(id));
+                bad.add("block " + id + " state " + b.state(id) + " but id allocated=" + b.isAllocated(id));
             }
             if (!live) {
-                if (b.slot[id] >= 0 || b.refs[id] != 0 || b.flags[id] != 0) {
-                    bad.add("free block " + id + " holds slot " + b.slot[id] + " refs " + b.refs[id]);
+                if (b.slot[id] >= 0 || b.refs[id] != 0 || b.bits[id] != 0) {
+                    bad.add("free block " + id + " holds slot " + b.slot[id] + " refs " + (int) b.refs[id] + " flags " + b.bits[id]);
                 }
                 continue;
             }
@@ -73,17 +73,17 @@ final class CacheInvariants {
                 }
             }
             if (b.refs[id] != tableRefs[id] + b.leases[id]) {
-                bad.add("block " + id + " refs " + b.refs[id] + " != table refs " + tableRefs[id] + " + leases "
-                        + b.leases[id]);
+                bad.add("block " + id + " refs " + (int) b.refs[id] + " != table refs " + tableRefs[id] + " + leases "
+                        + (int) b.leases[id]);
             }
-            boolean held = (b.flags[id] & HELD) != 0;
-            if (hasLower && b.state[id] != LOST && held != (b.state[id] == SEALED && b.refs[id] > 0)) {
-                bad.add("block " + id + " HELD=" + held + " but state " + b.state[id] + " refs " + b.refs[id]);
+            boolean held = (b.bits[id] & HELD) != 0;
+            if (hasLower && b.state(id) != LOST && held != (b.state(id) == SEALED && b.refs[id] > 0)) {
+                bad.add("block " + id + " HELD=" + held + " but state " + b.state(id) + " refs " + (int) b.refs[id]);
             }
             if (b.protect[id] != protects[id]) {
-                bad.add("block " + id + " protect " + b.protect[id] + " != recount " + protects[id]);
+                bad.add("block " + id + " protect " + (int) b.protect[id] + " != recount " + protects[id]);
             }
-            boolean isIndexed = (b.flags[id] & INDEXED) != 0;
+            boolean isIndexed = (b.bits[id] & INDEXED) != 0;
             if (isIndexed) {
                 indexed++;
             }

@@ -33,7 +33,7 @@ final class Demote {
      */
     @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Admission, TierControl, PagedKvCache), another path
     void run(int id) {
-        b.flags[id] |= TRANSIT;
+        b.bits[id] |= TRANSIT;
         int src = b.slot[id];
         MemorySegment identity = cache.identities.of(id);
         long hi = b.hashHi[id];
@@ -44,7 +44,7 @@ final class Demote {
             ok = lower.demote(id, hi, lo, identity, src);
         } finally {
             cache.lock.lock();
-            b.flags[id] &= ~TRANSIT;
+            b.bits[id] &= ~TRANSIT;
         }
         ok = ok && lower.residence(id) != LowerTier.RESIDENT_NOWHERE; // its copy below may have gone on down and been dropped meanwhile
         if (ok) {

@@ -37,7 +37,7 @@ final class DeviceEvents {
     /** Whether a block is findable on the device: sealed, indexed, with a slot. Lock held. */
     boolean findable(int id) {
         BlockStates b = cache.blocks;
-        return b.state[id] == BlockStates.SEALED && b.indexed(id) && b.slot[id] >= 0;
+        return b.state(id) == BlockStates.SEALED && b.indexed(id) && b.slot[id] >= 0;
     }
 
     /** Reports a block that may just have become findable on the device. Lock held. */

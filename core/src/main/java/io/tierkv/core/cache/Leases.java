@@ -29,10 +29,10 @@ final class Leases {
      */
     int lease(int id, long deadlineNanos) {
         cache.checkOpen();
-        if (b.state[id] == FREE) {
+        if (b.state(id) == FREE) {
             throw new IllegalStateException("block " + id + " is free; lease refused");
         }
-        b.refs[id]++;
+        b.addRef(id);
         b.leases[id]++;
         cache.refresh(id);
         try {

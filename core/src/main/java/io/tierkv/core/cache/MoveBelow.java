@@ -34,17 +34,17 @@ final class MoveBelow {
      */
     @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Admission, TierControl, PagedKvCache), another path
     boolean run(int id, boolean up) {
-        if (lower == null || b.state[id] != SEALED || b.slot[id] >= 0 || b.inTransit(id)) {
+        if (lower == null || b.state(id) != SEALED || b.slot[id] >= 0 || b.inTransit(id)) {
             return false;
         }
-        b.flags[id] |= TRANSIT;
+        b.bits[id] |= TRANSIT;
         boolean ok = false;
         cache.lock.unlock();
         try {
             ok = up ? lower.load(id, cache.identities.of(id)) : lower.spill(id);
         } finally {
             cache.lock.lock();
-            b.flags[id] &= ~TRANSIT;
+            b.bits[id] &= ~TRANSIT;
         }
         if (!ok && up && lower.residence(id) == LowerTier.RESIDENT_NOWHERE) {
             cache.goneBelow(id);

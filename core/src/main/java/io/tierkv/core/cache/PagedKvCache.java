@@ -272,7 +272,7 @@ public final class PagedKvCache implements AutoCloseable {
     @GuardedBy("lock")
     void endTransit(int id) {
         BlockStates b = blocks;
-        if (b.state[id] != FREE && b.refs[id] == 0 && (b.state[id] != SEALED || !b.indexed(id))) {
+        if (b.state(id) != FREE && b.refs[id] == 0 && (b.state(id) != SEALED || !b.indexed(id))) {
             freeBlock(id);
         }
     }
@@ -312,11 +312,11 @@ public final class PagedKvCache implements AutoCloseable {
     void unref(int id) {
         BlockStates b = blocks;
         if (b.refs[id] <= 0) {
-            throw new IllegalStateException("block " + id + " released at reference count " + b.refs[id]);
+            throw new IllegalStateException("block " + id + " released at reference count " + (int) b.refs[id]);
         }
         b.refs[id]--;
         if (b.refs[id] == 0 && !b.inTransit(id)) {
-            if (b.state[id] == SEALED && b.indexed(id)) {
+            if (b.state(id) == SEALED && b.indexed(id)) {
                 refresh(id);
                 changed.signalAll();
             } else {
@@ -329,7 +329,7 @@ public final class PagedKvCache implements AutoCloseable {
 
     @GuardedBy("lock")
     void ref(int id) {
-        blocks.refs[id]++;
+        blocks.addRef(id);
         refresh(id);
     }
 
@@ -341,9 +341,9 @@ public final class PagedKvCache implements AutoCloseable {
     @GuardedBy("lock")
     void refresh(int id) {
         BlockStates b = blocks;
-        if (lower != null && (b.state[id] == SEALED && b.refs[id] > 0) != ((b.flags[id] & HELD) != 0)) {
-            b.flags[id] ^= HELD;
-            if ((b.flags[id] & HELD) != 0) {
+        if (lower != null && (b.state(id) == SEALED && b.refs[id] > 0) != ((b.bits[id] & HELD) != 0)) {
+            b.bits[id] ^= HELD;
+            if ((b.bits[id] & HELD) != 0) {
                 if (!lower.pinBelow(id) && b.slot[id] < 0) {
                     markLost(id); // its only copy below went before this reference could hold it: no match finds it now
                 }
@@ -351,8 +351,8 @@ public final class PagedKvCache implements AutoCloseable {
                 lower.unpinBelow(id);
             }
         }
-        boolean candidate = b.state[id] == SEALED && b.slot[id] >= 0 && b.leases[id] == 0
-                && (b.flags[id] & (TRANSIT | QUEUED)) == 0
+        boolean candidate = b.state(id) == SEALED && b.slot[id] >= 0 && b.leases[id] == 0
+                && (b.bits[id] & (TRANSIT | QUEUED)) == 0
                 && (lower == null ? b.refs[id] == 0 && b.indexed(id)
                         : b.protect[id] == 0 && (b.refs[id] > 0 || b.indexed(id)));
         if (candidate != policy.contains(id)) {
@@ -383,15 +383,15 @@ public final class PagedKvCache implements AutoCloseable {
     @GuardedBy("lock")
     void markLost(int id) {
         BlockStates b = blocks;
-        if (b.state[id] != LOST && b.refs[id] > b.leases[id]) {
+        if (b.state(id) != LOST && b.refs[id] > b.leases[id]) {
             counters.lostBlocks++;
         }
         events.removed(id);
         if (b.indexed(id)) {
             prefix.index.remove(id);
-            b.flags[id] &= ~INDEXED;
+            b.bits[id] &= ~INDEXED;
         }
-        b.state[id] = LOST;
+        b.setState(id, LOST);
         policy.onRemove(id);
         changed.signalAll(); // a lease waiting for a slot for this block fails now, not at its deadline
     }
@@ -437,7 +437,7 @@ public final class PagedKvCache implements AutoCloseable {
      * @param blockId a live block id, {@code 0 <= blockId < maxBlocks}
      * @return its top-tier bytes
      * @throws IndexOutOfBoundsException if blockId is out of range
-     * @throws IllegalStateException     if the block is free
+     * @throws IllegalStateException     if the block is free, or holds 65,535 references already
      */
     public MemorySegment acquireLease(int blockId) {
         Checks.index("blockId", blockId, options.maxBlocks(), "maxBlocks ");

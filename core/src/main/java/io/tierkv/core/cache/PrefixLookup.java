@@ -43,10 +43,10 @@ final class PrefixLookup {
         b.hashHi[id] = cache.hasher.hi();
         b.hashLo[id] = cache.hasher.lo();
         identities.setKey(id, seq.contextHi, seq.contextLo, seq.parentHi, seq.parentLo);
-        b.state[id] = SEALED;
+        b.setState(id, SEALED);
         b.priority[id] = BlockStates.priorityByte(seq.options.priority());
         if (index.put(id)) {
-            b.flags[id] |= INDEXED;
+            b.bits[id] |= INDEXED;
             cache.events.stored(id);
         } else if (!identities.same(index.get(b.hashHi[id], b.hashLo[id]), id)) {
             cache.counters.hashCollisions++;
@@ -145,9 +145,9 @@ final class PrefixLookup {
             b.releaseUnused(fresh);
             return -1;
         }
-        b.state[fresh] = SEALED;
+        b.setState(fresh, SEALED);
         index.put(fresh);
-        b.flags[fresh] = INDEXED;
+        b.bits[fresh] |= INDEXED;
         return fresh;
     }
 
@@ -160,22 +160,22 @@ final class PrefixLookup {
      * damaged) is lost for them, and a miss here.
      */
     private boolean holdBelow(int id) {
-        if ((b.flags[id] & HELD) != 0) {
+        if ((b.bits[id] & HELD) != 0) {
             if (lower.residence(id) != LowerTier.RESIDENT_NOWHERE) {
                 return true;
             }
-            if ((b.flags[id] & TRANSIT) == 0) {
+            if ((b.bits[id] & TRANSIT) == 0) {
                 cache.markLost(id);
             }
             return false;
         }
-        b.flags[id] |= HELD;
+        b.bits[id] |= HELD;
         if (lower.pinBelow(id)) {
             return true;
         }
-        b.flags[id] &= ~HELD;
+        b.bits[id] &= ~HELD;
         lower.unpinBelow(id);
-        if ((b.flags[id] & TRANSIT) == 0) {
+        if ((b.bits[id] & TRANSIT) == 0) {
             cache.counters.evictions++;
             cache.freeBlock(id);
         }

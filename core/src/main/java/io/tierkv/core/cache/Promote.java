@@ -36,7 +36,7 @@ final class Promote {
     int run(int id, int s) {
         Admission admission = cache.admission;
         admission.reserve();
-        b.flags[id] |= TRANSIT;
+        b.bits[id] |= TRANSIT;
         long timeoutNanos = cache.options.promotionTimeoutNanos();
         long hi = b.hashHi[id]; // read under the lock: the block is TRANSIT, so its hash stays
         long lo = b.hashLo[id];
@@ -46,7 +46,7 @@ final class Promote {
             result = lower.promote(id, hi, lo, cache.identities.of(id), s, timeoutNanos);
         } finally {
             cache.lock.lock();
-            b.flags[id] &= ~TRANSIT;
+            b.bits[id] &= ~TRANSIT;
             admission.unreserve();
             admission.reclaimLateSlots(); // a promotion that waited for a late copy of its block saw it land
         }

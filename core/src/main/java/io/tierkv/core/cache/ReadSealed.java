@@ -40,7 +40,7 @@ final class ReadSealed {
             cache.checkOpen();
             cache.admission.awaitSettled(id, 0); // reads the clock only if the block is moving
             cache.policy.onAccess(id);
-            b.flags[id] |= TRANSIT;
+            b.bits[id] |= TRANSIT;
             cache.refresh(id);
             s = b.slot[id];
         } finally {
@@ -59,7 +59,7 @@ final class ReadSealed {
         } finally {
             cache.lock.lock();
             try {
-                b.flags[id] &= ~TRANSIT;
+                b.bits[id] &= ~TRANSIT;
                 if (lost) {
                     cache.markLost(id);
                 } else if (copied && s >= 0) {

@@ -303,7 +303,7 @@ public final class Sequence implements AutoCloseable {
         checkPosition(layer, position);
         int bi = position / cache.blockTokens;
         int id = table.id(bi);
-        if (blocks.state[id] != BlockStates.OPEN) {
+        if (blocks.state(id) != BlockStates.OPEN) {
             throw new IllegalStateException("position " + position + " is in sealed block " + bi
                     + " (sealed blocks are immutable)");
         }
@@ -348,7 +348,7 @@ public final class Sequence implements AutoCloseable {
         int b = cache.blockTokens;
         while (table.sealed() < table.count() && (long) (table.sealed() + 1) * b <= length) {
             int id = table.id(table.sealed());
-            if (blocks.state[id] == BlockStates.OPEN) {
+            if (blocks.state(id) == BlockStates.OPEN) {
                 if (!written.isComplete(id)) {
                     return;
                 }
@@ -366,12 +366,14 @@ public final class Sequence implements AutoCloseable {
      * sequences' budgets. The first divergent write to a shared unsealed block copies it.
      *
      * @return the child sequence
-     * @throws IllegalStateException if closed
+     * @throws IllegalStateException if closed, or if a block already has 65,535 references (the
+     *                               most one block holds); nothing changes
      */
     public Sequence fork() {
         cache.lock.lock();
         try {
             checkOpen();
+            table.checkForkable();
             Sequence child = cache.openSequence(options);
             child.table.forkFrom(table);
             child.length = length;
@@ -394,7 +396,8 @@ public final class Sequence implements AutoCloseable {
      * @param toToken   end token (exclusive), {@code <= length}
      * @return the lease; close it
      * @throws IndexOutOfBoundsException if the range is invalid
-     * @throws IllegalStateException     if the sequence is closed
+     * @throws IllegalStateException     if the sequence is closed, or a block holds 65,535
+     *                                   references already (the most one block holds)
      * @throws io.tierkv.core.error.CapacityExhaustedException if the top tier cannot hold them in time
      * @throws io.tierkv.core.error.CorruptBlockException      if a block was lost below
      */

@@ -82,7 +82,7 @@ final class SettleBelow {
         long lo = changes.hashLo(i);
         boolean byKey = changes.blockId(i) == BelowChanges.NO_BLOCK;
         int id = byKey ? cache.prefix.index.get(hi, lo) : changes.blockId(i);
-        if (id < 0 || b.state[id] != SEALED || b.hashHi[id] != hi || b.hashLo[id] != lo) {
+        if (id < 0 || b.state(id) != SEALED || b.hashHi[id] != hi || b.hashLo[id] != lo) {
             return; // stale: freed or reused
         }
         if (b.inTransit(id)) { // before the top-tier check: a demotion in flight still has its slot

@@ -59,7 +59,7 @@ public final class TierControl {
                 if (victim < 0 || !queue.test(victim)) {
                     break;
                 }
-                cache.blocks.flags[victim] |= QUEUED;
+                cache.blocks.bits[victim] |= QUEUED;
                 cache.policy.onRemove(victim);
                 queued++;
             }
@@ -80,10 +80,10 @@ public final class TierControl {
     public boolean demoteQueued(int blockId) {
         cache.lock.lock();
         try {
-            if ((cache.blocks.flags[blockId] & QUEUED) == 0) {
+            if ((cache.blocks.bits[blockId] & QUEUED) == 0) {
                 return false;
             }
-            cache.blocks.flags[blockId] &= ~QUEUED;
+            cache.blocks.bits[blockId] &= ~QUEUED;
             cache.refresh(blockId);
             if (cache.closed || !cache.policy.contains(blockId)) {
                 return false;
@@ -147,10 +147,10 @@ public final class TierControl {
     public boolean prefetch(int blockId) {
         cache.lock.lock();
         try {
-            if (cache.closed || cache.blocks.state[blockId] != SEALED || !cache.blocks.needsPromotion(blockId)) {
+            if (cache.closed || cache.blocks.state(blockId) != SEALED || !cache.blocks.needsPromotion(blockId)) {
                 return false;
             }
-            cache.blocks.refs[blockId]++; // pinned while it moves, so it cannot be freed
+            cache.blocks.addRef(blockId); // pinned while it moves, so it cannot be freed
             cache.blocks.leases[blockId]++;
             cache.refresh(blockId);
             try {

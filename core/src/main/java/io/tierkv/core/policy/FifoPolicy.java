@@ -17,10 +17,8 @@ public sealed class FifoPolicy extends AbstractPolicy permits LruPolicy {
     /** The one list, oldest candidate first. */
     static final int LIST = 0;
 
-    /** The queue. */
+    /** The queue; a block id is a candidate while it is linked in it. */
     final IntrusiveLists lists;
-    /** Whether each block id is a candidate. */
-    final boolean[] candidate;
 
     /**
      * Creates an empty policy over block ids {@code [0, capacity)}.
@@ -35,16 +33,14 @@ public sealed class FifoPolicy extends AbstractPolicy permits LruPolicy {
     FifoPolicy(String name, int capacity) {
         super(name, capacity);
         lists = new IntrusiveLists(capacity, 1);
-        candidate = new boolean[capacity];
     }
 
     @Override
     public void onAdmit(int blockId, int priority, long contentKey) {
         checkId(blockId);
-        if (candidate[blockId]) {
+        if (lists.linked(blockId)) {
             throw alreadyCandidate(blockId);
         }
-        candidate[blockId] = true;
         lists.addLast(LIST, blockId);
     }
 
@@ -57,8 +53,7 @@ public sealed class FifoPolicy extends AbstractPolicy permits LruPolicy {
     public void onRemove(int blockId) {
         checkId(blockId);
         consumeVictim(blockId);
-        if (candidate[blockId]) {
-            candidate[blockId] = false;
+        if (lists.linked(blockId)) {
             lists.remove(LIST, blockId);
         }
     }
@@ -71,7 +66,7 @@ public sealed class FifoPolicy extends AbstractPolicy permits LruPolicy {
 
     @Override
     public boolean contains(int blockId) {
-        return candidate[checkId(blockId)];
+        return lists.linked(checkId(blockId));
     }
 
     @Override

@@ -27,7 +27,7 @@ public final class LruPolicy extends FifoPolicy {
     @Override
     public void onAccess(int blockId) {
         checkId(blockId);
-        if (candidate[blockId]) {
+        if (lists.linked(blockId)) {
             lists.moveToLast(LIST, blockId);
         }
     }

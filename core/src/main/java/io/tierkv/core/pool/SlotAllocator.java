@@ -1,17 +1,32 @@
 package io.tierkv.core.pool;
 
 /**
- * Hands out dense slot indices {@code [0, capacity)} of one tier from a LIFO free stack.
+ * Hands out dense slot indices {@code [0, capacity)} of one tier, lowest free index first, from a
+ * hierarchy of free bits.
  *
- * <p>LIFO keeps recently freed (cache-warm) slots in use. Allocation and free are O(1) and
- * allocate nothing on the heap. A bit per slot catches a double free, which throws and changes
- * nothing. Not thread-safe: the owning tier serialises calls.
+ * <pre>
+ * level 0: bit s set      = slot s is free                        capacity bits
+ * level k: bit w set      = word w of level k-1 has a free bit    one bit per word below
+ * top:     one word
+ * </pre>
+ *
+ * <p>Allocation walks down from the top word (the lowest set bit at each level: one
+ * {@link Long#numberOfTrailingZeros} per level, four levels for 10^7 slots), clearing bits upward
+ * only where a word empties; a free sets the slot's bit and the bits above it where a word stops
+ * being empty. Both are O(levels) and allocate nothing on the heap; the allocator takes about 1.02
+ * bits per slot (issue 19 part 2: the LIFO stack of ints it replaces took 33). Lowest index first
+ * keeps the slots in use packed at the bottom, so a slot freed and wanted again soon is handed out
+ * again, still warm, unless a lower one was freed since. A free of a free slot (double free)
+ * throws and changes nothing. Not thread-safe: the owning tier serialises calls.
+ *
+ * <p>Source: the tree of 64-bit groups in jemalloc's {@code bitmap.c} ({@code bitmap_sfu}: set
+ * the first unset bit), here with set meaning free.
  */
 public final class SlotAllocator {
 
     private final int capacity;
-    private final int[] freeStack;
-    private final long[] allocatedBits;
+    /** {@code levels[0]} is one bit per slot; {@code levels[levels.length - 1]} is one word. */
+    private final long[][] levels;
     private int freeCount;
 
     /**
@@ -25,16 +40,26 @@ public final class SlotAllocator {
             throw new IllegalArgumentException("capacity: " + capacity + " (expected >= 1)");
         }
         this.capacity = capacity;
-        this.freeStack = new int[capacity];
-        this.allocatedBits = new long[(capacity + 63) >>> 6];
-        for (int i = 0; i < capacity; i++) {
-            freeStack[i] = capacity - 1 - i; // slot 0 is handed out first
+        int depth = 1;
+        for (long bits = capacity; bits > 64; bits = (bits + 63) >>> 6) {
+            depth++;
+        }
+        this.levels = new long[depth][];
+        long bits = capacity;
+        for (int k = 0; k < depth; k++) {
+            long[] words = new long[(int) ((bits + 63) >>> 6)];
+            for (long b = 0; b < bits; b += 64) {
+                long n = Math.min(64, bits - b);
+                words[(int) (b >>> 6)] = n == 64 ? -1L : (1L << n) - 1;
+            }
+            levels[k] = words;
+            bits = words.length;
         }
         this.freeCount = capacity;
     }
 
     /**
-     * Takes a free slot.
+     * Takes the lowest free slot.
      *
      * @return a slot index in [0, capacity), or -1 when none is free
      */
@@ -42,13 +67,25 @@ public final class SlotAllocator {
         if (freeCount == 0) {
             return -1;
         }
-        int slot = freeStack[--freeCount];
-        allocatedBits[slot >>> 6] |= 1L << slot;
+        int index = 0;
+        for (int k = levels.length - 1; k >= 0; k--) {
+            index = (index << 6) + Long.numberOfTrailingZeros(levels[k][index]);
+        }
+        int slot = index;
+        for (long[] words : levels) { // clear the bit, and the bit above wherever a word empties
+            int w = index >>> 6;
+            words[w] &= ~(1L << index);
+            if (words[w] != 0) {
+                break;
+            }
+            index = w;
+        }
+        freeCount--;
         return slot;
     }
 
     /**
-     * Returns a slot to the free stack.
+     * Returns a slot.
      *
      * @param slot an allocated slot
      * @throws IndexOutOfBoundsException if slot is outside [0, capacity)
@@ -58,12 +95,20 @@ public final class SlotAllocator {
         if (slot < 0 || slot >= capacity) {
             throw new IndexOutOfBoundsException("slot: " + slot + " (expected 0 <= slot < " + capacity + ")");
         }
-        long bit = 1L << slot;
-        if ((allocatedBits[slot >>> 6] & bit) == 0) {
+        if (!isAllocated(slot)) {
             throw new IllegalStateException("slot " + slot + " freed twice (it is already free)");
         }
-        allocatedBits[slot >>> 6] &= ~bit;
-        freeStack[freeCount++] = slot;
+        int index = slot;
+        for (long[] words : levels) { // set the bit, and the bit above wherever a word was empty
+            int w = index >>> 6;
+            boolean wasEmpty = words[w] == 0;
+            words[w] |= 1L << index;
+            if (!wasEmpty) {
+                break;
+            }
+            index = w;
+        }
+        freeCount++;
     }
 
     /**
@@ -73,7 +118,7 @@ public final class SlotAllocator {
      * @return whether the slot is currently allocated
      */
     public boolean isAllocated(int slot) {
-        return (allocatedBits[slot >>> 6] & (1L << slot)) != 0;
+        return (levels[0][slot >>> 6] & (1L << slot)) == 0;
     }
 
     /** {@return slots currently free} */
@@ -92,27 +137,35 @@ public final class SlotAllocator {
     }
 
     /**
-     * Checks that the free stack holds no slot twice and agrees with the allocated bits.
+     * Checks that the free bits count {@link #freeCount()}, no bit is set past the capacity, and
+     * every upper bit says exactly whether its word below has a free bit.
      *
      * @return an empty string when consistent, else a description of the first problem
      */
     public String check() {
-        long[] seen = new long[allocatedBits.length];
-        for (int i = 0; i < freeCount; i++) {
-            int s = freeStack[i];
-            if ((seen[s >>> 6] & (1L << s)) != 0) {
-                return "slot " + s + " twice in the free stack";
-            }
-            seen[s >>> 6] |= 1L << s;
-            if (isAllocated(s)) {
-                return "slot " + s + " in the free stack but marked allocated";
+        long free = 0;
+        for (long w : levels[0]) {
+            free += Long.bitCount(w);
+        }
+        if (free != freeCount) {
+            return "free bits " + free + " != free count " + freeCount;
+        }
+        for (int k = 0; k < levels.length; k++) {
+            long bits = k == 0 ? capacity : levels[k - 1].length;
+            int tail = (int) (bits & 63);
+            if (tail != 0 && (levels[k][levels[k].length - 1] >>> tail) != 0) {
+                return "level " + k + " has a bit set past its " + bits + " bits";
             }
         }
-        int allocated = 0;
-        for (long w : allocatedBits) {
-            allocated += Long.bitCount(w);
+        for (int k = 1; k < levels.length; k++) {
+            long[] below = levels[k - 1];
+            for (int w = 0; w < below.length; w++) {
+                boolean marked = (levels[k][w >>> 6] & (1L << w)) != 0;
+                if (marked != (below[w] != 0)) {
+                    return "level " + k + " bit " + w + " is " + marked + " but word " + w + " below is " + below[w];
+                }
+            }
         }
-        return allocated + freeCount == capacity ? ""
-                : "allocated " + allocated + " + free " + freeCount + " != capacity " + capacity;
+        return "";
     }
 }

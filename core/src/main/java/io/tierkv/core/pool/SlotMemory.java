@@ -6,8 +6,10 @@ import java.lang.foreign.MemorySegment;
  * The memory behind the top tier's slots, as host-addressable segments (host slabs, or an
  * emulated device's buffers).
  *
- * <p>Implementations return the same segment instance for a slot on every call, so reads and
- * writes allocate nothing. Thread-safe for distinct slots.
+ * <p>An implementation may return the same segment instance for a slot on every call
+ * ({@link SlabMemory}) or a new view per call (the device tier, which keeps no object per slot);
+ * either way the segment covers exactly the slot and stays valid while the memory is open.
+ * Thread-safe for distinct slots.
  */
 public interface SlotMemory {
 

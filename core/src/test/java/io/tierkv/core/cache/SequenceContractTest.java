@@ -202,6 +202,35 @@ class SequenceContractTest {
         }
     }
 
+    /** Reference counts are 16 bits: the 65,536th holder of one block is refused, and nothing changes. */
+    @Test
+    @SuppressWarnings("GuardedBy") // reads block facts from the test thread while nothing else runs on the cache
+    void theMostReferencesOneBlockHoldsIsEnforcedWithoutChangingAnything() {
+        try (Sequence s = cache.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, tokens(0, B));
+            int id = s.blockId(0);
+            int leases = BlockStates.MAX_REFS - 1; // with the table's own reference: the most there is
+            for (int i = 0; i < leases; i++) {
+                cache.acquireLease(id);
+            }
+            assertEquals(BlockStates.MAX_REFS, cache.blocks.refs[id]);
+            String refused = "block " + id + ": references 65535 (expected < 65535, the most one block holds: counts are 16 bits)";
+            assertMessage(IllegalStateException.class, refused, () -> cache.acquireLease(id));
+            assertMessage(IllegalStateException.class, refused, s::fork);
+            assertEquals(BlockStates.MAX_REFS, cache.blocks.refs[id], "refused: nothing taken");
+            assertEquals(leases, cache.blocks.leases[id]);
+            cache.releaseLease(id);
+            try (Sequence child = s.fork()) {
+                assertEquals(BlockStates.MAX_REFS, cache.blocks.refs[id], "one released, one taken by the fork");
+                assertEquals(id, child.blockId(0));
+            }
+            for (int i = 1; i < leases; i++) {
+                cache.releaseLease(id);
+            }
+            assertEquals(1, cache.blocks.refs[id]);
+        }
+    }
+
     @Test
     @SuppressWarnings("GuardedBy") // reads block facts from the test thread while nothing else runs on the cache
     void cacheOptionsCopiesTakeEffect() {

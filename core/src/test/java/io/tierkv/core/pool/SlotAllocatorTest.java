@@ -4,8 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.HashSet;
+import java.util.Random;
 import java.util.Set;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class SlotAllocatorTest {
 
@@ -18,6 +22,60 @@ class SlotAllocatorTest {
         }
         assertEquals(Set.of(0, 1, 2, 3, 4), seen);
         assertEquals(-1, a.allocate());
+        assertEquals(0, a.freeCount());
+        assertEquals("", a.check());
+    }
+
+    @Test
+    void handsOutTheLowestFreeSlot() {
+        SlotAllocator a = new SlotAllocator(200);
+        for (int i = 0; i < 200; i++) {
+            assertEquals(i, a.allocate());
+        }
+        a.free(130);
+        a.free(7);
+        a.free(64);
+        assertEquals(7, a.allocate());
+        assertEquals(64, a.allocate());
+        assertEquals(130, a.allocate());
+        assertEquals(-1, a.allocate());
+        assertEquals("", a.check());
+    }
+
+    /** One, two, three and four levels of bits (64, 64^2 and 64^3 slots are the boundaries). */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 63, 64, 65, 4096, 4097, 262_144, 262_145, 300_001})
+    void agreesWithASortedSetOfFreeSlotsUnderRandomUse(int capacity) {
+        SlotAllocator a = new SlotAllocator(capacity);
+        TreeSet<Integer> free = new TreeSet<>();
+        for (int i = 0; i < capacity; i++) {
+            free.add(i);
+        }
+        TreeSet<Integer> used = new TreeSet<>();
+        Random r = new Random(capacity);
+        for (int op = 0; op < 20_000; op++) {
+            boolean take = used.isEmpty() || (!free.isEmpty() && r.nextInt(3) != 0);
+            if (take) {
+                int s = a.allocate();
+                assertEquals(free.first(), s, "op " + op);
+                free.remove(s);
+                used.add(s);
+            } else {
+                Integer s = used.ceiling(r.nextInt(capacity));
+                s = s == null ? used.first() : s;
+                a.free(s);
+                used.remove(s);
+                free.add(s);
+            }
+            assertEquals(free.size(), a.freeCount());
+        }
+        for (int s = 0; s < capacity; s += Math.max(1, capacity / 1000)) {
+            assertEquals(used.contains(s), a.isAllocated(s), "slot " + s);
+        }
+        assertEquals("", a.check());
+        while (a.allocate() >= 0) {
+            // drain: every level empties
+        }
         assertEquals(0, a.freeCount());
         assertEquals("", a.check());
     }
