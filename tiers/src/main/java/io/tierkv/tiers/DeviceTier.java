@@ -1,6 +1,7 @@
 package io.tierkv.tiers;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import io.tierkv.core.pool.KeptSlices;
 import io.tierkv.core.pool.SlotMemory;
 import io.tierkv.natives.DeviceBuffer;
 import io.tierkv.natives.GpuEvent;
@@ -66,6 +67,8 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
     @GuardedBy("this") private final List<DeviceBuffer> buffers = new ArrayList<>();
     /** Per buffer, its host-visible memory (the emulated device), or null on a real GPU. */
     private final MemorySegment[] bufferViews;
+    /** Slot views made by {@link #slot(int)}, kept for reuse. */
+    private final KeptSlices keptViews;
     @GuardedBy("this") private final GpuStream stream;
 
     /**
@@ -84,6 +87,7 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
         this.slotBytes = slotBytes;
         this.slotsPerBuffer = (int) Math.max(1, Math.min(capacity, MAX_BUFFER_BYTES / slotBytes));
         this.bufferViews = new MemorySegment[(capacity + slotsPerBuffer - 1) / slotsPerBuffer];
+        this.keptViews = new KeptSlices(capacity);
         try {
             for (int first = 0; first < capacity; first += slotsPerBuffer) {
                 int n = Math.min(slotsPerBuffer, capacity - first);
@@ -102,9 +106,9 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
     /**
      * {@inheritDoc}
      *
-     * <p>A new view of the slot's host-visible memory per call (a 40-byte object that the JIT
-     * removes where the caller does not keep it): a view kept per slot cost 44 B of heap per slot
-     * for as long as the tier lives (issue 19 part 2).
+     * <p>A view of the slot's host-visible memory, made on first use and kept in a direct-mapped
+     * table of at most 4,096 views ({@link KeptSlices}): a reader that cycles over that many slots
+     * or fewer allocates nothing, one over more slots makes a 40-byte view per miss.
      *
      * @throws IndexOutOfBoundsException if slot is outside [0, capacity)
      * @throws IllegalStateException     if the device memory is not host-visible (a real GPU)
@@ -112,12 +116,12 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
     @Override
     public MemorySegment slot(int slot) {
         java.util.Objects.checkIndex(slot, capacity);
-        MemorySegment v = bufferViews[slot / slotsPerBuffer];
-        if (v == null) {
+        MemorySegment buffer = bufferViews[slot / slotsPerBuffer];
+        if (buffer == null) {
             throw new IllegalStateException(runtime.name() + " device memory is not host-visible: slot " + slot
                     + " is read by kernels through its device address, not from Java");
         }
-        return v.asSlice((long) (slot % slotsPerBuffer) * slotBytes, slotBytes);
+        return keptViews.slice(slot, buffer, (long) (slot % slotsPerBuffer) * slotBytes, slotBytes);
     }
 
     /**

@@ -308,7 +308,7 @@ final class Admission {
         }
         cache.budget.admitNewBlock(s);
         int id = allocateOpenBlock(cache.admissionDeadline());
-        cache.blocks.priority[id] = BlockStates.priorityByte(s.options.priority());
+        cache.blocks.setPriority(id, s.options.priority());
         s.table.push(id);
         return id;
     }

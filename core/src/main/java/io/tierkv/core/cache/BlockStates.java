@@ -11,8 +11,9 @@ import io.tierkv.core.pool.SlotAllocator;
  * The cache's reference to this object is {@code @GuardedBy("lock")}, which Error Prone checks.
  *
  * <pre>
- * bits byte (state: bits 0-1, flags: bits 2-5) | priority byte | refs char | leases char
- * protect char | slot int | hashHi long | hashLo long           = 28 bytes of heap per block id
+ * bits byte (state: bits 0-1, flags: bits 2-5) | refs char | leases char | protect char
+ * slot int | hashHi long | hashLo long                          = 27 bytes of heap per block id
+ * priority byte, only for a policy that reads it ({@link io.tierkv.core.policy.EvictionPolicy#readsPriority})
  * </pre>
  *
  * <p>References, leases and protections are unsigned 16-bit counts: leases and protections are
@@ -54,7 +55,8 @@ final class BlockStates {
     final char[] protect;
     /** Top-tier slot, or -1 when the block's bytes live only below. */
     final int[] slot;
-    final byte[] priority;
+    /** Per block id its retention priority, or null where the policy reads none. */
+    private final byte[] priority;
     final long[] hashHi;
     final long[] hashLo;
     private final SlotAllocator ids;
@@ -62,9 +64,10 @@ final class BlockStates {
     /**
      * Allocates the arrays.
      *
-     * @param maxBlocks block ids, {@code >= 1}
+     * @param maxBlocks  block ids, {@code >= 1}
+     * @param priorities whether to keep each block's retention priority
      */
-    BlockStates(int maxBlocks) {
+    BlockStates(int maxBlocks, boolean priorities) {
         this.ids = new SlotAllocator(maxBlocks);
         this.bits = new byte[maxBlocks];
         this.refs = new char[maxBlocks];
@@ -72,14 +75,24 @@ final class BlockStates {
         this.protect = new char[maxBlocks];
         this.slot = new int[maxBlocks];
         java.util.Arrays.fill(slot, -1);
-        this.priority = new byte[maxBlocks];
+        this.priority = priorities ? new byte[maxBlocks] : null;
         this.hashHi = new long[maxBlocks];
         this.hashLo = new long[maxBlocks];
     }
 
-    /** Retention priorities are kept in a byte per block; {@link SequenceOptions} bounds them to a byte. */
-    static byte priorityByte(int priority) {
-        return (byte) priority;
+    /**
+     * Sets a block's retention priority, where priorities are kept ({@link SequenceOptions} bounds
+     * them to a byte).
+     */
+    void setPriority(int id, int value) {
+        if (priority != null) {
+            priority[id] = (byte) value;
+        }
+    }
+
+    /** {@return a block's retention priority, or 0 where priorities are not kept} */
+    int priority(int id) {
+        return priority == null ? 0 : priority[id];
     }
 
     /** {@return block ids} */

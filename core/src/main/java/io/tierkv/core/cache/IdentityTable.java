@@ -1,5 +1,6 @@
 package io.tierkv.core.cache;
 
+import io.tierkv.core.pool.KeptSlices;
 import io.tierkv.core.prefix.BlockHasher;
 import io.tierkv.core.prefix.BlockIdentity;
 import java.lang.foreign.Arena;
@@ -21,6 +22,8 @@ final class IdentityTable {
     private final MemorySegment rows;
     private final long rowBytes;
     private final int blockTokens;
+    /** The views {@link #of} hands out, kept so that moves allocate none. */
+    private final KeptSlices views;
 
     /**
      * Allocates the table.
@@ -33,6 +36,7 @@ final class IdentityTable {
         this.blockTokens = blockTokens;
         this.rowBytes = rowBytes(blockTokens);
         this.rows = arena.allocate(blocks * rowBytes, 64);
+        this.views = new KeptSlices(blocks);
     }
 
     /** {@return bytes per id: {@link BlockIdentity#bytes} of B token ids rounded up to 8} */
@@ -40,9 +44,9 @@ final class IdentityTable {
         return (BlockIdentity.bytes(blockTokens) + 7) & ~7L;
     }
 
-    /** {@return block {@code id}'s identity: a view, valid while the id lives} */
+    /** {@return block {@code id}'s identity: a view, valid while the id lives (a kept one, see {@link KeptSlices})} */
     MemorySegment of(int id) {
-        return rows.asSlice(id * rowBytes, BlockIdentity.bytes(blockTokens));
+        return views.slice(id, rows, id * rowBytes, BlockIdentity.bytes(blockTokens));
     }
 
     /** Sets token {@code offset} of block {@code id}. */

@@ -182,10 +182,10 @@ public final class PagedKvCache implements AutoCloseable {
         this.memory = memory;
         this.lower = lower;
         int n = options.maxBlocks();
-        this.blocks = new BlockStates(n);
+        this.policy = EvictionPolicies.create(options.policy(), n);
+        this.blocks = new BlockStates(n, policy.readsPriority());
         this.identities = new IdentityTable(metaArena, n, blockTokens);
         this.written = new WrittenPositions(metaArena, n, blockTokens, layout.layers());
-        this.policy = EvictionPolicies.create(options.policy(), n);
         this.admission = new Admission(this, lower, options.deviceBlocks());
         this.moves = new TierMoves(this, lower);
         this.prefix = new PrefixLookup(this, lower);
@@ -357,7 +357,7 @@ public final class PagedKvCache implements AutoCloseable {
                         : b.protect[id] == 0 && (b.refs[id] > 0 || b.indexed(id)));
         if (candidate != policy.contains(id)) {
             if (candidate) {
-                policy.onAdmit(id, b.priority[id], b.hashLo[id]);
+                policy.onAdmit(id, b.priority(id), b.hashLo[id]);
             } else {
                 policy.onRemove(id);
             }

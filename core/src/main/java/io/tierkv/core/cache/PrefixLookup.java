@@ -44,7 +44,7 @@ final class PrefixLookup {
         b.hashLo[id] = cache.hasher.lo();
         identities.setKey(id, seq.contextHi, seq.contextLo, seq.parentHi, seq.parentLo);
         b.setState(id, SEALED);
-        b.priority[id] = BlockStates.priorityByte(seq.options.priority());
+        b.setPriority(id, seq.options.priority());
         if (index.put(id)) {
             b.bits[id] |= INDEXED;
             cache.events.stored(id);

@@ -59,6 +59,16 @@ public interface EvictionPolicy {
     }
 
     /**
+     * Tells whether this policy reads the priority it is admitted with. A cache keeps each block's
+     * priority (a byte per block id) only for a policy that does.
+     *
+     * @return false by default; true for {@link PriorityLruPolicy}
+     */
+    default boolean readsPriority() {
+        return false;
+    }
+
+    /**
      * Records a hit on a block, candidate or not.
      *
      * @param blockId block id in [0, capacity)

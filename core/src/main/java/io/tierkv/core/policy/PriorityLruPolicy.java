@@ -91,6 +91,11 @@ public final class PriorityLruPolicy extends AbstractPolicy {
     }
 
     @Override
+    public boolean readsPriority() {
+        return true;
+    }
+
+    @Override
     public void onAdmit(int blockId, int priority, long contentKey) {
         checkId(blockId);
         if (levelOf[blockId] >= 0) {

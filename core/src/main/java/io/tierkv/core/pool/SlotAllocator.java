@@ -27,6 +27,8 @@ public final class SlotAllocator {
     private final int capacity;
     /** {@code levels[0]} is one bit per slot; {@code levels[levels.length - 1]} is one word. */
     private final long[][] levels;
+    /** {@code levels[0]}: one bit per slot, set when free. */
+    private final long[] free0;
     private int freeCount;
 
     /**
@@ -55,6 +57,7 @@ public final class SlotAllocator {
             levels[k] = words;
             bits = words.length;
         }
+        this.free0 = levels[0];
         this.freeCount = capacity;
     }
 
@@ -67,18 +70,24 @@ public final class SlotAllocator {
         if (freeCount == 0) {
             return -1;
         }
-        int index = 0;
-        for (int k = levels.length - 1; k >= 0; k--) {
-            index = (index << 6) + Long.numberOfTrailingZeros(levels[k][index]);
+        long[][] lv = levels;
+        int w = 0;
+        for (int k = lv.length - 1; k > 0; k--) {
+            w = (w << 6) + Long.numberOfTrailingZeros(lv[k][w]);
         }
-        int slot = index;
-        for (long[] words : levels) { // clear the bit, and the bit above wherever a word empties
-            int w = index >>> 6;
-            words[w] &= ~(1L << index);
-            if (words[w] != 0) {
-                break;
+        long word = free0[w];
+        int slot = (w << 6) + Long.numberOfTrailingZeros(word);
+        word &= word - 1; // the lowest set bit cleared
+        free0[w] = word;
+        if (word == 0) {
+            for (int k = 1; k < lv.length; k++) { // clear the bit above wherever a word empties
+                int up = w >>> 6;
+                lv[k][up] &= ~(1L << w);
+                if (lv[k][up] != 0) {
+                    break;
+                }
+                w = up;
             }
-            index = w;
         }
         freeCount--;
         return slot;
@@ -95,18 +104,24 @@ public final class SlotAllocator {
         if (slot < 0 || slot >= capacity) {
             throw new IndexOutOfBoundsException("slot: " + slot + " (expected 0 <= slot < " + capacity + ")");
         }
-        if (!isAllocated(slot)) {
+        int w = slot >>> 6;
+        long word = free0[w];
+        long bit = 1L << slot;
+        if ((word & bit) != 0) {
             throw new IllegalStateException("slot " + slot + " freed twice (it is already free)");
         }
-        int index = slot;
-        for (long[] words : levels) { // set the bit, and the bit above wherever a word was empty
-            int w = index >>> 6;
-            boolean wasEmpty = words[w] == 0;
-            words[w] |= 1L << index;
-            if (!wasEmpty) {
-                break;
+        free0[w] = word | bit;
+        if (word == 0) {
+            long[][] lv = levels;
+            for (int k = 1; k < lv.length; k++) { // set the bit above wherever a word was empty
+                int up = w >>> 6;
+                long above = lv[k][up];
+                lv[k][up] = above | 1L << w;
+                if (above != 0) {
+                    break;
+                }
+                w = up;
             }
-            index = w;
         }
         freeCount++;
     }
@@ -118,7 +133,7 @@ public final class SlotAllocator {
      * @return whether the slot is currently allocated
      */
     public boolean isAllocated(int slot) {
-        return (levels[0][slot >>> 6] & (1L << slot)) == 0;
+        return (free0[slot >>> 6] & (1L << slot)) == 0;
     }
 
     /** {@return slots currently free} */

@@ -181,7 +181,13 @@ class SequenceContractTest {
         assertEquals(127, SequenceOptions.salt("a").withPriority(SequenceOptions.MAX_PRIORITY).priority());
         try (Sequence s = cache.openSequence(SequenceOptions.salt("p").withPriority(-1))) {
             appendWritten(s, 1, tokens(0, B));
-            assertEquals(-1, cache.blocks.priority[s.blockId(0)]);
+            assertEquals(0, cache.blocks.priority(s.blockId(0)), "LRU reads no priority, so none is kept");
+        }
+        PagedKvCache byPriority = TestCaches.singleTier(invariants, CacheOptions.of(smallLayout(B), 8)
+                .withPolicy("priority-lru"));
+        try (Sequence s = byPriority.openSequence(SequenceOptions.salt("p").withPriority(-1))) {
+            appendWritten(s, 1, tokens(0, B));
+            assertEquals(-1, byPriority.blocks.priority(s.blockId(0)));
         }
     }
 

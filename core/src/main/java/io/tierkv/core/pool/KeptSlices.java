@@ -1,0 +1,61 @@
+package io.tierkv.core.pool;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Slices of long-lived segments (slots, identity rows) made on first use and kept for reuse in a
+ * direct-mapped table of at most {@link #MAX_KEPT} entries, keyed by the slice's index: a slice is
+ * handed out again while no other index of its entry has replaced it. A reader that cycles over
+ * at most that many indices allocates nothing; one over more makes a 40-byte view per miss. A
+ * slice kept for every index cost 44 B of heap per index for as long as the memory lived (issue
+ * 19 part 2), and a slice made per call is not always removed by the JIT's escape analysis (it
+ * escapes wherever the callee chain is not inlined whole).
+ *
+ * <p>The segments sliced must outlive this object and not overlap: a kept slice is recognised by
+ * its address and length. Thread-safe without locks: entries are written racily, which is benign,
+ * since a slice is immutable (final fields, safely published) and a reader that finds another
+ * index's slice makes its own.
+ */
+public final class KeptSlices {
+
+    /** Most slices kept (a power of two): 4,096 x 44 B = 176 KiB at most. */
+    public static final int MAX_KEPT = 4096;
+
+    private final MemorySegment[] kept;
+
+    /**
+     * Creates an empty table for indices {@code [0, indices)}.
+     *
+     * @param indices how many indices will be sliced, {@code >= 1}: the table holds as many
+     *                entries, rounded up to a power of two, up to {@link #MAX_KEPT}
+     * @throws IllegalArgumentException if indices is below 1
+     */
+    public KeptSlices(int indices) {
+        if (indices < 1) {
+            throw new IllegalArgumentException("indices: " + indices + " (expected >= 1)");
+        }
+        int n = Math.min(MAX_KEPT, indices);
+        this.kept = new MemorySegment[n == 1 ? 1 : Integer.highestOneBit(n - 1) << 1];
+    }
+
+    /**
+     * Returns {@code base.asSlice(offset, bytes)}, the kept one if index {@code index}'s entry
+     * holds it.
+     *
+     * @param index  the slice's index (its slot or id), {@code >= 0}
+     * @param base   the segment sliced
+     * @param offset the slice's first byte in {@code base}
+     * @param bytes  the slice's length
+     * @return the slice
+     * @throws IndexOutOfBoundsException if the range is outside {@code base}
+     */
+    public MemorySegment slice(int index, MemorySegment base, long offset, long bytes) {
+        int entry = index & (kept.length - 1);
+        MemorySegment v = kept[entry];
+        if (v == null || v.address() != base.address() + offset || v.byteSize() != bytes) {
+            v = base.asSlice(offset, bytes);
+            kept[entry] = v;
+        }
+        return v;
+    }
+}
