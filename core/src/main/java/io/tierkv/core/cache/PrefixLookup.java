@@ -115,7 +115,7 @@ final class PrefixLookup {
             long hi = hasher.hi();
             long lo = hasher.lo();
             int id = lookup(hi, lo, seq, promptTokens, i * b);
-            if (id < 0) {
+            if (id < 0 || cache.blocks.refs[id] == BlockStates.MAX_REFS) { // the most references end it, as the budget does
                 return;
             }
             cache.ref(id);

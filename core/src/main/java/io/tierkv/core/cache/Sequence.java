@@ -92,6 +92,8 @@ public final class Sequence implements AutoCloseable {
      * runtime computes the rest of the prompt as for a shorter match (appending it then fails with
      * {@link BudgetExceededException} as any append over the budget does). Per-tier budgets
      * ({@link SequenceOptions#budgets()}) do not limit a match: matched blocks are not new blocks.
+     * It stops, the same way, at a block that already holds 65,535 references (the most one block
+     * holds).
      *
      * @param promptTokens the prompt's token ids
      * @param maxTokens    most tokens to take, 0..promptTokens.length

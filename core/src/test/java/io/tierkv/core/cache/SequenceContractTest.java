@@ -225,12 +225,20 @@ class SequenceContractTest {
             assertMessage(IllegalStateException.class, refused, s::fork);
             assertEquals(BlockStates.MAX_REFS, cache.blocks.refs[id], "refused: nothing taken");
             assertEquals(leases, cache.blocks.leases[id]);
+            try (Sequence m = cache.openSequence(SequenceOptions.defaults())) {
+                assertEquals(0, m.matchPrefix(tokens(0, B)), "a match stops before a block at the bound");
+            }
             cache.releaseLease(id);
             try (Sequence child = s.fork()) {
                 assertEquals(BlockStates.MAX_REFS, cache.blocks.refs[id], "one released, one taken by the fork");
                 assertEquals(id, child.blockId(0));
             }
-            for (int i = 1; i < leases; i++) {
+            cache.releaseLease(id);
+            try (Sequence m = cache.openSequence(SequenceOptions.defaults())) {
+                assertEquals(B, m.matchPrefix(tokens(0, B)), "below the bound again, the block matches");
+                assertEquals(id, m.blockId(0));
+            }
+            for (int i = 2; i < leases; i++) {
                 cache.releaseLease(id);
             }
             assertEquals(1, cache.blocks.refs[id]);

@@ -32,4 +32,21 @@ class KeptSlicesTest {
             assertThrows(IllegalArgumentException.class, () -> new KeptSlices(0));
         }
     }
+
+    @Test
+    void withAnEntryPerIndexEverySliceIsMadeOnceAndKept() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment base = arena.allocate(100 * 16);
+            KeptSlices kept = new KeptSlices(100);
+            for (int i = 0; i < 100; i++) {
+                MemorySegment v = kept.slice(i, base, i * 16L, 16);
+                assertEquals(base.address() + i * 16L, v.address());
+                assertEquals(16, v.byteSize());
+            }
+            for (int i = 0; i < 100; i++) {
+                assertSame(kept.slice(i, base, i * 16L, 16), kept.slice(i, base, i * 16L, 16));
+                assertEquals(base.address() + i * 16L, kept.slice(i, base, i * 16L, 16).address());
+            }
+        }
+    }
 }
