@@ -45,7 +45,7 @@ import org.openjdk.jmh.annotations.Threads;
  * between a plain 64 MiB "device" ring and one "host" block with {@code MemorySegment.copy},
  * with the same untimed copy before (or after) each. Cache state, copy by copy, as in the tier:
  * a demotion reads a device block last touched a ring ago (cold) and writes the host slot that the
- * previous call's dropped copy freed (the slot allocator hands out the lowest free slot, so the same one: hot); a
+ * previous call's dropped copy freed (the slot allocator hands out the slot freed last, so the same one: hot); a
  * promotion reads that host slot, just written (hot), into the device slot the demotion just
  * read and freed (hot). The limits copy between the ring and one spare host block, so they see
  * exactly these states, in memory paged as the pools are (2 MiB-aligned, transparent huge pages). (Before 2026-12-01 the limit wrote a cold host slot of a second ring,
@@ -255,7 +255,7 @@ public class DemotePromoteBenchmark {
 
         private Arena arena;
         private MemorySegment device;
-        /** One block: the host slot every demotion reuses (the lowest free), as in the tier. */
+        /** One block: the host slot every demotion reuses (freed last, handed out first), as in the tier. */
         private MemorySegment host;
         private int blockBytes;
         private int slots;

@@ -37,11 +37,11 @@ import org.openjdk.jmh.annotations.Threads;
  * arena. Each operation writes one long into the memory it got, so nothing is dead code.
  *
  * <p><b>Worst case.</b> For TierKV the slot size does not matter: the allocator hands out dense
- * indices, lowest free first, from a tree of free bits (one level for 16 slots, four for 10^7: a
- * deeper tree costs a word read per level) and the slab's slot segments are created once; the
- * worst case is the locked variant (the cache's path). The pool is kept small (16 slots) so the
- * same, warm slot comes back (lowest free first); a cold slot costs one cache miss more, not
- * measured here. The Netty peer runs with its
+ * indices from a tree of free bits, the slot freed last first (one level for 16 slots, four for
+ * 10^7: a walk of a deeper tree, when no recently freed slot is left, costs a word read per level)
+ * and the slab's slot segments are created once; the worst case is the locked variant (the cache's
+ * path). The pool is kept small (16 slots) so the same, warm slot comes back; a cold slot costs
+ * one cache miss more, not measured here. The Netty peer runs with its
  * defaults; the arena peer pays zeroing plus the thread handshake of closing a shared arena, which
  * grows with slot size and thread count.
  *

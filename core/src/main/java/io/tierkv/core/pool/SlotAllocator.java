@@ -1,8 +1,8 @@
 package io.tierkv.core.pool;
 
 /**
- * Hands out dense slot indices {@code [0, capacity)} of one tier, lowest free index first, from a
- * hierarchy of free bits.
+ * Hands out dense slot indices {@code [0, capacity)} of one tier from a hierarchy of free bits:
+ * one of the last {@value #RECENT} slots freed, most recent first, else the lowest free slot.
  *
  * <pre>
  * level 0: bit s set      = slot s is free                        capacity bits
@@ -14,21 +14,30 @@ package io.tierkv.core.pool;
  * {@link Long#numberOfTrailingZeros} per level, four levels for 10^7 slots), clearing bits upward
  * only where a word empties; a free sets the slot's bit and the bits above it where a word stops
  * being empty. Both are O(levels) and allocate nothing on the heap; the allocator takes about 1.02
- * bits per slot (issue 19 part 2: the LIFO stack of ints it replaces took 33). Lowest index first
- * keeps the slots in use packed at the bottom, so a slot freed and wanted again soon is handed out
- * again, still warm, unless a lower one was freed since. A free of a free slot (double free)
- * throws and changes nothing. Not thread-safe: the owning tier serialises calls.
+ * bits per slot (issue 19 part 2: the LIFO stack of ints it replaces took 33). A short stack of
+ * the slots freed last keeps what the LIFO stack gave, a slot freed and wanted again soon (a
+ * demotion's device slot, taken by the next promotion) handed out again while its memory is still
+ * in the CPU's caches; an entry whose slot was taken since (by the lowest-first walk) is skipped.
+ * A free of a free slot (double free) throws and changes nothing. Not thread-safe: the owning
+ * tier serialises calls.
  *
  * <p>Source: the tree of 64-bit groups in jemalloc's {@code bitmap.c} ({@code bitmap_sfu}: set
  * the first unset bit), here with set meaning free.
  */
 public final class SlotAllocator {
 
+    /** Slots freed last that are handed out first (a power of two). */
+    static final int RECENT = 16;
+
     private final int capacity;
     /** {@code levels[0]} is one bit per slot; {@code levels[levels.length - 1]} is one word. */
     private final long[][] levels;
     /** {@code levels[0]}: one bit per slot, set when free. */
     private final long[] free0;
+    /** The last {@link #RECENT} slots freed, a ring; {@code recentTop} is the newest. */
+    private final int[] recent = new int[RECENT];
+    private int recentTop;
+    private int recentCount;
     private int freeCount;
 
     /**
@@ -70,16 +79,32 @@ public final class SlotAllocator {
         if (freeCount == 0) {
             return -1;
         }
+        while (recentCount > 0) {
+            int slot = recent[recentTop];
+            recentTop = (recentTop - 1) & (RECENT - 1);
+            recentCount--;
+            if (!isAllocated(slot)) {
+                take(slot);
+                return slot;
+            }
+        }
         long[][] lv = levels;
         int w = 0;
         for (int k = lv.length - 1; k > 0; k--) {
             w = (w << 6) + Long.numberOfTrailingZeros(lv[k][w]);
         }
-        long word = free0[w];
-        int slot = (w << 6) + Long.numberOfTrailingZeros(word);
-        word &= word - 1; // the lowest set bit cleared
+        int slot = (w << 6) + Long.numberOfTrailingZeros(free0[w]);
+        take(slot);
+        return slot;
+    }
+
+    /** Marks a free slot allocated. */
+    private void take(int slot) {
+        int w = slot >>> 6;
+        long word = free0[w] & ~(1L << slot);
         free0[w] = word;
         if (word == 0) {
+            long[][] lv = levels;
             for (int k = 1; k < lv.length; k++) { // clear the bit above wherever a word empties
                 int up = w >>> 6;
                 lv[k][up] &= ~(1L << w);
@@ -90,7 +115,6 @@ public final class SlotAllocator {
             }
         }
         freeCount--;
-        return slot;
     }
 
     /**
@@ -124,6 +148,9 @@ public final class SlotAllocator {
             }
         }
         freeCount++;
+        recentTop = (recentTop + 1) & (RECENT - 1);
+        recent[recentTop] = slot;
+        recentCount = Math.min(RECENT, recentCount + 1);
     }
 
     /**

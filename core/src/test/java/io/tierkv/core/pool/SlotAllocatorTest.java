@@ -27,18 +27,27 @@ class SlotAllocatorTest {
     }
 
     @Test
-    void handsOutTheLowestFreeSlot() {
+    void handsOutTheSlotsFreedLastFirstThenTheLowestFree() {
         SlotAllocator a = new SlotAllocator(200);
         for (int i = 0; i < 200; i++) {
-            assertEquals(i, a.allocate());
+            assertEquals(i, a.allocate(), "lowest first while nothing was freed");
         }
         a.free(130);
         a.free(7);
         a.free(64);
+        assertEquals(64, a.allocate(), "freed last, handed out first (still warm)");
         assertEquals(7, a.allocate());
-        assertEquals(64, a.allocate());
         assertEquals(130, a.allocate());
         assertEquals(-1, a.allocate());
+        for (int s = 199; s >= 180; s--) { // 20 frees: the first 4 fall out of the 16 remembered
+            a.free(s);
+        }
+        for (int s = 180; s < 196; s++) {
+            assertEquals(s, a.allocate(), "the 16 freed last, newest first");
+        }
+        for (int s = 196; s < 200; s++) {
+            assertEquals(s, a.allocate(), "then the lowest free");
+        }
         assertEquals("", a.check());
     }
 
@@ -52,12 +61,19 @@ class SlotAllocatorTest {
             free.add(i);
         }
         TreeSet<Integer> used = new TreeSet<>();
+        java.util.ArrayDeque<Integer> recent = new java.util.ArrayDeque<>(); // the model: newest last
         Random r = new Random(capacity);
         for (int op = 0; op < 20_000; op++) {
             boolean take = used.isEmpty() || (!free.isEmpty() && r.nextInt(3) != 0);
             if (take) {
+                Integer expected = null;
+                while (expected == null && !recent.isEmpty()) {
+                    Integer last = recent.pollLast();
+                    expected = free.contains(last) ? last : null;
+                }
+                expected = expected == null ? free.first() : expected;
                 int s = a.allocate();
-                assertEquals(free.first(), s, "op " + op);
+                assertEquals(expected, s, "op " + op);
                 free.remove(s);
                 used.add(s);
             } else {
@@ -66,6 +82,10 @@ class SlotAllocatorTest {
                 a.free(s);
                 used.remove(s);
                 free.add(s);
+                recent.addLast(s);
+                if (recent.size() > SlotAllocator.RECENT) {
+                    recent.pollFirst();
+                }
             }
             assertEquals(free.size(), a.freeCount());
         }
