@@ -91,9 +91,10 @@ final class BlockTable {
 
     /**
      * Makes this (empty) table a copy of {@code other}, taking one more reference on each block
-     * ({@link #checkForkable()} first). Lock held.
+     * ({@link #checkForkable()} first) and telling the cache of each. Lock held.
      */
-    void forkFrom(BlockTable other) {
+    @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Sequence); a parameter's lock cannot be named
+    void forkFrom(BlockTable other, PagedKvCache cache) {
         ids = Arrays.copyOf(other.ids, other.ids.length);
         count = other.count;
         sealed = other.sealed;
@@ -101,6 +102,9 @@ final class BlockTable {
             blocks.refs[ids[i]]++;
         }
         protectRecent(1);
+        for (int i = 0; i < count; i++) {
+            cache.refresh(ids[i]);
+        }
     }
 
     /** Adds this table's references and recent-window protections to the arrays (an invariant recount). */

@@ -92,8 +92,7 @@ public final class Sequence implements AutoCloseable {
      * runtime computes the rest of the prompt as for a shorter match (appending it then fails with
      * {@link BudgetExceededException} as any append over the budget does). Per-tier budgets
      * ({@link SequenceOptions#budgets()}) do not limit a match: matched blocks are not new blocks.
-     * It stops, the same way, at a block that already holds 65,535 references (the most one block
-     * holds).
+     * It stops the same way before a block holding 65,535 references, the most one block holds.
      *
      * @param promptTokens the prompt's token ids
      * @param maxTokens    most tokens to take, 0..promptTokens.length
@@ -368,8 +367,7 @@ public final class Sequence implements AutoCloseable {
      * sequences' budgets. The first divergent write to a shared unsealed block copies it.
      *
      * @return the child sequence
-     * @throws IllegalStateException if closed, or if a block already has 65,535 references (the
-     *                               most one block holds); nothing changes
+     * @throws IllegalStateException if closed or a block holds 65,535 references (nothing changes)
      */
     public Sequence fork() {
         cache.lock.lock();
@@ -377,13 +375,10 @@ public final class Sequence implements AutoCloseable {
             checkOpen();
             table.checkForkable();
             Sequence child = cache.openSequence(options);
-            child.table.forkFrom(table);
+            child.table.forkFrom(table, cache);
             child.length = length;
             child.parentHi = parentHi;
             child.parentLo = parentLo;
-            for (int i = 0; i < table.count(); i++) {
-                cache.refresh(table.id(i));
-            }
             return child;
         } finally {
             cache.lock.unlock();
@@ -398,8 +393,7 @@ public final class Sequence implements AutoCloseable {
      * @param toToken   end token (exclusive), {@code <= length}
      * @return the lease; close it
      * @throws IndexOutOfBoundsException if the range is invalid
-     * @throws IllegalStateException     if the sequence is closed, or a block holds 65,535
-     *                                   references already (the most one block holds)
+     * @throws IllegalStateException     if the sequence is closed or a block holds 65,535 references
      * @throws io.tierkv.core.error.CapacityExhaustedException if the top tier cannot hold them in time
      * @throws io.tierkv.core.error.CorruptBlockException      if a block was lost below
      */
