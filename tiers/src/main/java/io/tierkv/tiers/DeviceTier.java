@@ -107,8 +107,9 @@ public final class DeviceTier implements SlotMemory, AutoCloseable {
      * {@inheritDoc}
      *
      * <p>A view of the slot's host-visible memory, made on first use and kept in a direct-mapped
-     * table of at most 4,096 views ({@link KeptSlices}): a reader that cycles over that many slots
-     * or fewer allocates nothing, one over more slots makes a 40-byte view per miss.
+     * table of at most 4,096 views ({@link KeptSlices}): a tier of up to 4,096 slots keeps one per
+     * slot; in a larger one, a reader over slots distinct modulo 4,096 allocates nothing, and one
+     * over slots that share an entry makes a 40-byte view per miss.
      *
      * @throws IndexOutOfBoundsException if slot is outside [0, capacity)
      * @throws IllegalStateException     if the device memory is not host-visible (a real GPU)

@@ -10,7 +10,8 @@ package io.tierkv.core.cache;
  * @param indexedBlocks        entries in the prefix index
  * @param prefixHitBlocks      full blocks matched (any tier)
  * @param prefixHitBlocksBelow of those, blocks found below the top tier
- * @param prefixMissBlocks     lookups that ended a match (no entry, or token ids differed)
+ * @param prefixMissBlocks     lookups that ended a match (no entry, token ids differed, or the block
+ *                             held 65,535 references)
  * @param hashCollisions       hash hits rejected because the stored block identity differed (context,
  *                             parent hash or token ids), in the index or below it
  * @param evictions            blocks dropped entirely to make room

@@ -82,6 +82,10 @@ final class PrefixLookup {
             counters.prefixMissBlocks++;
             return -1;
         }
+        if (b.refs[id] == BlockStates.MAX_REFS) { // the most references one block holds: not taken, as past the budget
+            counters.prefixMissBlocks++;
+            return -1;
+        }
         if (b.slot[id] < 0 && !holdBelow(id)) {
             counters.prefixMissBlocks++;
             return -1;
@@ -115,7 +119,7 @@ final class PrefixLookup {
             long hi = hasher.hi();
             long lo = hasher.lo();
             int id = lookup(hi, lo, seq, promptTokens, i * b);
-            if (id < 0 || cache.blocks.refs[id] == BlockStates.MAX_REFS) { // the most references end it, as the budget does
+            if (id < 0) {
                 return;
             }
             cache.ref(id);

@@ -139,7 +139,8 @@ public final class TierControl {
      * Read-ahead: brings a sealed block held below up to the top tier without leasing it (a
      * later lease finds it there unless it was demoted again meanwhile). A prefetch that waits
      * for a slot ends, having moved nothing, as soon as another party (a lease, another prefetch)
-     * brings the block up or starts moving it.
+     * brings the block up or starts moving it. A block that already holds 65,535 references
+     * cannot take the move's and is left where it is.
      *
      * @param blockId a block id
      * @return true if the block was promoted by this call
@@ -147,7 +148,8 @@ public final class TierControl {
     public boolean prefetch(int blockId) {
         cache.lock.lock();
         try {
-            if (cache.closed || cache.blocks.state(blockId) != SEALED || !cache.blocks.needsPromotion(blockId)) {
+            if (cache.closed || cache.blocks.state(blockId) != SEALED || !cache.blocks.needsPromotion(blockId)
+                    || cache.blocks.refs[blockId] == BlockStates.MAX_REFS) { // it cannot take the move's reference
                 return false;
             }
             cache.blocks.addRef(blockId); // pinned while it moves, so it cannot be freed

@@ -126,12 +126,6 @@ final class IntrusiveLists {
     }
 
     /**
-     * The oldest node of a list.
-     *
-     * @param list the list
-     * @return the oldest node of {@code list}, or {@link #NIL} when it is empty
-     */
-    /**
      * Tells whether a node is in a list.
      *
      * @param node a node id
@@ -141,6 +135,12 @@ final class IntrusiveLists {
         return prev[node] != UNLINKED;
     }
 
+    /**
+     * The oldest node of a list.
+     *
+     * @param list the list
+     * @return the oldest node of {@code list}, or {@link #NIL} when it is empty
+     */
     int first(int list) {
         return head[list];
     }

@@ -7,13 +7,14 @@ import java.lang.foreign.MemorySegment;
  * a direct-mapped table of at most {@link #MAX_KEPT} entries, keyed by the slice's index: a slice
  * is handed out again while no other index of its entry has replaced it. A tier of at most that
  * many slots thus keeps a slice per slot, as before; a larger one keeps 4,096, so a reader that
- * cycles over at most that many slots allocates nothing and one over more makes a 40-byte view per
- * miss. A slice kept for every slot cost 44 B of heap per slot for as long as the memory lived
+ * cycles over slots of different entries (distinct modulo 4,096) allocates nothing, and one over
+ * slots that share an entry makes a 40-byte view per miss. A slice kept for every slot cost 44 B of heap per slot for as long as the memory lived
  * (issue 19 part 2); a slice made per call and returned (a lease's) is not removed by the JIT's
  * escape analysis.
  *
- * <p>The segments sliced must outlive this object and not overlap, and an index must always name
- * the same slice. Thread-safe without locks: entries are written racily, which is benign,
+ * <p>The segments sliced must be native (a heap segment's address is its offset in its array, so
+ * two arrays' slices would look alike), outlive this object and not overlap, and an index must
+ * always name the same slice. Thread-safe without locks: entries are written racily, which is benign,
  * since a slice is immutable (final fields, safely published) and a reader that finds another
  * index's slice makes its own.
  */
@@ -55,8 +56,13 @@ public final class KeptSlices {
      * @param bytes  the slice's length
      * @return the slice
      * @throws IndexOutOfBoundsException if the range is outside {@code base}
+     * @throws IllegalArgumentException  if {@code base} is not native
      */
     public MemorySegment slice(int index, MemorySegment base, long offset, long bytes) {
+        if (!base.isNative()) {
+            throw new IllegalArgumentException(
+                    "base: a heap segment (expected a native one: kept slices are told apart by address)");
+        }
         int entry = index & (kept.length - 1);
         MemorySegment v = kept[entry];
         if (v == null || shared && (v.address() != base.address() + offset || v.byteSize() != bytes)) {

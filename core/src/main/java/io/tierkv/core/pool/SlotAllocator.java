@@ -71,7 +71,7 @@ public final class SlotAllocator {
     }
 
     /**
-     * Takes the lowest free slot.
+     * Takes a free slot: the newest of the 16 freed last that is still free, else the lowest.
      *
      * @return a slot index in [0, capacity), or -1 when none is free
      */

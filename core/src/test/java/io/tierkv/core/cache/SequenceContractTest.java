@@ -225,9 +225,12 @@ class SequenceContractTest {
             assertMessage(IllegalStateException.class, refused, s::fork);
             assertEquals(BlockStates.MAX_REFS, cache.blocks.refs[id], "refused: nothing taken");
             assertEquals(leases, cache.blocks.leases[id]);
+            CacheStats before = cache.stats();
             try (Sequence m = cache.openSequence(SequenceOptions.defaults())) {
                 assertEquals(0, m.matchPrefix(tokens(0, B)), "a match stops before a block at the bound");
             }
+            assertEquals(before.prefixHitBlocks(), cache.stats().prefixHitBlocks(), "no hit counted");
+            assertEquals(before.prefixMissBlocks() + 1, cache.stats().prefixMissBlocks(), "a miss counted");
             cache.releaseLease(id);
             try (Sequence child = s.fork()) {
                 assertEquals(BlockStates.MAX_REFS, cache.blocks.refs[id], "one released, one taken by the fork");
@@ -242,6 +245,33 @@ class SequenceContractTest {
                 cache.releaseLease(id);
             }
             assertEquals(1, cache.blocks.refs[id]);
+        }
+    }
+
+    /** A read-ahead of a block below at the bound cannot take the move's reference: it moves nothing and does not throw. */
+    @Test
+    @SuppressWarnings("GuardedBy") // reads block facts from the test thread while nothing else runs on the cache
+    void aReadAheadLeavesABlockAtTheMostReferencesWhereItIs() {
+        TimingLowerTier lower = new TimingLowerTier();
+        SlabMemory memory = invariants.track(new SlabMemory(4, layout.bytesPerBlock()), java.util.List::of);
+        PagedKvCache tiered = invariants.track(new PagedKvCache(CacheOptions.of(smallLayout(B), 4)
+                .withMaxBlocks(8).withRecentDeviceBlocks(0), memory, lower));
+        java.util.List<Sequence> forks = new java.util.ArrayList<>();
+        try (Sequence s = tiered.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, tokens(0, B));
+            int id = s.blockId(0);
+            for (int i = 1; i < BlockStates.MAX_REFS; i++) {
+                forks.add(s.fork());
+            }
+            assertEquals(BlockStates.MAX_REFS, tiered.blocks.refs[id]);
+            assertEquals(true, tiered.tierControl().demoteBlock(id));
+            assertEquals(false, tiered.tierControl().prefetch(id), "no room for the move's reference");
+            assertEquals(-1, tiered.blocks.slot[id], "still below");
+            assertEquals(BlockStates.MAX_REFS, tiered.blocks.refs[id]);
+            forks.remove(forks.size() - 1).close();
+            assertEquals(true, tiered.tierControl().prefetch(id), "below the bound, it comes up");
+        } finally {
+            forks.forEach(Sequence::close);
         }
     }
 

@@ -30,6 +30,10 @@ class KeptSlicesTest {
             assertEquals(8, kept.slice(3, base, 3 * 16, 8).byteSize(), "another length is another slice");
             assertThrows(IndexOutOfBoundsException.class, () -> kept.slice(5, base, base.byteSize() - 8, 16));
             assertThrows(IllegalArgumentException.class, () -> new KeptSlices(0));
+            MemorySegment heap = MemorySegment.ofArray(new byte[64]);
+            var e = assertThrows(IllegalArgumentException.class, () -> kept.slice(1, heap, 0, 16));
+            assertEquals("base: a heap segment (expected a native one: kept slices are told apart by address)",
+                    e.getMessage());
         }
     }
 
