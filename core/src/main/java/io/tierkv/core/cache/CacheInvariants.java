@@ -57,7 +57,8 @@ final class CacheInvariants {
             }
             if (!live) {
                 if (b.slot[id] >= 0 || b.refs[id] != 0 || b.bits[id] != 0) {
-                    bad.add("free block " + id + " holds slot " + b.slot[id] + " refs " + (int) b.refs[id] + " flags " + b.bits[id]);
+                    bad.add("free block " + id + " holds slot " + b.slot[id] + " refs " + (int) b.refs[id]
+                            + " flags " + b.bits[id]);
                 }
                 continue;
             }

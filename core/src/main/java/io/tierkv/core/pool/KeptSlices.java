@@ -8,9 +8,9 @@ import java.lang.foreign.MemorySegment;
  * is handed out again while no other index of its entry has replaced it. A tier of at most that
  * many slots thus keeps a slice per slot, as before; a larger one keeps 4,096, so a reader that
  * cycles over slots of different entries (distinct modulo 4,096) allocates nothing, and one over
- * slots that share an entry makes a 40-byte view per miss. A slice kept for every slot cost 44 B of heap per slot for as long as the memory lived
- * (issue 19 part 2); a slice made per call and returned (a lease's) is not removed by the JIT's
- * escape analysis.
+ * slots that share an entry makes a 40-byte view per miss. A slice kept for every slot cost 44 B
+ * of heap per slot for as long as the memory lived (issue 19 part 2); a slice made per call and
+ * returned (a lease's) is not removed by the JIT's escape analysis.
  *
  * <p>The segments sliced must be native (a heap segment's address is its offset in its array, so
  * two arrays' slices would look alike), outlive this object and not overlap, and an index must

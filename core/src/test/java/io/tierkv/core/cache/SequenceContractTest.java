@@ -220,7 +220,8 @@ class SequenceContractTest {
                 cache.acquireLease(id);
             }
             assertEquals(BlockStates.MAX_REFS, cache.blocks.refs[id]);
-            String refused = "block " + id + ": references 65535 (expected < 65535, the most one block holds: counts are 16 bits)";
+            String refused = "block " + id
+                    + ": references 65535 (expected < 65535, the most one block holds: counts are 16 bits)";
             assertMessage(IllegalStateException.class, refused, () -> cache.acquireLease(id));
             assertMessage(IllegalStateException.class, refused, s::fork);
             assertEquals(BlockStates.MAX_REFS, cache.blocks.refs[id], "refused: nothing taken");
