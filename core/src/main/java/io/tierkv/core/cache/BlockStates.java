@@ -121,6 +121,11 @@ final class BlockStates {
         refs[id]++;
     }
 
+    /** {@return whether a block holds {@link #MAX_REFS} references, so it can take no more} */
+    boolean refsFull(int id) {
+        return refs[id] == MAX_REFS;
+    }
+
     /**
      * Checks that a block can take one more reference.
      *
@@ -128,7 +133,7 @@ final class BlockStates {
      * @throws IllegalStateException if it holds {@link #MAX_REFS} already
      */
     void checkRefRoom(int id) {
-        if (refs[id] == MAX_REFS) {
+        if (refsFull(id)) {
             throw new IllegalStateException("block " + id + ": references " + (int) refs[id]
                     + " (expected < " + MAX_REFS + ", the most one block holds: counts are 16 bits)");
         }

@@ -82,7 +82,7 @@ final class PrefixLookup {
             counters.prefixMissBlocks++;
             return -1;
         }
-        if (b.refs[id] == BlockStates.MAX_REFS) { // the most references one block holds: not taken, as past the budget
+        if (b.refsFull(id)) { // the most references one block holds: not taken, as past the budget
             counters.prefixMissBlocks++;
             return -1;
         }

@@ -149,7 +149,7 @@ public final class TierControl {
         cache.lock.lock();
         try {
             if (cache.closed || cache.blocks.state(blockId) != SEALED || !cache.blocks.needsPromotion(blockId)
-                    || cache.blocks.refs[blockId] == BlockStates.MAX_REFS) { // it cannot take the move's reference
+                    || cache.blocks.refsFull(blockId)) { // it cannot take the move's reference
                 return false;
             }
             cache.blocks.addRef(blockId); // pinned while it moves, so it cannot be freed
