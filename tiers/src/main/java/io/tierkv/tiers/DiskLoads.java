@@ -90,7 +90,6 @@ final class DiskLoads {
             try {
                 blocks.reservedHostSlots--;
                 if (found >= 0) { // verified bytes; the id cannot change while the cache pins it in transit
-                    blocks.setIdentity(hs, identity);
                     t.pins.releaseDiskPin(blockId); // the host slot holds it now; a spill pins the record again
                     blocks.place(blockId, hs, hi, lo); // the disk record stays too, unless it was evicted meanwhile
                     blocks.policy.onAdmit(blockId, 0, lo);

@@ -104,9 +104,7 @@ final class HostAdoption {
                 h.lock.lock();
                 try {
                     h.reservedHostSlots--;
-                    if (found >= 0) {
-                        h.setIdentity(hs, identity);
-                    } else {
+                    if (found < 0) {
                         h.slots.free(hs);
                     }
                 } finally {

@@ -11,24 +11,24 @@ import io.tierkv.core.pool.SlotAllocator;
 import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.store.DiskTier;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntFunction;
 
 /**
  * The host tier's facts, under its one lock: per block id its host slot and its host-side state
- * bits; per host slot its bytes (a range of the pinned buffer), its block's hash and identity;
- * the hashes of blocks held on disk with no host slot, and the disk pins ids hold, for just
- * those ids; the host policy and the slot counts. The parts of the host tier read and write
+ * bits; per host slot its bytes (a range of the pinned buffer) and its block's hash (its
+ * identity is the cache's record of the id, {@link #identityOf}, kept as it is while this tier
+ * holds the id); the hashes of blocks held on disk with no host slot, and the disk pins ids
+ * hold, for just those ids; the host policy and the slot counts. The parts of the host tier read and write
  * these fields directly, always with {@link #lock} held.
  *
  * <pre>
  * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED, NEEDED, PINNED)
  *                                                              = 5 bytes of heap per block id
  * per host slot: [bytesPerBlock bytes] at hs * bytesPerBlock in one pinned buffer (no segment
- *                object per slot: copies take the offset) | hash 2 longs (heap) | identity
- *                off-heap ({@link BlockIdentity}: context, parent hash, B token ids; copied at demotion)
+ *                object per slot: copies take the offset) | hash 2 longs (heap)
  * per id ON_DISK with no host slot: its hash ({@link IdLongs}, two words)
  * per PINNED id: the record serial its pin names ({@link IdLongs}, one word)
  * ids whose host copy left for room, with their hashes, until the cache drains them
@@ -63,9 +63,10 @@ final class HostBlocks {
     private final long bytesPerSlot;
     /** Host slots, fixed at construction (read without the lock). */
     final int slotCount;
-    /** Per host slot, {@link #identityBytes}: the identity of the block in it. */
-    final MemorySegment hostIdentities;
+    /** {@link BlockIdentity#bytes} of B token ids. */
     final long identityBytes;
+    /** The cache's identity records by block id ({@link io.tierkv.core.cache.LowerTier#attach}); set once, at build. */
+    volatile IntFunction<MemorySegment> identities;
     @GuardedBy("lock") final EvictionPolicy policy;
     @GuardedBy("lock") final int[] hostSlot;
     @GuardedBy("lock") final byte[] state;
@@ -99,17 +100,14 @@ final class HostBlocks {
      * @param hostBlocks host slots
      * @param maxBlocks  block ids
      * @param policyName the host policy
-     * @param arena      owns the slots' identities
      */
-    HostBlocks(KvLayout layout, PinnedHostBuffer pinned, int hostBlocks, int maxBlocks, String policyName,
-            Arena arena) {
+    HostBlocks(KvLayout layout, PinnedHostBuffer pinned, int hostBlocks, int maxBlocks, String policyName) {
         int bytes = layout.bytesPerBlock();
         this.slots = new SlotAllocator(hostBlocks);
         this.slotBytes = pinned.segment();
         this.bytesPerSlot = bytes;
         this.slotCount = hostBlocks;
         this.identityBytes = BlockIdentity.bytes(layout.blockSizeTokens());
-        this.hostIdentities = arena.allocate(Math.max(1, hostBlocks) * identityBytes, 64);
         this.policy = EvictionPolicies.create(policyName, maxBlocks);
         this.hostSlot = new int[maxBlocks];
         Arrays.fill(hostSlot, -1);
@@ -189,8 +187,9 @@ final class HostBlocks {
     }
 
     /**
-     * Puts a block's copy in host slot {@code hs} (its identity already set there) and reports it
-     * findable on the host; {@code hs == -1} records the hash with no host copy. Lock held.
+     * Puts a block's copy in host slot {@code hs} and reports it findable on the host (its
+     * identity read from the cache's record); {@code hs == -1} records the hash with no host copy.
+     * Lock held.
      */
     @GuardedBy("lock")
     void place(int blockId, int hs, long hi, long lo) {
@@ -204,7 +203,7 @@ final class HostBlocks {
         slotHashHi[hs] = hi;
         slotHashLo[hs] = lo;
         if (events.enabled()) {
-            events.blockStored(KvMedium.CPU, hi, lo, identity(hs));
+            events.blockStored(KvMedium.CPU, hi, lo, identityOf(blockId));
         }
     }
 
@@ -277,16 +276,30 @@ final class HostBlocks {
         return slotBytes.asSlice(slotOffset(hs), bytesPerSlot);
     }
 
-    private long identityOffset(int hs) {
-        return hs * identityBytes;
-    }
-    /** Stores the identity of the block just copied into host slot {@code hs}. */
-    void setIdentity(int hs, MemorySegment identity) {
-        MemorySegment.copy(identity, 0, hostIdentities, identityOffset(hs), identityBytes);
+    /** Takes the cache's identity records ({@link io.tierkv.core.cache.LowerTier#attach}). */
+    void attach(IntFunction<MemorySegment> records) {
+        this.identities = records;
     }
 
-    /** {@return the identity of the block in host slot {@code hs}: a view} */
-    MemorySegment identity(int hs) {
-        return hostIdentities.asSlice(identityOffset(hs), identityBytes);
+    /**
+     * {@return block {@code blockId}'s identity: a view of the cache's record} The record is the
+     * block's while this tier holds the id (placed, or in transit to or from it); read it with the
+     * lock held, or copy it ({@link #copyIdentity}) before releasing the lock for a write that
+     * needs it, since the cache may free and reuse the id once the lock is released.
+     */
+    MemorySegment identityOf(int blockId) {
+        return identities.apply(blockId);
+    }
+
+    /**
+     * {@return a copy of block {@code blockId}'s identity on the heap, for a write made with the
+     * lock released} Lock held. Backed by a {@code long[]}, so aligned reads of its words work as
+     * on the cache's record. A spill's own cost (a record written to disk, or a value pushed)
+     * dwarfs these {@link #identityBytes} bytes.
+     */
+    @GuardedBy("lock")
+    MemorySegment copyIdentity(int blockId) {
+        MemorySegment words = MemorySegment.ofArray(new long[(int) ((identityBytes + 7) >>> 3)]);
+        return words.asSlice(0, identityBytes).copyFrom(identityOf(blockId));
     }
 }

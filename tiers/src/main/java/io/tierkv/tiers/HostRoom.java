@@ -103,12 +103,16 @@ final class HostRoom {
         if (pin) {
             h.pinningSpills++;
         }
+        boolean toDisk = t.disk != null && (hi | lo) != 0;
+        boolean toRemote = !toDisk && t.remote != null && (hi | lo) != 0 && !pin && mayFree;
+        // copied now: once the lock is released the cache may free the id and reuse its record
+        MemorySegment identity = toDisk || toRemote ? h.copyIdentity(victim) : null;
         h.lock.unlock();
         try {
-            if (t.disk != null && (hi | lo) != 0) {
-                stored = writeToDisk(victim, hi, lo, hs, pin);
-            } else if (t.remote != null && (hi | lo) != 0 && !pin && mayFree) {
-                t.remote.push.offer(hi, lo, h.identity(hs), h.slotView(hs)); // host is the lowest local tier
+            if (toDisk) {
+                stored = writeToDisk(victim, hi, lo, hs, identity, pin);
+            } else if (toRemote) {
+                t.remote.push.offer(hi, lo, identity, h.slotView(hs)); // host is the lowest local tier
             }
         } finally {
             h.lock.lock();
@@ -144,15 +148,15 @@ final class HostRoom {
     }
 
     /**
-     * Writes a host block to disk.
+     * Writes a host block to disk, with {@code identity}, a copy of its identity taken under the
+     * lock ({@link HostBlocks#copyIdentity}). No lock held.
      *
      * @return the pin on its record if {@code pin} ({@link DiskTier#putPinned}), {@link HostBlocks#STORED}
      *         if stored without one, {@link HostBlocks#NOT_STORED} if the disk declined or refused it
      */
-    long writeToDisk(int blockId, long hi, long lo, int hs, boolean pin) {
+    long writeToDisk(int blockId, long hi, long lo, int hs, MemorySegment identity, boolean pin) {
         long start = System.nanoTime();
         try {
-            MemorySegment identity = h.identity(hs);
             long stored = pin ? t.disk.putPinned(hi, lo, identity, h.slotView(hs))
                     : t.disk.put(hi, lo, identity, h.slotView(hs)) ? STORED : NOT_STORED;
             if (stored != NOT_STORED) {

@@ -6,10 +6,10 @@ import io.tierkv.core.cache.LowerTier;
 import io.tierkv.natives.GpuEvent;
 import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.store.DiskTier;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.IntConsumer;
+import java.util.function.IntFunction;
 
 import static io.tierkv.tiers.HostBlocks.CLEAN;
 import static io.tierkv.tiers.HostBlocks.MOVING;
@@ -32,12 +32,14 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * per-id and per-slot layout: {@code HostBlocks}.
  *
  * <h2>Identity</h2>
- * Host slots hold blocks by id, so a host hit is the block's own bytes. Everything that goes to
- * or comes from disk, which holds records by hash, names the identity: a spill writes the host
- * slot's identity with the bytes (and a record of another identity under the key refuses the
- * spill: the block stays here); every disk read (promotion, read, read-ahead, adoption on a
- * match) passes the identity the cache holds for the block and gets bytes only from a record of
- * exactly that identity. A record of another identity is a counted collision and, for a block
+ * Host slots hold blocks by id, so a host hit is the block's own bytes, and the block's identity
+ * is the cache's record of the id, which this tier reads, under its lock, and keeps no copy of
+ * while it holds the id ({@link #attach}; the cache rewrites a record only after {@link #forget}).
+ * Everything that goes to or comes from disk, which holds records by hash, names the identity: a
+ * spill copies the record under this tier's lock and writes it with the bytes (and a record of
+ * another identity under the key refuses the spill: the block stays here); every disk read
+ * (promotion, read, read-ahead, adoption on a match) passes the identity the cache holds for the
+ * block and gets bytes only from a record of exactly that identity. A record of another identity is a counted collision and, for a block
  * bound to it, a disk miss: never another block's bytes.
  *
  * <h2>Parts</h2>
@@ -79,7 +81,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     final KvLayout layout;
     private final DeviceTier device;
     private final PinnedHostBuffer pinned;
-    private final Arena identityArena = Arena.ofShared();
     /** Every per-id and per-slot fact of this tier, and its lock. */
     final HostBlocks blocks;
     final DiskTier disk;
@@ -102,7 +103,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         this.layout = layout;
         this.device = device;
         this.pinned = pinned;
-        this.blocks = new HostBlocks(layout, pinned, hostBlocks, maxBlocks, policyName, identityArena);
+        this.blocks = new HostBlocks(layout, pinned, hostBlocks, maxBlocks, policyName);
         this.disk = disk;
         this.staging = staging;
         this.copyTimeoutNanos = copyTimeoutNanos;
@@ -127,6 +128,11 @@ final class HostTier implements LowerTier, AutoCloseable {
         if (disk != null) {
             disk.maintenance().setDepartureSink(r.push::offer);
         }
+    }
+
+    @Override
+    public void attach(IntFunction<MemorySegment> identities) {
+        blocks.attach(identities);
     }
 
     @Override
@@ -215,7 +221,6 @@ final class HostTier implements LowerTier, AutoCloseable {
                 return false;
             }
             ev.close();
-            blocks.setIdentity(hs, identity);
             pins.releaseDiskPin(blockId); // the host slot holds it now
             blocks.state[blockId] &= NEEDED;
             blocks.place(blockId, hs, hi, lo);
@@ -529,7 +534,6 @@ final class HostTier implements LowerTier, AutoCloseable {
         try {
             blocks.closed = true;
             lateCopies.awaitAll();
-            identityArena.close();
             staging.close();
         } finally {
             blocks.lock.unlock();

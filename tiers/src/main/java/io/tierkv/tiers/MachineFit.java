@@ -6,7 +6,6 @@ import io.tierkv.core.KvLayout;
 import io.tierkv.core.budget.MachineMemory;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.error.MachineLimitException;
-import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.natives.GpuRuntime;
 import io.tierkv.natives.MemoryInfo;
 import io.tierkv.tiers.disk.DiskOptions;
@@ -133,8 +132,7 @@ final class MachineFit {
                 + "pinned host " + format(host) + " + transfer staging " + format(staging) + " + block metadata "
                 + format(meta) + " (" + s.maxBlocks() + " block ids)";
         long perId = PagedKvCache.metadataBytes(s.layout(), 1);
-        long hostPerSlot = BlockIdentity.bytes(s.layout().blockSizeTokens());
-        Blame b = blame(s, disk, device + perId * s.deviceBlocks(), host + staging + (perId + hostPerSlot) * s.hostBlocks(),
+        Blame b = blame(s, disk, device + perId * s.deviceBlocks(), host + staging + perId * s.hostBlocks(),
                 perId * s.diskBlocks());
         m.checkHost(b.option, b.valueBytes, need, terms);
     }

@@ -14,8 +14,9 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>A fetch looks the chain up (pipelined {@code EXISTS}), takes host slots for the leading
  * blocks found (making room as a demotion does: clean copies dropped, blocks spilled to disk), reads
  * them verified against the identities the match computed ({@link BlockStore#getAll}) and keeps
- * their identities beside the slots. A slot held for a thread is counted reserved, so the host's
- * invariants hold while it waits. At most a quarter of the host slots (and 256 blocks) per call.
+ * their identities beside the slots, in the thread's own table. A slot held for a thread is
+ * counted reserved, so the host's invariants hold while it waits. At most a quarter of the host
+ * slots (and 256 blocks) per call.
  *
  * <p>Thread-safe: each thread holds its own slots; the host lock guards the slot table.
  */
@@ -37,18 +38,24 @@ final class RemoteFetch {
         this.store = store;
     }
 
-    /** Host slots one thread holds: fetched blocks its match has not adopted yet. */
+    /**
+     * Host slots one thread holds: fetched blocks its match has not adopted yet, with the
+     * identities they were read for (no id is bound to them yet, so no cache record names them).
+     */
     private static final class Held {
         long[] hashHi = new long[0];
         long[] hashLo = new long[0];
         int[] slot = new int[0];
+        /** Block {@code i}'s identity at {@code i * identityBytes}. */
+        MemorySegment identities = MemorySegment.NULL;
         int count;
 
-        void ensure(int n) {
+        void ensure(int n, long identityBytes) {
             if (slot.length < n) {
                 hashHi = new long[n];
                 hashLo = new long[n];
                 slot = new int[n];
+                identities = MemorySegment.ofArray(new long[(int) ((n * identityBytes + 7) >>> 3)]);
             }
         }
     }
@@ -66,7 +73,7 @@ final class RemoteFetch {
             return 0;
         }
         Held mine = held.get();
-        mine.ensure(found);
+        mine.ensure(found, h.identityBytes);
         MemorySegment[] dsts = new MemorySegment[found];
         int slots = 0;
         while (slots < found) {
@@ -82,7 +89,7 @@ final class RemoteFetch {
         try {
             for (int i = 0; i < slots; i++) {
                 if (i < got) {
-                    h.setIdentity(mine.slot[i], identities[i]);
+                    MemorySegment.copy(identities[i], 0, mine.identities, i * h.identityBytes, h.identityBytes);
                     mine.hashHi[i] = hashHi[i];
                     mine.hashLo[i] = hashLo[i];
                 } else {
@@ -109,13 +116,10 @@ final class RemoteFetch {
         for (int i = 0; i < mine.count; i++) {
             if (mine.slot[i] >= 0 && mine.hashHi[i] == hi && mine.hashLo[i] == lo) {
                 int hs = mine.slot[i];
-                h.lock.lock();
-                try {
-                    if (h.identity(hs).mismatch(identity) != -1) {
-                        return -1; // fetched for another identity under this hash: never handed out for it
-                    }
-                } finally {
-                    h.lock.unlock();
+                long at = i * h.identityBytes;
+                long stop = at + h.identityBytes;
+                if (MemorySegment.mismatch(mine.identities, at, stop, identity, 0, identity.byteSize()) != -1) {
+                    return -1; // fetched for another identity under this hash: never handed out for it
                 }
                 mine.slot[i] = -1;
                 adopted.increment();

@@ -2,7 +2,6 @@ package io.tierkv.tiers;
 
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.cache.PagedKvCache;
-import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.tiers.disk.DiskOptions;
 
 /**
@@ -96,13 +95,12 @@ record TierSizes(KvLayout layout, long deviceBytes, long hostBytes, long deviceB
 
     /**
      * Native host memory the block metadata takes: the cache's per-id identities and written bits
-     * ({@link PagedKvCache#metadataBytes}) and the host tier's identity beside each host slot (as
-     * {@code HostTier} allocates it: {@link BlockIdentity#bytes} per slot, at least one).
+     * ({@link PagedKvCache#metadataBytes}). The host tier keeps no identity of its own: it reads the
+     * cache's record of each id it holds.
      *
      * @return bytes
      */
     long metadataBytes() {
-        return PagedKvCache.metadataBytes(layout, maxBlocks)
-                + Math.max(1, hostBlocks) * BlockIdentity.bytes(layout.blockSizeTokens());
+        return PagedKvCache.metadataBytes(layout, maxBlocks);
     }
 }

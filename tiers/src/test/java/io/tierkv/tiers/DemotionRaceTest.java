@@ -42,6 +42,11 @@ class DemotionRaceTest {
         }
 
         @Override
+        public void attach(java.util.function.IntFunction<MemorySegment> identities) {
+            host.attach(identities);
+        }
+
+        @Override
         public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot) {
             boolean ok = host.demote(blockId, hashHi, hashLo, identity, slot);
             Runnable hook = afterDemote;

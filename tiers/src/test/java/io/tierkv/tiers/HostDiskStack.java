@@ -85,7 +85,7 @@ final class HostDiskStack implements AutoCloseable {
             host.blocks.lock.lock();
             try {
                 spilled = new Spilled(id, arena.allocate(host.blocks.identityBytes).copyFrom(
-                        host.blocks.identity(host.blocks.hostSlot[id])), host.blocks.hashHi(id), host.blocks.hashLo(id));
+                        host.blocks.identityOf(id)), host.blocks.hashHi(id), host.blocks.hashLo(id));
             } finally {
                 host.blocks.lock.unlock();
             }

@@ -11,6 +11,7 @@ import io.tierkv.core.budget.BudgetKind;
 import io.tierkv.core.budget.BudgetLedger;
 import io.tierkv.core.budget.Budgets;
 import io.tierkv.core.budget.MachineMemory;
+import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.error.MachineLimitException;
 import io.tierkv.core.testing.CacheInvariants;
 import io.tierkv.natives.DeviceBuffer;
@@ -98,6 +99,18 @@ class MachineFitTest {
         assertEquals("host.budgetBytes", e.option(), "host has the larger share with its identities");
         assertTrue(e.requiredBytes() > 2 * each, e.getMessage());
         assertEquals(0, gpu.allocations, "nothing allocated");
+    }
+
+    /**
+     * Off the heap a manager's block metadata is the cache's records alone: each id's identity and
+     * written positions. Before, the host tier kept a copy of the identity per host slot (96 B for
+     * 16-token blocks), counted here too: 131,072 ids (112 B each) and 98,304 host slots came to
+     * 23.0 MiB instead of 14.0 MiB (issue 19).
+     */
+    @Test
+    void blockMetadataOffTheHeapIsTheCachesRecordsAlone() {
+        TierSizes s = TierSizes.of(layout, 64 * MIB, 192 * MIB, -1, null);
+        assertEquals(PagedKvCache.metadataBytes(layout, s.maxBlocks()), s.metadataBytes());
     }
 
     @Test

@@ -14,7 +14,8 @@ import java.lang.foreign.ValueLayout;
  * every move.
  *
  * <p>Not thread-safe: used under the cache lock, except the writes of an unshared open block's
- * token ids by the one thread that writes its sequence (as for its bytes).
+ * token ids by the one thread that writes its sequence (as for its bytes), and {@link #of}, which
+ * any thread may call (the host tier reads the rows of the ids it holds, {@link LowerTier#attach}).
  */
 final class IdentityTable {
 

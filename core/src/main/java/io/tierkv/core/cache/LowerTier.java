@@ -12,10 +12,28 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Identity: every call that moves bytes hands over the block's {@link
  * io.tierkv.core.prefix.BlockIdentity} (a view of the cache's own record, valid for the call).
- * The tier stores it with the bytes and compares it on every read by hash: bytes stored for
- * another identity are never handed up, whatever their hash (a counted collision and a miss).
+ * A store keyed by hash (disk, remote) stores it with the bytes and compares it on every read by
+ * hash: bytes stored for another identity are never handed up, whatever their hash (a counted
+ * collision and a miss). A tier keyed by block id (host slots) keeps no copy: it reads the
+ * cache's record of an id it holds ({@link #attach}), which stays as it is until the cache calls
+ * {@link #forget} for that id.
  */
 public interface LowerTier {
+
+    /**
+     * Hands this tier the cache's identity records, once, from the cache's constructor, before
+     * any block moves. {@code identities.apply(id)} is a view of block {@code id}'s {@link
+     * io.tierkv.core.prefix.BlockIdentity}, safe to call from any thread; the record it shows is
+     * the block's while this tier holds the id, that is from the move that hands the block down
+     * until {@link #forget}, because the cache rewrites a record only for an id it has freed, and
+     * frees an id it handed down only after {@code forget}. A tier that reads the record after
+     * releasing its own lock (a spill's disk write) copies it first, under that lock. No
+     * default: a tier that wraps another must pass the records on.
+     *
+     * @param identities block id to a view of its identity ({@link
+     *                   io.tierkv.core.prefix.BlockIdentity#bytes} of B token ids)
+     */
+    void attach(java.util.function.IntFunction<MemorySegment> identities);
 
     /**
      * Copies a sealed block down and confirms the copy is complete.

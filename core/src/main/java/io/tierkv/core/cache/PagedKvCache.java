@@ -146,17 +146,14 @@ public final class PagedKvCache implements AutoCloseable {
     @GuardedBy("lock") final CacheBudget budget = new CacheBudget(this);
     /** The salt string last hashed by {@link #openSequence}, compared by identity (strings are immutable). */
     @GuardedBy("lock") private String lastSalt;
-    /** Its hash: high word, low word. */
-    @GuardedBy("lock") private final long[] lastSaltHash = new long[2];
+    @GuardedBy("lock") private final long[] lastSaltHash = new long[2]; // its hash: high word, low word
     /** The options whose context fingerprint was computed last, compared by identity. */
     @GuardedBy("lock") private SequenceOptions lastContextOptions;
-    /** That fingerprint: high word, low word. */
-    @GuardedBy("lock") private final long[] lastContext = new long[2];
+    @GuardedBy("lock") private final long[] lastContext = new long[2]; // that fingerprint: high, low word
     @GuardedBy("lock") boolean closed;
     private final TierControl tierControl = new TierControl(this);
     private final CacheDiagnostics diagnostics = new CacheDiagnostics(this);
-    /** Tells the event sink when a block becomes findable on the device or stops being so. */
-    @GuardedBy("lock") final DeviceEvents events = new DeviceEvents(this);
+    @GuardedBy("lock") final DeviceEvents events = new DeviceEvents(this); // findable on the device or not
 
     /**
      * Creates a cache over top-tier slot memory, with an optional lower tier.
@@ -184,7 +181,8 @@ public final class PagedKvCache implements AutoCloseable {
         int n = options.maxBlocks();
         this.policy = EvictionPolicies.create(options.policy(), n);
         this.blocks = new BlockStates(n, policy.readsPriority());
-        this.identities = new IdentityTable(metaArena, n, blockTokens);
+        IdentityTable records = new IdentityTable(metaArena, n, blockTokens);
+        this.identities = records;
         this.written = new WrittenPositions(metaArena, n, blockTokens, layout.layers());
         this.admission = new Admission(this, lower, options.deviceBlocks());
         this.moves = new TierMoves(this, lower);
@@ -193,6 +191,9 @@ public final class PagedKvCache implements AutoCloseable {
         this.leases = new Leases(this);
         this.hasher = new BlockHasher(options.hashAlgorithm(), options.hashKey());
         this.contextHasher = new BlockHasher(HashAlgorithm.SHA256_128, options.hashKey());
+        if (lower != null) {
+            lower.attach(records::of); // a tier keyed by id reads the records of the ids it holds
+        }
     }
 
     /**

@@ -458,6 +458,11 @@ class SequenceContractTest {
         }
 
         @Override
+        public void attach(java.util.function.IntFunction<MemorySegment> identities) {
+            // keeps no bytes, so reads no identity
+        }
+
+        @Override
         public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot) {
             held.add(blockId);
             return true;

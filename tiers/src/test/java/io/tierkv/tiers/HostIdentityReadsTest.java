@@ -1,0 +1,75 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.event.KvEventSink;
+import io.tierkv.core.event.KvMedium;
+import io.tierkv.core.prefix.BlockIdentity;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static io.tierkv.core.testing.TestCaches.tokens;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The host tier keeps no identity of its own (issue 19: it kept a 96-byte copy of the cache's
+ * record per host slot, 48 B per block id off the heap in a manager with half its ids on the
+ * host): it reads the cache's record of an id it holds, which the cache may rewrite once it has
+ * freed the id, and it may free it the moment the host lock is released. So every read is made
+ * with the host lock held, and a spill copies the record under the lock before its disk write.
+ */
+class HostIdentityReadsTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void theHostTierReadsTheCachesRecordsOnlyUnderItsLock() throws Exception {
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), host -> host);
+                Arena arena = Arena.ofConfined()) {
+            HostTier host = stack.host;
+            IntFunction<MemorySegment> records = host.blocks.identities;
+            AtomicInteger reads = new AtomicInteger();
+            List<Integer> unlockedReads = new CopyOnWriteArrayList<>();
+            host.attach(id -> {
+                reads.incrementAndGet();
+                if (!host.blocks.lock.isHeldByCurrentThread()) {
+                    unlockedReads.add(id);
+                }
+                return records.apply(id);
+            });
+            List<int[]> storedTokens = new CopyOnWriteArrayList<>();
+            host.setEventSink(new KvEventSink() {
+                @Override
+                public void blockStored(KvMedium medium, long hashHi, long hashLo, MemorySegment identity) {
+                    storedTokens.add(identity.asSlice(BlockIdentity.KEY_BYTES).toArray(ValueLayout.JAVA_INT));
+                }
+
+                @Override
+                public void blockRemoved(KvMedium medium, long hashHi, long hashLo) {
+                }
+            });
+
+            HostDiskStack.Spilled spilled = stack.spillCachedBlock(arena); // a demotion, then a spill
+            assertEquals(16, stack.disk.match(spilled.hashHi(), spilled.hashLo(), spilled.identity()),
+                    "the spilled record carries the block's identity");
+            assertTrue(stack.cache.tierControl().loadBelow(spilled.id()), "loaded back into a host slot");
+
+            assertEquals(List.of(), unlockedReads, "ids whose record was read without the host lock");
+            // the demotion's and the load's CPU events, the spill's copy, the test's own copy
+            assertEquals(4, reads.get(), "records read");
+            assertEquals(2, storedTokens.size(), "CPU BlockStored events");
+            for (int[] t : storedTokens) {
+                assertArrayEquals(tokens(0, 16), t, "an event's token ids are the block's");
+            }
+        }
+    }
+}
