@@ -105,7 +105,7 @@ public class DemotePromoteBenchmark {
                     .recentDeviceBlocks(0)
                     .movers(0)
                     .build();
-                        seq = kv.openSequence(SequenceOptions.salt("bench"));
+            seq = kv.openSequence(SequenceOptions.salt("bench"));
             MemorySegment k = MemorySegment.ofArray(new byte[layout.tokenVectorBytes()]);
             for (int t = 0; t < blocks * blockSizeTokens; t++) {
                 k.set(ValueLayout.JAVA_INT_UNALIGNED, 0, t);

@@ -71,7 +71,10 @@ public final class CopyChecks {
         if (writable && segment.isReadOnly()) {
             throw new IllegalArgumentException(field + ": a read-only segment (expected writable)");
         }
-        checkRange(field + "Offset", offset, bytes, field + ".byteSize()", segment.byteSize());
+        long bound = segment.byteSize();
+        if (offset < 0 || offset > bound || bytes > bound - offset) { // the names are built only to fail
+            checkRange(field + "Offset", offset, bytes, field + ".byteSize()", bound);
+        }
     }
 
     /**
