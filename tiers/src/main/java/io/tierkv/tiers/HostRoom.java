@@ -93,20 +93,21 @@ final class HostRoom {
      */
     @SuppressWarnings("GuardedBy") // the callers (HostTier, this class) hold blocks.lock, h.lock here
     boolean leaveHost(int victim, boolean mayFree) {
-        h.policy.onRemove(victim);
-        h.state[victim] |= MOVING;
         int hs = h.hostSlot[victim];
         long hi = h.hashHi(victim);
         long lo = h.hashLo(victim);
         boolean pin = (h.state[victim] & NEEDED) != 0; // its record may become its only copy: pin it as it is written
+        boolean toDisk = t.disk != null && (hi | lo) != 0;
+        boolean toRemote = !toDisk && t.remote != null && (hi | lo) != 0 && !pin && mayFree;
+        // Copied now, before anything changes (it throws once the cache has closed): once the lock
+        // is released the cache may free the id and reuse its record.
+        MemorySegment identity = toDisk || toRemote ? h.copyIdentity(victim) : null;
+        h.policy.onRemove(victim);
+        h.state[victim] |= MOVING;
         long stored = NOT_STORED;
         if (pin) {
             h.pinningSpills++;
         }
-        boolean toDisk = t.disk != null && (hi | lo) != 0;
-        boolean toRemote = !toDisk && t.remote != null && (hi | lo) != 0 && !pin && mayFree;
-        // copied now: once the lock is released the cache may free the id and reuse its record
-        MemorySegment identity = toDisk || toRemote ? h.copyIdentity(victim) : null;
         h.lock.unlock();
         try {
             if (toDisk) {

@@ -76,15 +76,27 @@ final class RemoteFetch {
         mine.ensure(found, h.identityBytes);
         MemorySegment[] dsts = new MemorySegment[found];
         int slots = 0;
-        while (slots < found) {
-            int hs = t.room.reserveHostSlot();
-            if (hs < 0) {
-                break;
+        int got = 0;
+        try {
+            while (slots < found) {
+                int hs = t.room.reserveHostSlot();
+                if (hs < 0) {
+                    break;
+                }
+                mine.slot[slots] = hs;
+                dsts[slots++] = h.slotView(hs);
             }
-            mine.slot[slots] = hs;
-            dsts[slots++] = h.slotView(hs);
+            got = slots == 0 ? 0 : store.getAll(hashHi, hashLo, identities, dsts, slots);
+        } finally { // on a throw (a store or cache closed meanwhile) the slots held so far go back too
+            keep(mine, hashHi, hashLo, identities, slots, got);
         }
-        int got = slots == 0 ? 0 : store.getAll(hashHi, hashLo, identities, dsts, slots);
+        mine.count = got;
+        fetched.add(got);
+        return got;
+    }
+
+    /** Keeps the first {@code got} of {@code slots} held slots with their keys; frees the rest. */
+    private void keep(Held mine, long[] hashHi, long[] hashLo, MemorySegment[] identities, int slots, int got) {
         h.lock.lock();
         try {
             for (int i = 0; i < slots; i++) {
@@ -100,9 +112,6 @@ final class RemoteFetch {
         } finally {
             h.lock.unlock();
         }
-        mine.count = got;
-        fetched.add(got);
-        return got;
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.tierkv.tiers;
 
+import io.tierkv.core.cache.Sequence;
+import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.event.KvEventSink;
 import io.tierkv.core.event.KvMedium;
 import io.tierkv.core.prefix.BlockIdentity;
@@ -14,9 +16,11 @@ import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import static io.tierkv.core.testing.TestCaches.appendWritten;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -41,7 +45,7 @@ class HostIdentityReadsTest {
             List<Integer> unlockedReads = new CopyOnWriteArrayList<>();
             host.attach(id -> {
                 reads.incrementAndGet();
-                if (!host.blocks.lock.isHeldByCurrentThread()) {
+                if (!lockedAndPlaced(host, id)) {
                     unlockedReads.add(id);
                 }
                 return records.apply(id);
@@ -63,13 +67,59 @@ class HostIdentityReadsTest {
                     "the spilled record carries the block's identity");
             assertTrue(stack.cache.tierControl().loadBelow(spilled.id()), "loaded back into a host slot");
 
-            assertEquals(List.of(), unlockedReads, "ids whose record was read without the host lock");
+            assertEquals(List.of(), unlockedReads, "ids whose record was read without the host lock or a host slot");
             // the demotion's and the load's CPU events, the spill's copy, the test's own copy
             assertEquals(4, reads.get(), "records read");
             assertEquals(2, storedTokens.size(), "CPU BlockStored events");
             for (int[] t : storedTokens) {
                 assertArrayEquals(tokens(0, 16), t, "an event's token ids are the block's");
             }
+        }
+    }
+
+    /**
+     * A spill that starts once the cache has closed (and freed its records), as a mover that
+     * outlived the manager's close might: it throws, and the block is as it was, still in its host
+     * slot and not marked moving. Before, the spill marked the block moving and counted a pinning
+     * spill before it copied the record, and the copy's throw left both behind for good.
+     */
+    @Test
+    void aSpillAfterTheCacheClosedChangesNothing() throws Exception {
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), host -> host)) {
+            HostTier host = stack.host;
+            int id;
+            try (Sequence s = stack.cache.openSequence(SequenceOptions.defaults())) {
+                appendWritten(s, 7, tokens(0, 16));
+                id = s.blockId(0);
+                assertTrue(stack.cache.tierControl().demoteBlock(id), "demoted to the host");
+                int hs = hostSlot(host, id);
+                stack.cache.close();
+                assertThrows(IllegalStateException.class, () -> host.spill(id));
+                host.blocks.lock.lock();
+                try {
+                    assertEquals(hs, host.blocks.hostSlot[id], "still in its host slot");
+                    assertEquals(0, host.blocks.state[id] & HostBlocks.MOVING, "not moving");
+                    assertEquals(0, host.blocks.pinningSpills, "no spill counted as pinning");
+                } finally {
+                    host.blocks.lock.unlock();
+                }
+            }
+        }
+    }
+
+    /** Whether this thread holds the host lock and the block has a host slot. */
+    @SuppressWarnings("GuardedBy") // the slot is read only once the lock is known to be held
+    private static boolean lockedAndPlaced(HostTier host, int id) {
+        return host.blocks.lock.isHeldByCurrentThread() && host.blocks.hostSlot[id] >= 0;
+    }
+
+    private static int hostSlot(HostTier host, int id) {
+        host.blocks.lock.lock();
+        try {
+            assertTrue(host.blocks.hostSlot[id] >= 0, "block " + id + " has a host slot");
+            return host.blocks.hostSlot[id];
+        } finally {
+            host.blocks.lock.unlock();
         }
     }
 }
