@@ -70,7 +70,8 @@ public final class ObserveOptions {
     public Observation open() {
         check();
         Observation o = new Observation(kvEvents, metricsPort, Observation.AWAIT_SUBSCRIBER_MILLIS);
-        if (kvEvents != null && kvEvents.endsWith(":0")) { // a port the system chose: say which, as for the metrics
+        // a port the system chose: say which, as for the metrics
+        if (kvEvents != null && (kvEvents.endsWith(":0") || kvEvents.endsWith(":*"))) {
             System.err.println("kv events at " + o.boundEventEndpoint());
         }
         return o;

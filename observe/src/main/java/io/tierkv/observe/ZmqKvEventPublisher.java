@@ -80,8 +80,8 @@ public final class ZmqKvEventPublisher implements KvEventListener, AutoCloseable
      * @param awaitSubscriberMillis how long the first batch waits for a subscriber, >= 0
      * @throws NullPointerException     if endpoint or topic is null
      * @throws IllegalArgumentException if a number is out of range (naming it, its value and the
-     *                                  bound), or the endpoint is malformed or cannot be bound
-     *                                  (naming the endpoint)
+     *                                  bound), or the endpoint is malformed, cannot be bound, or
+     *                                  connects to port 0 (naming the endpoint)
      */
     public ZmqKvEventPublisher(String endpoint, String topic, int dataParallelRank, long awaitSubscriberMillis) {
         Objects.requireNonNull(endpoint, "endpoint");
@@ -92,6 +92,10 @@ public final class ZmqKvEventPublisher implements KvEventListener, AutoCloseable
         if (endpoint.startsWith("ipc://")) { // JeroMQ's ipc is TCP on loopback: no socket file for libzmq to open
             throw new IllegalArgumentException("kv-events endpoint: " + endpoint + " (expected tcp:// or inproc://: "
                     + "JeroMQ carries ipc:// over loopback TCP, which a libzmq consumer such as vLLM's cannot reach)");
+        }
+        if (!binds(endpoint) && endpoint.endsWith(":0")) { // JeroMQ would "connect" to port 0 and deliver nothing
+            throw new IllegalArgumentException("kv-events endpoint: " + endpoint + " (expected a port to connect to: "
+                    + "port 0 lets the system choose one only when binding, as tcp://*:0 or tcp://127.0.0.1:* do)");
         }
         this.encoder = new KvEventEncoder(dataParallelRank);
         this.endpoint = endpoint;

@@ -42,6 +42,23 @@ class ZmqKvEventPublisherEndpointTest {
         }
     }
 
+    /**
+     * Port 0 picks a free port when binding ({@code tcp://*:0}); a connected endpoint has no port
+     * to pick. Before, {@code tcp://127.0.0.1:0} "connected" to port 0, every batch went nowhere,
+     * and the command line printed {@code kv events at null}.
+     */
+    @Test
+    void connectingToPortZeroIsRefusedAndBindingToItIsNot() {
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> new ZmqKvEventPublisher("tcp://127.0.0.1:0", "", 0, 0));
+        assertEquals("kv-events endpoint: tcp://127.0.0.1:0 (expected a port to connect to: port 0 lets the system "
+                + "choose one only when binding, as tcp://*:0 or tcp://127.0.0.1:* do)", e.getMessage());
+        try (ZmqKvEventPublisher bound = new ZmqKvEventPublisher("tcp://*:0", "", 0, 0)) {
+            String at = bound.boundEndpoint();
+            assertTrue(Integer.parseInt(at.substring(at.lastIndexOf(':') + 1)) > 0, at);
+        }
+    }
+
     @Test
     void aPortInUseIsSaidInWords() {
         try (ZmqKvEventPublisher first = new ZmqKvEventPublisher("tcp://127.0.0.1:*", "", 0, 0)) {
