@@ -145,6 +145,10 @@ final class Check {
         if (Files.isDirectory(abs)) {
             throw new IllegalArgumentException(option + " " + file + ": is a directory (expected a file to write)");
         }
+        if (parent != null && Files.exists(parent) && !Files.isDirectory(parent)) {
+            throw new IllegalArgumentException(option + " " + file + ": " + parent
+                    + " is not a directory (expected a file in an existing directory)");
+        }
         if (parent == null || !Files.isDirectory(parent)) {
             throw new IllegalArgumentException(option + " " + file + ": directory " + parent
                     + " does not exist (expected a file in an existing directory)");

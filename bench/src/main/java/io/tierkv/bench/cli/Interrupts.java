@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>deletes every temporary directory made through {@link #createTempDirectory} and not yet
  *       deleted (a command that does not stop, or did not in time, leaves none behind).</li>
  * </ol>
- * The exit status of an interrupted run is the JVM's: 130 for SIGINT. Without {@link #install()}
+ * The exit status of an interrupted run is the JVM's: 130 for SIGINT, 143 for SIGTERM. Without {@link #install()}
  * (tests calling {@link TierKvCli#execute}) nothing is hooked and {@link #requested()} stays false.
  */
 final class Interrupts {

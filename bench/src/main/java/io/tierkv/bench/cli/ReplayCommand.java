@@ -324,9 +324,11 @@ public final class ReplayCommand implements Callable<Integer> {
             for (String o : List.of("--kv-events", "--metrics-port", "--observe-ab", "--device-bytes", "--host-tokens",
                     "--host-bytes", "--disk-dir", "--disk-bytes", "--single-tier", "--policy", "--payload", "--speed",
                     "--admission-timeout-ms", "--sweep", "--compression", "--movers", "--recent-blocks")) {
-                if (parsed.hasMatchedOption(o)) {
+                boolean agrees = o.equals("--payload") && payload == ReplayConfig.Payload.NONE; // what the nodes do
+                if (parsed.hasMatchedOption(o) && !agrees) {
                     throw new IllegalArgumentException(o + " with --nodes (expected without: the multi-node replay's "
-                            + "nodes are device-only LRU caches of --node-device-tokens, not observed)");
+                            + "nodes are device-only LRU caches of --node-device-tokens that write no bytes, not "
+                            + "observed)");
                 }
             }
         }
@@ -344,6 +346,9 @@ public final class ReplayCommand implements Callable<Integer> {
     private void checkOutputs() {
         if (report != null) {
             Check.outputFile("--report", report);
+        }
+        if (diskDir != null) {
+            Check.outputDirectory("--disk-dir", diskDir);
         }
         if ((sweepCsv != null || plot != null) && (sweep == null || sweep.isEmpty())) {
             throw new IllegalArgumentException((sweepCsv != null ? "--sweep-csv " + sweepCsv : "--plot " + plot)

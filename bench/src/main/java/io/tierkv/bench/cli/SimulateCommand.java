@@ -91,8 +91,7 @@ public final class SimulateCommand implements Callable<Integer> {
                     + e.getMessage().substring("policy: ".length()));
         }
         var out = spec.commandLine().getOut();
-        out.println(input.source() + ": " + r.requests() + " requests, " + r.accesses() + " block lookups, "
-                + r.distinctBlocks() + " distinct blocks of " + input.traceBlockTokens() + " tokens");
+        out.println(input.source() + ", blocks of " + input.traceBlockTokens() + " tokens"); // the table gives the counts
         out.print(r.toTable());
         out.flush();
         return 0;

@@ -67,6 +67,8 @@ class BadUsageCliTest {
         "replay --nodes 2 --remote redis://127.0.0.1:1 --remote-capacity-tokens 1e6 | tierkv replay: --remote-capacity-tokens 1e6 with --remote-eviction server",
         "replay --nodes 2 --remote ftp://x:1 | tierkv replay: --remote ftp://x:1 (expected",
         "replay --nodes 2 --remote redis://127.0.0.1:1 --requests 5 | tierkv replay: --remote redis://127.0.0.1:1: the store is unavailable (",
+        // --payload none is what the nodes do (the README's command gives it): only the store is missing here
+        "replay --nodes 2 --remote redis://127.0.0.1:1 --payload none --requests 5 | tierkv replay: --remote redis://127.0.0.1:1: the store is unavailable (",
         "replay --remote redis://127.0.0.1:1 --requests 5 | tierkv replay: --remote redis://127.0.0.1:1: the store is unavailable (",
         "replay --remote redis://127.0.0.1:1 --single-tier | tierkv replay: --remote redis://127.0.0.1:1 with --single-tier (expected a host or disk tier",
         "replay --remote redis://127.0.0.1:1 --node-device-tokens 3e6 | tierkv replay: --node-device-tokens 3e6 without --nodes (expected --nodes N)",
@@ -253,6 +255,14 @@ class BadUsageCliTest {
         assertOneLine(CliProcess.run("replay", "--sweep", "1e4", "--sweep-csv", dir.resolve("s.csv").toString(),
                 "--plot", nowhere, "--no-progress"), "tierkv replay: --plot " + nowhere + ": directory ");
         assertOneLine(CliProcess.run("decode", "--check", nowhere), "tierkv decode: ");
+        // Under a file: said so (it said "directory ... does not exist"), and replay names --disk-dir
+        // as soak does (it said "directory: ... exists and is not a directory", from the library).
+        Path file = Files.writeString(dir.resolve("afile"), "x");
+        String underFile = file.resolve("r.json").toString();
+        assertOneLine(CliProcess.run("replay", "--report", underFile, "--no-progress"),
+                "tierkv replay: --report " + underFile + ": " + file + " is not a directory");
+        assertOneLine(CliProcess.run("replay", "--disk-dir", file.toString(), "--no-progress"),
+                "tierkv replay: --disk-dir " + file + ": " + file + " is not a directory");
     }
 
     /**
