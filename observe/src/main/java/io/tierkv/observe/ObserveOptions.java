@@ -57,8 +57,7 @@ public final class ObserveOptions {
      */
     public Observation openForComparison() {
         check();
-        return new Observation(kvEvents != null ? kvEvents : "tcp://127.0.0.1:*", metricsPort != null ? metricsPort : 0,
-                0);
+        return observation(kvEvents != null ? kvEvents : "tcp://127.0.0.1:*", metricsPort != null ? metricsPort : 0, 0);
     }
 
     /**
@@ -69,11 +68,25 @@ public final class ObserveOptions {
      */
     public Observation open() {
         check();
-        Observation o = new Observation(kvEvents, metricsPort, Observation.AWAIT_SUBSCRIBER_MILLIS);
+        Observation o = observation(kvEvents, metricsPort, Observation.AWAIT_SUBSCRIBER_MILLIS);
         // a port the system chose: say which, as for the metrics
         if (kvEvents != null && (kvEvents.endsWith(":0") || kvEvents.endsWith(":*"))) {
             System.err.println("kv events at " + o.boundEventEndpoint());
         }
         return o;
+    }
+
+    /** Opens an observation; a refused endpoint's message names the option as typed, {@code --kv-events}. */
+    private static Observation observation(String endpoint, Integer port, long awaitSubscriberMillis) {
+        try {
+            return new Observation(endpoint, port, awaitSubscriberMillis);
+        } catch (IllegalArgumentException e) {
+            String library = "kv-events endpoint: ";
+            if (e.getMessage() == null || !e.getMessage().startsWith(library)) {
+                throw e;
+            }
+            // the option, not the library's name; no cause, whose message this one already carries
+            throw new IllegalArgumentException("--kv-events " + e.getMessage().substring(library.length()));
+        }
     }
 }

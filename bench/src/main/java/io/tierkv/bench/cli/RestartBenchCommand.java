@@ -113,9 +113,10 @@ public final class RestartBenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         long blockBytes = Check.bytes("--block-bytes", blockBytesText);
-        Check.between("--block-bytes", blockBytes, 64, 64L * 65536, "head dim <= 65536");
-        if (blockBytes % 64 != 0) {
-            throw new IllegalArgumentException("--block-bytes " + blockBytes + " (expected a multiple of 64)");
+        // The layout is 1 layer x 1 head x blockBytes/64 dims, F16, 16 tokens: a head has at most 65,536 dims.
+        if (blockBytes < 64 || blockBytes > 64L * 65536 || blockBytes % 64 != 0) {
+            throw new IllegalArgumentException("--block-bytes " + blockBytesText + " (" + blockBytes + " B; expected "
+                    + "a multiple of 64 from 64 to 4194304: 16 F16 tokens of one head of blockBytes / 64 <= 65536 dims)");
         }
         long segmentBytes = Check.bytes("--segment-bytes", segmentBytesText);
         Check.between("--segment-bytes", segmentBytes, DiskOptions.MIN_SEGMENT_BYTES, DiskOptions.MAX_SEGMENT_BYTES,
