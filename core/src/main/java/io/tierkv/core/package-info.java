@@ -15,7 +15,9 @@
  *       shareable, and the only kind that may leave the device.</dd>
  *   <dt>block hash, identity</dt>
  *   <dd>The chained 128-bit hash finds a candidate; the <em>identity</em> (context fingerprint,
- *       parent hash, token ids) proves it. A hash alone never proves a block.</dd>
+ *       parent hash, token ids) proves it. A hash alone never proves a block. The cache keeps one
+ *       record of it per block id, which the host tier reads; the disk and remote records carry a
+ *       copy with the bytes.</dd>
  *   <dt>referenced, cached, free</dt>
  *   <dd>A block is <em>referenced</em> while a block table or a lease holds it (its reference
  *       count is above 0); <em>cached</em> when nothing references it but its hash keeps it
