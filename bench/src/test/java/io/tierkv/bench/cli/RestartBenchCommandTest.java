@@ -75,7 +75,7 @@ class RestartBenchCommandTest {
     void badOptionsAreRefusedByName() {
         Result r = run("restart-bench", "--block-bytes", "100");
         assertEquals(2, r.status());
-        assertTrue(r.err().contains("--block-bytes 100 (expected a multiple of 64)"), r.err());
+        assertTrue(r.err().contains("--block-bytes 100 (100 B; expected a multiple of 64 from 64 to 4194304"), r.err());
         r = run("restart-bench", "--records", "0");
         assertEquals(2, r.status());
         assertTrue(r.err().contains("--records 0 (expected >= 1)"), r.err());
