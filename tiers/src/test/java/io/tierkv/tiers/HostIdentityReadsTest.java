@@ -26,8 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The host tier keeps no identity of its own (issue 19: it kept a 96-byte copy of the cache's
  * record per host slot, 48 B per block id off the heap in a manager with half its ids on the
- * host): it reads the cache's record of an id it holds, which the cache may rewrite once it has
- * freed the id, and it may free it the moment the host lock is released. So every read is made
+ * host): it reads the cache's record of an id it holds. The cache rewrites that record only after
+ * it has freed the id, which it may do as soon as the host lock is released. So every read is made
  * with the host lock held, and a spill copies the record under the lock before its disk write.
  */
 class HostIdentityReadsTest {
