@@ -95,13 +95,13 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
  * <h2>Concurrency</h2>
  * One lock guards all metadata. Copies between tiers run with the lock released and the block
  * flagged TRANSIT: nobody else frees, moves or reuses it until the move ends; a move that fails
- * leaves the source as it was. Writing a position of an unshared OPEN block takes no lock: one
- * thread writes a sequence at a time, and no other party can gain a reference to an OPEN block
- * except through that sequence. Waiting for space is bounded by {@code admissionTimeoutNanos} and
- * ends in {@link CapacityExhaustedException}. A wait on behalf of a block looks at that block again
- * each time it wakes: a lease whose block another party (a prefetch, another lease, the mover)
- * brought up or started moving meanwhile takes that slot or waits for that move, and every change
- * that ends a move, frees a slot or loses a block signals the waiters.
+ * leaves the source as it was. Appending a token within an unshared OPEN block and writing its
+ * positions take no lock: one thread writes a sequence at a time, and no other party can gain a
+ * reference to an OPEN block except through that sequence. Waiting for space is bounded by
+ * {@code admissionTimeoutNanos} and ends in {@link CapacityExhaustedException}. A wait for a
+ * block looks at it again each time it wakes: a lease whose block another party (a prefetch,
+ * another lease, the mover) brought up or started moving meanwhile takes that slot or waits for
+ * that move, and every change that ends a move, frees a slot or loses a block signals the waiters.
  *
  * <h2>Failure</h2>
  * A promotion that finds the block gone below unindexes it and throws {@link

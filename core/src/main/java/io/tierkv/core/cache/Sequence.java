@@ -29,8 +29,8 @@ import java.util.Objects;
 public final class Sequence implements AutoCloseable {
 
     private final PagedKvCache cache;
-    // Not @GuardedBy: the state below is the sequence's own thread's, read by it without the lock
-    // and written under it (PagedKvCache, Concurrency: the write path and an unshared OPEN block).
+    // Not @GuardedBy: the state below is the sequence's own thread's, read by it without the lock and
+    // written under it but for an append within an unshared OPEN tail (PagedKvCache, Concurrency).
     /** The cache's parts this sequence touches on every token, one load away rather than two. */
     private final BlockStates blocks;
     private final WrittenPositions written;
@@ -151,11 +151,16 @@ public final class Sequence implements AutoCloseable {
      * @throws IllegalStateException   if closed
      */
     public int appendToken(int tokenId) {
+        int offset = length % cache.blockTokens;
+        if (offset != 0 && !closed && blocks.refs[table.id(table.count() - 1)] <= 1) {
+            // Mid-block the tail is OPEN and, unshared, only this thread reaches it (PagedKvCache,
+            // Concurrency); refs above 1 (a fork, or this thread's own lease) locks for privateTail.
+            identities.setToken(table.id(table.count() - 1), offset, tokenId);
+            return length++;
+        }
         cache.lock.lock();
         try {
             checkOpen();
-            int b = cache.blockTokens;
-            int offset = length % b;
             int id = offset == 0 ? cache.admission.newBlockFor(this) : privateTail(table.count() - 1);
             identities.setToken(id, offset, tokenId);
             return length++;
@@ -193,15 +198,11 @@ public final class Sequence implements AutoCloseable {
      */
     public int appendBlock(int[] tokenIds, int from, MemorySegment block) {
         Objects.requireNonNull(tokenIds, "tokenIds");
-        Objects.requireNonNull(block, "block");
+        Checks.atLeast("block.byteSize", Objects.requireNonNull(block, "block").byteSize(), cache.blockBytes, "bytesPerBlock");
         int b = cache.blockTokens;
         if (from < 0 || from > tokenIds.length - b) {
             throw new IndexOutOfBoundsException("from: " + from + " (expected 0 <= from <= tokenIds.length - blockSizeTokens = "
                     + tokenIds.length + " - " + b + ")");
-        }
-        if (block.byteSize() < cache.blockBytes) {
-            throw new IllegalArgumentException("block.byteSize: " + block.byteSize() + " (expected >= bytesPerBlock "
-                    + cache.blockBytes + ")");
         }
         int id;
         int position;

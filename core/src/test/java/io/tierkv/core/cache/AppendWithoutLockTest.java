@@ -1,0 +1,183 @@
+package io.tierkv.core.cache;
+
+import static io.tierkv.core.testing.TestCaches.appendWritten;
+import static io.tierkv.core.testing.TestCaches.firstMismatch;
+import static io.tierkv.core.testing.TestCaches.smallLayout;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.testing.CacheInvariants;
+import io.tierkv.core.testing.Payloads;
+import io.tierkv.core.testing.TestCaches;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * An append within a block takes no lock when the tail is OPEN and unshared ({@link
+ * Sequence#appendToken}): whatever can reach the tail besides its sequence (a fork, a lease, a
+ * close) must still send the append through the lock, and appends on several threads must keep
+ * every sequence's token ids its own.
+ */
+class AppendWithoutLockTest {
+
+    @RegisterExtension
+    final CacheInvariants invariants = new CacheInvariants();
+
+    private static final int B = 4;
+
+    private PagedKvCache cache(int slots) {
+        return TestCaches.singleTier(invariants, CacheOptions.of(smallLayout(B), slots).withAdmissionTimeoutNanos(1_000_000_000L));
+    }
+
+    @Test
+    void aForkedTailIsCopiedByWhicheverSideAppendsFirstAndEachKeepsItsTokens() {
+        PagedKvCache cache = cache(8);
+        try (Sequence s = cache.openSequence(SequenceOptions.salt("s"))) {
+            appendWritten(s, 1, 10, 11);
+            int shared = s.blockId(0);
+            try (Sequence c = s.fork()) {
+                s.appendToken(12); // refs 2: the lock, and a private copy for s
+                assertNotEquals(shared, s.blockId(0), "s appended to a copy");
+                c.appendToken(22); // the copy dropped refs to 1: c appends to the original without the lock
+                assertEquals(shared, c.blockId(0), "c keeps the original");
+                assertEquals(List.of(10, 11, 12), tokensOf(s), "c's append reached nothing of s's");
+                assertEquals(List.of(10, 11, 22), tokensOf(c));
+                writeAll(s, 1, 2);
+                writeAll(c, 1, 2);
+                appendWritten(s, 1, 13);
+                appendWritten(c, 1, 23);
+                assertEquals(2, cache.stats().deviceUsedBlocks(), "two blocks: the original and s's copy");
+                assertEquals(-1, firstMismatch(s, 1, 0, 4));
+                assertEquals(-1, firstMismatch(c, 1, 0, 4));
+                assertEquals(B, matched(cache, "s", 10, 11, 12, 13), "s's block is found by its own tokens");
+                assertEquals(B, matched(cache, "s", 10, 11, 22, 23), "c's block is found by its own tokens");
+            }
+        }
+    }
+
+    @Test
+    void anAppendToALeasedOpenTailTakesTheLockAndKeepsTheBlock() {
+        PagedKvCache cache = cache(8);
+        try (Sequence s = cache.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, 10);
+            int tail = s.blockId(0);
+            try (BlockLease lease = s.lease(0, 1)) {
+                appendWritten(s, 1, 11);
+                assertEquals(tail, s.blockId(0), "a lease alone does not make the tail shared");
+                assertEquals(2, cache.diagnostics().referenceCount(tail));
+                assertEquals(tail, lease.blockId(0));
+            }
+            assertEquals(List.of(10, 11), tokensOf(s));
+        }
+    }
+
+    @Test
+    void anAppendToAClosedSequenceWithinABlockWritesNothingIntoItsReusedId() {
+        PagedKvCache cache = cache(8);
+        Sequence a = cache.openSequence(SequenceOptions.salt("a"));
+        appendWritten(a, 1, 5); // a partial block: freed when a closes
+        int id = a.blockId(0);
+        a.close();
+        try (Sequence c = cache.openSequence(SequenceOptions.salt("c"))) {
+            appendWritten(c, 2, 9, 11);
+            assertEquals(id, c.blockId(0), "the freed id is reused by the other tenant");
+            assertEquals("sequence is closed", assertThrows(IllegalStateException.class, () -> a.appendToken(6)).getMessage());
+            assertEquals(List.of(9, 11), tokensOf(c), "a's append reached nothing of c's");
+            assertEquals(1, a.length());
+        }
+    }
+
+    @Test
+    void twoThreadsAppendingTheirOwnSequencesKeepEveryTokenAndPayload() throws Exception {
+        PagedKvCache cache = cache(512);
+        int threads = 2;
+        int sequencesPerThread = 20;
+        int tokensPerSequence = 10 * B + 3; // ten sealed blocks and an OPEN tail
+        CyclicBarrier start = new CyclicBarrier(threads);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<List<Sequence>>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                Callable<List<Sequence>> work = () -> {
+                    SplittableRandom random = new SplittableRandom(thread);
+                    List<Sequence> mine = new ArrayList<>();
+                    start.await();
+                    for (int i = 0; i < sequencesPerThread; i++) {
+                        Sequence s = cache.openSequence(SequenceOptions.salt("t" + thread + "s" + i));
+                        for (int p = 0; p < tokensPerSequence; p++) {
+                            appendWritten(s, thread * 1_000 + i, random.nextInt(1 << 17));
+                            if (p % 7 == 3 && i % 3 == 0) {
+                                s.fork().close(); // shares the tail for a moment: the next append copies it
+                            }
+                        }
+                        mine.add(s);
+                    }
+                    return mine;
+                };
+                done.add(pool.submit(work));
+            }
+            for (int t = 0; t < threads; t++) {
+                List<Sequence> mine = done.get(t).get(60, TimeUnit.SECONDS);
+                SplittableRandom random = new SplittableRandom(t);
+                for (int i = 0; i < sequencesPerThread; i++) {
+                    Sequence s = mine.get(i);
+                    for (int p = 0; p < tokensPerSequence; p++) {
+                        assertEquals(random.nextInt(1 << 17), s.tokenAt(p), "thread " + t + " sequence " + i + " position " + p);
+                    }
+                    assertEquals(-1, firstMismatch(s, t * 1_000 + i, 0, tokensPerSequence), "thread " + t + " sequence " + i);
+                    assertEquals(10, s.sealedBlocks());
+                    int[] prompt = new int[10 * B];
+                    for (int p = 0; p < prompt.length; p++) {
+                        prompt[p] = s.tokenAt(p);
+                    }
+                    assertEquals(10 * B, matched(cache, "t" + t + "s" + i, prompt), "every sealed block is found by its tokens");
+                    s.close();
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Writes every layer's K and V of one appended position, as {@code appendWritten} does. */
+    private static void writeAll(Sequence s, long contentKey, int position) {
+        KvLayout layout = s.layout();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment k = arena.allocate(layout.tokenVectorBytes());
+            MemorySegment v = arena.allocate(layout.tokenVectorBytes());
+            for (int l = 0; l < layout.layers(); l++) {
+                Payloads.fill(k, layout, contentKey, position, l, 0);
+                Payloads.fill(v, layout, contentKey, position, l, 1);
+                s.write(l, position, k, v);
+            }
+        }
+    }
+
+    private static List<Integer> tokensOf(Sequence s) {
+        List<Integer> ids = new ArrayList<>();
+        for (int p = 0; p < s.length(); p++) {
+            ids.add(s.tokenAt(p));
+        }
+        return ids;
+    }
+
+    private static int matched(PagedKvCache cache, String salt, int... prompt) {
+        try (Sequence probe = cache.openSequence(SequenceOptions.salt(salt))) {
+            return probe.matchPrefix(prompt);
+        }
+    }
+}
