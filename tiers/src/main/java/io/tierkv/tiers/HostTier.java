@@ -235,19 +235,20 @@ final class HostTier implements LowerTier, AutoCloseable {
     /**
      * {@inheritDoc}
      *
-     * <p>Small on purpose: the compiler inlines it into the cache's promotion, so that on the
-     * host path the identity, which only the disk path reads, need not be allocated at all. A
-     * promotion from the host reads no clock unless its copy must be waited for (the timeout
-     * counts from then) or it is the one in {@link TierCounters.Move#SAMPLE_EVERY} timed.
+     * <p>Only the disk path reads the block's identity (the cache's record, through {@link
+     * HostBlocks#identityOf}: the block is in transit, so the cache keeps the id and its record),
+     * so a promotion from the host makes no view of it. A promotion from the host reads no clock
+     * unless its copy must be waited for (the timeout counts from then) or it is the one in
+     * {@link TierCounters.Move#SAMPLE_EVERY} timed.
      */
     @Override
-    public int promote(int blockId, long hashHi, long hashLo, MemorySegment identity, int deviceSlot,
-            long timeoutNanos) {
+    public int promote(int blockId, long hashHi, long hashLo, int deviceSlot, long timeoutNanos) {
         int hs = takeForPromotion(blockId);
         if (hs >= 0) {
             return promoteFromHost(blockId, hs, deviceSlot, timeoutNanos);
         }
-        return hs == FROM_DISK ? diskLoads.promote(blockId, hashHi, hashLo, identity, deviceSlot, System.nanoTime())
+        return hs == FROM_DISK
+                ? diskLoads.promote(blockId, hashHi, hashLo, blocks.identityOf(blockId), deviceSlot, System.nanoTime())
                 : LOST;
     }
 

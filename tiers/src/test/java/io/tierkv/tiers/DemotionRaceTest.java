@@ -58,8 +58,8 @@ class DemotionRaceTest {
         }
 
         @Override
-        public int promote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot, long timeoutNanos) {
-            return host.promote(blockId, hashHi, hashLo, identity, slot, timeoutNanos);
+        public int promote(int blockId, long hashHi, long hashLo, int slot, long timeoutNanos) {
+            return host.promote(blockId, hashHi, hashLo, slot, timeoutNanos);
         }
 
         @Override

@@ -55,7 +55,6 @@ public interface LowerTier {
      *                      record (the lower tier reads no key of its own, which may be gone by the
      *                      time the copy starts)
      * @param hashLo        its block hash, low word
-     * @param identity      its identity, compared with what a disk record holds
      * @param slot          the top-tier slot to fill
      * @param timeoutNanos  how long to wait for the device copy, {@code > 0}, from when the wait
      *                      begins
@@ -65,7 +64,7 @@ public interface LowerTier {
      *         {@link #TIMED_OUT} if the copy did not complete in time: the copy may still land,
      *         so the slot stays reserved until {@link #releaseLateSlots} hands it back
      */
-    int promote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot, long timeoutNanos);
+    int promote(int blockId, long hashHi, long hashLo, int slot, long timeoutNanos);
 
     /** {@link #promote} result: the slot holds the block. */
     int PROMOTED = 0;

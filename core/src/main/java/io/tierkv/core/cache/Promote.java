@@ -43,7 +43,7 @@ final class Promote {
         int result = LowerTier.LOST;
         cache.lock.unlock();
         try {
-            result = lower.promote(id, hi, lo, cache.identities.of(id), s, timeoutNanos);
+            result = lower.promote(id, hi, lo, s, timeoutNanos); // the identity, where needed, from the attached records
         } finally {
             cache.lock.lock();
             b.bits[id] &= ~TRANSIT;

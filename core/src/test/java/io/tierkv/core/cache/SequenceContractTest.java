@@ -469,7 +469,7 @@ class SequenceContractTest {
         }
 
         @Override
-        public int promote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot, long timeoutNanos) {
+        public int promote(int blockId, long hashHi, long hashLo, int slot, long timeoutNanos) {
             timeout = timeoutNanos;
             return PROMOTED;
         }
