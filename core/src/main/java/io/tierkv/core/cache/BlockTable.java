@@ -27,6 +27,11 @@ final class BlockTable {
         return ids[i];
     }
 
+    /** {@return the block ids at logical indexes {@code [from, to)}, a new array} */
+    int[] ids(int from, int to) {
+        return Arrays.copyOfRange(ids, from, to);
+    }
+
     /** Replaces the block at index {@code i} (copy-on-write). */
     void set(int i, int id) {
         ids[i] = id;

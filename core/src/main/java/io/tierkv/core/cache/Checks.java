@@ -20,6 +20,19 @@ final class Checks {
     }
 
     /**
+     * Checks a segment to be written into.
+     *
+     * @throws IllegalArgumentException {@code field: N bytes[, read-only] (expected writable and >= boundName bound)}
+     *                                  if it is read-only or shorter than {@code bound}
+     */
+    static void writable(String field, java.lang.foreign.MemorySegment segment, int bound, String boundName) {
+        if (segment.isReadOnly() || segment.byteSize() < bound) {
+            throw new IllegalArgumentException(field + ": " + segment.byteSize() + " bytes" + (segment.isReadOnly() ? ", read-only" : "")
+                    + " (expected writable and >= " + boundName + " " + bound + ")");
+        }
+    }
+
+    /**
      * Checks a length.
      *
      * @throws IllegalArgumentException {@code field: value (expected >= boundName bound)} if {@code value < bound}

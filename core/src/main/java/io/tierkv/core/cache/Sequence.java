@@ -45,7 +45,9 @@ public final class Sequence implements AutoCloseable {
     long parentHi;
     long parentLo;
     final BlockTable table;
+    private final TailTokens tail;
     private int length;
+    private int lengthAtClose;
     private boolean closed;
 
     Sequence(PagedKvCache cache, SequenceOptions options, long saltHi, long saltLo, long contextHi, long contextLo) {
@@ -60,6 +62,7 @@ public final class Sequence implements AutoCloseable {
         this.contextLo = contextLo;
         this.extraKeys = options.extraKeys();
         this.table = new BlockTable(cache.blocks, cache.options.recentDeviceBlocks());
+        this.tail = new TailTokens(cache.blockTokens);
     }
 
     /**
@@ -155,12 +158,13 @@ public final class Sequence implements AutoCloseable {
         if (offset != 0 && !closed && blocks.refs[table.id(table.count() - 1)] <= 1) {
             // Mid-block the tail is OPEN and, unshared, only this thread reaches it (PagedKvCache,
             // Concurrency); refs above 1 (a fork, or this thread's own lease) locks for privateTail.
-            identities.setToken(table.id(table.count() - 1), offset, tokenId);
+            tail.keep(offset, tokenId);
             return length++;
         }
         cache.lock.lock();
         try {
             checkOpen();
+            tail.flush(identities, table);
             int id = offset == 0 ? cache.admission.newBlockFor(this) : privateTail(table.count() - 1);
             identities.setToken(id, offset, tokenId);
             return length++;
@@ -209,6 +213,7 @@ public final class Sequence implements AutoCloseable {
         cache.lock.lock();
         try {
             checkOpen();
+            tail.flush(identities, table);
             if (length % b != 0) {
                 throw new IllegalStateException("appendBlock at length " + length + " (expected a multiple of blockSizeTokens "
                         + b + "; the tail block is partly filled)");
@@ -314,6 +319,7 @@ public final class Sequence implements AutoCloseable {
         if (blocks.refs[id] > 1) {
             cache.lock.lock();
             try {
+                tail.flush(identities, table);
                 id = privateTail(bi);
             } finally {
                 cache.lock.unlock();
@@ -344,16 +350,17 @@ public final class Sequence implements AutoCloseable {
         return id;
     }
 
-    /** Seals, in order, every leading block whose positions are all written. Lock held. */
+    /** Seals, in order, every leading block whose positions are all written; none once closed. Lock held. */
     @GuardedBy("cache.lock")
     private void sealReady() {
         int b = cache.blockTokens;
-        while (table.sealed() < table.count() && (long) (table.sealed() + 1) * b <= length) {
+        while (!closed && table.sealed() < table.count() && (long) (table.sealed() + 1) * b <= length) {
             int id = table.id(table.sealed());
             if (blocks.state(id) == BlockStates.OPEN) {
                 if (!written.isComplete(id)) {
                     return;
                 }
+                tail.flush(identities, table); // the tail's ids into its row before a seal hashes one
                 cache.prefix.seal(id, this);
             }
             parentHi = blocks.hashHi[id];
@@ -375,6 +382,7 @@ public final class Sequence implements AutoCloseable {
         try {
             checkOpen();
             table.checkForkable();
+            tail.flush(identities, table);
             Sequence child = cache.openSequence(options);
             child.table.forkFrom(table, cache);
             child.length = length;
@@ -404,16 +412,11 @@ public final class Sequence implements AutoCloseable {
             throw new IndexOutOfBoundsException("token range [" + fromToken + ", " + toToken
                     + ") (expected 0 <= from < to <= length " + length + ")");
         }
-        int b = cache.blockTokens;
-        int first = fromToken / b;
-        int last = (toToken - 1) / b;
-        int[] ids = new int[last - first + 1];
+        int first = fromToken / cache.blockTokens;
         cache.lock.lock();
         try {
             checkOpen();
-            for (int i = 0; i < ids.length; i++) {
-                ids[i] = table.id(first + i);
-            }
+            int[] ids = table.ids(first, (toToken - 1) / cache.blockTokens + 1);
             return new BlockLease(cache, first, ids, cache.leases.leaseAll(ids, cache.admissionDeadline(), this));
         } finally {
             cache.lock.unlock();
@@ -430,8 +433,7 @@ public final class Sequence implements AutoCloseable {
      * @throws NullPointerException      if kOut or vOut is null
      * @throws IndexOutOfBoundsException if layer or position is out of range
      * @throws IllegalArgumentException  if kOut or vOut is shorter than {@code tokenVectorBytes}
-     * @throws IllegalStateException     if the sequence is closed (its block ids may already hold
-     *                                   another sequence's bytes)
+     * @throws IllegalStateException     if the sequence is closed (its ids may hold another sequence's bytes)
      */
     public void read(int layer, int position, MemorySegment kOut, MemorySegment vOut) {
         checkClosed();
@@ -480,10 +482,7 @@ public final class Sequence implements AutoCloseable {
     public void readBlock(int blockIndex, MemorySegment out) {
         Objects.requireNonNull(out, "out");
         Checks.index("blockIndex", blockIndex, table.count(), "blockCount ");
-        if (out.isReadOnly() || out.byteSize() < cache.blockBytes) {
-            throw new IllegalArgumentException("out: " + out.byteSize() + " bytes" + (out.isReadOnly() ? ", read-only" : "")
-                    + " (expected writable and >= bytesPerBlock " + cache.blockBytes + ")");
-        }
+        Checks.writable("out", out, cache.blockBytes, "bytesPerBlock");
         checkClosed();
         if (blockIndex >= table.sealed()) {
             throw new IllegalStateException("block " + blockIndex + " is not sealed (sealedBlocks " + table.sealed()
@@ -500,7 +499,7 @@ public final class Sequence implements AutoCloseable {
 
     /** {@return tokens appended (or matched) so far; after close, the length at close} */
     public int length() {
-        return length;
+        return closed ? lengthAtClose : length;
     }
 
     /** {@return blocks in the table; after close, the count at close (the blocks are no longer held)} */
@@ -519,8 +518,7 @@ public final class Sequence implements AutoCloseable {
      * @param blockIndex logical block index in [0, blockCount)
      * @return the block id at that index
      * @throws IndexOutOfBoundsException if out of range
-     * @throws IllegalStateException     if the sequence is closed (the id may belong to another
-     *                                   sequence by then)
+     * @throws IllegalStateException     if the sequence is closed (the id may be another sequence's by then)
      */
     public int blockId(int blockIndex) {
         checkClosed();
@@ -534,14 +532,14 @@ public final class Sequence implements AutoCloseable {
      * @param position a position in [0, length)
      * @return the token id stored at that position
      * @throws IndexOutOfBoundsException if out of range
-     * @throws IllegalStateException     if the sequence is closed (its blocks may hold another
-     *                                   sequence's tokens by then)
+     * @throws IllegalStateException     if the sequence is closed (its blocks may hold another's tokens by then)
      */
     public int tokenAt(int position) {
         checkClosed();
         Checks.index("position", position, length, "");
         int b = cache.blockTokens;
-        return identities.token(table.id(position / b), position % b);
+        int stored = identities.token(table.id(position / b), position % b);
+        return position / b == table.count() - 1 ? tail.token(position % b, stored) : stored;
     }
 
     /**
@@ -570,6 +568,7 @@ public final class Sequence implements AutoCloseable {
                 return;
             }
             table.protectRecent(-1);
+            lengthAtClose = length;
             closed = true;
             cache.closed(this);
             for (int i = 0; i < table.count(); i++) {

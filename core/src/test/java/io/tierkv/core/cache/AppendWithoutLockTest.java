@@ -101,6 +101,86 @@ class AppendWithoutLockTest {
     }
 
     @Test
+    void anAppendWithinABlockWritesOnlyTheSequencesOwnMemoryUntilTheLockIsNextTaken() {
+        PagedKvCache cache = cache(8);
+        try (Sequence s = cache.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, 10); // the lock: a new block
+            int id = s.blockId(0);
+            int before = rowToken(cache, id, 1);
+            s.appendToken(11); // no lock
+            assertEquals(11, s.tokenAt(1));
+            assertEquals(before, rowToken(cache, id, 1), "the block's row is untouched until the lock is taken");
+            appendWritten(s, 1, 12, 13); // the last write seals, under the lock
+            writeAll(s, 1, 1);
+            assertEquals(1, s.sealedBlocks());
+            assertEquals(11, rowToken(cache, id, 1), "in the row before the seal hashed it");
+            assertEquals(B, matched(cache, "", 10, 11, 12, 13));
+        }
+    }
+
+    @Test
+    void anAppendThatACloseOnAnotherThreadOvertakesNeverReachesTheBlockThatReusesItsId() throws Exception {
+        // Misuse (one thread at a time per sequence), as a cancelling thread might do it: the
+        // appender may pass its unlocked checks, be descheduled, and resume after the close freed
+        // its tail and another sequence took that id. More runnable threads than CPUs make that likely.
+        int b = 256;
+        PagedKvCache cache = TestCaches.singleTier(invariants, CacheOptions.of(smallLayout(b), 8)
+                .withAdmissionTimeoutNanos(1_000_000_000L));
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        List<Thread> spinners = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            spinners.add(Thread.ofPlatform().daemon(true).start(() -> {
+                while (!stop.get()) {
+                    Thread.onSpinWait();
+                }
+            }));
+        }
+        SplittableRandom random = new SplittableRandom(7);
+        long end = System.nanoTime() + 3_000_000_000L;
+        int rounds = 0;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment image = arena.allocate(cache.layout().bytesPerBlock());
+            while (System.nanoTime() < end) {
+                rounds++;
+                Sequence s = cache.openSequence(SequenceOptions.salt("a"));
+                s.appendToken(7);
+                java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+                Thread appender = Thread.ofPlatform().start(() -> {
+                    started.countDown();
+                    try {
+                        while (s.length() < 3 * b - 1) {
+                            s.appendToken(0xBAD);
+                        }
+                    } catch (IllegalStateException closed) {
+                        // "sequence is closed": the append the close overtook
+                    }
+                });
+                started.await();
+                long spin = System.nanoTime() + random.nextLong(30_000);
+                while (System.nanoTime() < spin) {
+                    Thread.onSpinWait();
+                }
+                s.close();
+                int lengthAtClose = s.length();
+                int[] other = io.tierkv.core.testing.TestCaches.tokens(rounds * b, b);
+                try (Sequence s2 = cache.openSequence(SequenceOptions.salt("b"))) {
+                    s2.appendBlock(other, 0, image); // takes the freed tail id (the last freed is reused first)
+                    appender.join();
+                    assertEquals(lengthAtClose, s.length(), "round " + rounds + ": the length at close");
+                    for (int p = 0; p < b; p++) {
+                        assertEquals(other[p], s2.tokenAt(p), "round " + rounds + ": position " + p + " of block " + s2.blockId(0));
+                    }
+                    try (Sequence probe = cache.openSequence(SequenceOptions.salt("b"))) {
+                        assertEquals(b, probe.matchPrefix(other), "round " + rounds + ": found by its own tokens");
+                    }
+                }
+            }
+        } finally {
+            stop.set(true);
+        }
+    }
+
+    @Test
     void twoThreadsAppendingTheirOwnSequencesKeepEveryTokenAndPayload() throws Exception {
         PagedKvCache cache = cache(512);
         int threads = 2;
@@ -164,6 +244,16 @@ class AppendWithoutLockTest {
                 Payloads.fill(v, layout, contentKey, position, l, 1);
                 s.write(l, position, k, v);
             }
+        }
+    }
+
+    /** {@return token {@code offset} as block {@code id}'s identity row holds it, read under the lock} */
+    private static int rowToken(PagedKvCache cache, int id, int offset) {
+        cache.lock.lock();
+        try {
+            return cache.identities.token(id, offset);
+        } finally {
+            cache.lock.unlock();
         }
     }
 
