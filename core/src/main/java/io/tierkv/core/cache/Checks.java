@@ -1,5 +1,7 @@
 package io.tierkv.core.cache;
 
+import java.lang.foreign.MemorySegment;
+
 /** Argument checks whose messages name the field, the value and the bound. */
 final class Checks {
 
@@ -25,7 +27,7 @@ final class Checks {
      * @throws IllegalArgumentException {@code field: N bytes[, read-only] (expected writable and >= boundName bound)}
      *                                  if it is read-only or shorter than {@code bound}
      */
-    static void writable(String field, java.lang.foreign.MemorySegment segment, int bound, String boundName) {
+    static void writable(String field, MemorySegment segment, int bound, String boundName) {
         if (segment.isReadOnly() || segment.byteSize() < bound) {
             throw new IllegalArgumentException(field + ": " + segment.byteSize() + " bytes" + (segment.isReadOnly() ? ", read-only" : "")
                     + " (expected writable and >= " + boundName + " " + bound + ")");
