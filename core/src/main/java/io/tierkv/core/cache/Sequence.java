@@ -319,6 +319,7 @@ public final class Sequence implements AutoCloseable {
         if (blocks.refs[id] > 1) {
             cache.lock.lock();
             try {
+                checkOpen(); // a close that overtook the unlocked check: the tail may be another's now
                 tail.flush(identities, table);
                 id = privateTail(bi);
             } finally {

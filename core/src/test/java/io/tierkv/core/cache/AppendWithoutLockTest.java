@@ -181,6 +181,56 @@ class AppendWithoutLockTest {
     }
 
     @Test
+    void aWriteThatACloseOvertakesFlushesNothingIntoTheBlockThatReusesItsTail() throws Exception {
+        // Misuse again, made deterministic: the writer waits for the lock (block 0 is shared with
+        // a fork) while this thread, holding it, closes the sequence and lets another take its tail.
+        PagedKvCache cache = cache(8);
+        KvLayout layout = cache.layout();
+        Sequence p = cache.openSequence(SequenceOptions.salt("p"));
+        appendWritten(p, 1, 10, 11, 12);
+        p.appendToken(13); // block 0 full, position 3 unwritten: OPEN
+        try (Sequence c = p.fork()) { // block 0 shared: refs 2
+            appendWritten(p, 1, 20); // the tail, taken under the lock
+            p.appendToken(21); // kept in p
+            p.appendToken(22);
+            int tail = p.blockId(1);
+            int[] other = io.tierkv.core.testing.TestCaches.tokens(500, B);
+            java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+            try (Sequence q = cache.openSequence(SequenceOptions.salt("q")); Arena arena = Arena.ofConfined()) {
+                MemorySegment image = TestCaches.blockImage(arena.allocate(layout.bytesPerBlock()), layout, 9, 0);
+                Thread writer;
+                cache.lock.lock();
+                try {
+                    writer = Thread.ofPlatform().start(() -> {
+                        try {
+                            writeAll(p, 1, 3); // refs 2 on block 0: waits for the lock in writableBlock
+                        } catch (Throwable e) {
+                            thrown.set(e);
+                        }
+                    });
+                    while (!cache.lock.hasQueuedThread(writer)) {
+                        Thread.onSpinWait();
+                    }
+                    p.close(); // frees the OPEN tail
+                    q.appendBlock(other, 0, image); // takes the freed id and seals it
+                } finally {
+                    cache.lock.unlock();
+                }
+                writer.join();
+                assertEquals(tail, q.blockId(0), "q took p's tail id");
+                assertEquals("sequence is closed", thrown.get() == null ? null : thrown.get().getMessage());
+                for (int i = 0; i < B; i++) {
+                    assertEquals(other[i], q.tokenAt(i), "q's block, position " + i);
+                }
+                try (Sequence probe = cache.openSequence(SequenceOptions.salt("q"))) {
+                    assertEquals(B, probe.matchPrefix(other), "q's block is found by its own tokens");
+                }
+                assertEquals(-1, firstMismatch(c, 1, 0, 3), "the fork's shared block kept its bytes");
+            }
+        }
+    }
+
+    @Test
     void twoThreadsAppendingTheirOwnSequencesKeepEveryTokenAndPayload() throws Exception {
         PagedKvCache cache = cache(512);
         int threads = 2;
