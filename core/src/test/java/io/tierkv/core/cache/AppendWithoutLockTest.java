@@ -3,13 +3,13 @@ package io.tierkv.core.cache;
 import static io.tierkv.core.testing.TestCaches.appendWritten;
 import static io.tierkv.core.testing.TestCaches.firstMismatch;
 import static io.tierkv.core.testing.TestCaches.smallLayout;
+import static io.tierkv.core.testing.TestCaches.writeAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.testing.CacheInvariants;
-import io.tierkv.core.testing.Payloads;
 import io.tierkv.core.testing.TestCaches;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -280,20 +280,6 @@ class AppendWithoutLockTest {
             }
         } finally {
             pool.shutdownNow();
-        }
-    }
-
-    /** Writes every layer's K and V of one appended position, as {@code appendWritten} does. */
-    private static void writeAll(Sequence s, long contentKey, int position) {
-        KvLayout layout = s.layout();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment k = arena.allocate(layout.tokenVectorBytes());
-            MemorySegment v = arena.allocate(layout.tokenVectorBytes());
-            for (int l = 0; l < layout.layers(); l++) {
-                Payloads.fill(k, layout, contentKey, position, l, 0);
-                Payloads.fill(v, layout, contentKey, position, l, 1);
-                s.write(l, position, k, v);
-            }
         }
     }
 

@@ -47,17 +47,28 @@ public final class TestCaches {
      * @param tokens     token ids to append
      */
     public static void appendWritten(Sequence seq, long contentKey, int... tokens) {
+        for (int t : tokens) {
+            writeAll(seq, contentKey, seq.appendToken(t));
+        }
+    }
+
+    /**
+     * Writes every layer's K and V of one appended position with the payload of
+     * {@code (contentKey, position, layer, kv)}, as {@link #appendWritten} does.
+     *
+     * @param seq        the sequence
+     * @param contentKey payload key
+     * @param position   an appended position whose block is not sealed
+     */
+    public static void writeAll(Sequence seq, long contentKey, int position) {
         KvLayout layout = layoutOf(seq);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment k = arena.allocate(layout.tokenVectorBytes());
             MemorySegment v = arena.allocate(layout.tokenVectorBytes());
-            for (int t : tokens) {
-                int pos = seq.appendToken(t);
-                for (int l = 0; l < layout.layers(); l++) {
-                    Payloads.fill(k, layout, contentKey, pos, l, 0);
-                    Payloads.fill(v, layout, contentKey, pos, l, 1);
-                    seq.write(l, pos, k, v);
-                }
+            for (int l = 0; l < layout.layers(); l++) {
+                Payloads.fill(k, layout, contentKey, position, l, 0);
+                Payloads.fill(v, layout, contentKey, position, l, 1);
+                seq.write(l, position, k, v);
             }
         }
     }
