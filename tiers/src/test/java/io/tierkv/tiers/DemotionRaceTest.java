@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tierkv.core.cache.BelowChanges;
-import io.tierkv.core.cache.LowerTier;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
@@ -17,7 +15,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.function.IntConsumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,102 +28,6 @@ class DemotionRaceTest {
 
     @TempDir
     Path dir;
-
-    /** Delegates to the host tier; runs {@code afterDemote} once, right after a demotion's copy landed. */
-    private static final class HookedLower implements LowerTier {
-        private final HostTier host;
-        Runnable afterDemote;
-
-        HookedLower(HostTier host) {
-            this.host = host;
-        }
-
-        @Override
-        public void attach(java.util.function.IntFunction<MemorySegment> identities) {
-            host.attach(identities);
-        }
-
-        @Override
-        public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot) {
-            boolean ok = host.demote(blockId, hashHi, hashLo, identity, slot);
-            Runnable hook = afterDemote;
-            afterDemote = null;
-            if (ok && hook != null) {
-                hook.run();
-            }
-            return ok;
-        }
-
-        @Override
-        public int promote(int blockId, long hashHi, long hashLo, int slot, long timeoutNanos) {
-            return host.promote(blockId, hashHi, hashLo, slot, timeoutNanos);
-        }
-
-        @Override
-        public boolean read(int blockId, MemorySegment identity, MemorySegment out) {
-            return host.read(blockId, identity, out);
-        }
-
-        @Override
-        public void releaseLateSlots(IntConsumer sink) {
-            host.releaseLateSlots(sink);
-        }
-
-        @Override
-        public boolean takeOverCopy(int blockId) {
-            return host.takeOverCopy(blockId);
-        }
-
-        @Override
-        public int residence(int blockId) {
-            return host.residence(blockId);
-        }
-
-        @Override
-        public boolean spill(int blockId) {
-            return host.spill(blockId);
-        }
-
-        @Override
-        public boolean load(int blockId, MemorySegment identity) {
-            return host.load(blockId, identity);
-        }
-
-        @Override
-        public int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity) {
-            return host.adopt(blockId, hashHi, hashLo, identity);
-        }
-
-        @Override
-        public boolean pinBelow(int blockId) {
-            return host.pinBelow(blockId);
-        }
-
-        @Override
-        public void unpinBelow(int blockId) {
-            host.unpinBelow(blockId);
-        }
-
-        @Override
-        public void forget(int blockId) {
-            host.forget(blockId);
-        }
-
-        @Override
-        public void drainChanges(BelowChanges out) {
-            host.drainChanges(out);
-        }
-
-        @Override
-        public boolean hasChanges() {
-            return host.hasChanges();
-        }
-
-        @Override
-        public int settleDrop(int blockId, long hashHi, long hashLo) {
-            return host.settleDrop(blockId, hashHi, hashLo);
-        }
-    }
 
     @Test
     void aBlockReferencedWhileItsDemotedCopyIsSpilledAndEvictedKeepsItsDeviceCopy() {

@@ -57,7 +57,11 @@ final class PrefixLookup {
     /**
      * Finds a sealed block for a hash, in the index or (adopting it) below; -1 if absent. A block
      * found below the top tier comes back pinned there ({@link #holdBelow}): the caller must
-     * reference it or {@link PagedKvCache#refresh(int)} it.
+     * reference it or {@link PagedKvCache#refresh(int)} it. A block that a move holds with no copy
+     * below at that moment (a promotion whose copy has landed on the top tier, and whose host copy,
+     * clean now, was dropped before the promotion took the lock back) is waited for, at most
+     * {@code promotionTimeoutNanos}, and then looked up again: a hit if it arrived, a miss if the
+     * move ended without a copy or took longer. The lock is released while waiting.
      *
      * @param hi           the block hash, high word
      * @param lo           the block hash, low word
@@ -68,35 +72,54 @@ final class PrefixLookup {
      */
     int lookup(long hi, long lo, Sequence seq, int[] promptTokens, int from) {
         CacheCounters counters = cache.counters;
-        IdentityTable identities = cache.identities;
+        long moveDeadline = 0; // System.nanoTime() bound of the wait for a move, set at the first wait
+        for (;;) {
+            int id = find(hi, lo, seq, promptTokens, from);
+            int below = id < 0 || b.slot[id] >= 0 ? KEPT : holdBelow(id);
+            if (below == MOVING) {
+                if (moveDeadline == 0) {
+                    moveDeadline = System.nanoTime() + cache.options.promotionTimeoutNanos();
+                }
+                long remaining = moveDeadline - System.nanoTime();
+                if (remaining > 0) {
+                    cache.awaitChange(remaining); // every move's end signals a change
+                    cache.checkOpen();
+                    continue;
+                }
+            }
+            if (id < 0 || below != KEPT) {
+                counters.prefixMissBlocks++;
+                return -1;
+            }
+            counters.prefixHitBlocks++;
+            if (b.slot[id] < 0) {
+                counters.prefixHitBlocksBelow++;
+                lower.matchedBelow(id);
+            }
+            cache.policy.onAccess(id);
+            return id;
+        }
+    }
+
+    /**
+     * The block a lookup may take for a hash: indexed (or adopted from below), of the prompt's
+     * identity, with room for one more reference; -1 if none (a collision is counted here, the
+     * miss by the caller).
+     */
+    private int find(long hi, long lo, Sequence seq, int[] promptTokens, int from) {
         int id = index.get(hi, lo);
         if (id < 0 && lower != null) {
             id = adopt(hi, lo, seq, promptTokens, from);
         }
         if (id < 0) {
-            counters.prefixMissBlocks++;
             return -1;
         }
-        if (!identities.matches(id, seq, promptTokens, from)) {
-            counters.hashCollisions++;
-            counters.prefixMissBlocks++;
+        if (!cache.identities.matches(id, seq, promptTokens, from)) {
+            cache.counters.hashCollisions++;
             return -1;
         }
-        if (b.refsFull(id)) { // the most references one block holds: not taken, as past the budget
-            counters.prefixMissBlocks++;
-            return -1;
-        }
-        if (b.slot[id] < 0 && !holdBelow(id)) {
-            counters.prefixMissBlocks++;
-            return -1;
-        }
-        counters.prefixHitBlocks++;
-        if (b.slot[id] < 0) {
-            counters.prefixHitBlocksBelow++;
-            lower.matchedBelow(id);
-        }
-        cache.policy.onAccess(id);
-        return id;
+        // The most references one block holds: not taken, as past the budget.
+        return b.refsFull(id) ? -1 : id;
     }
 
     /**
@@ -155,34 +178,45 @@ final class PrefixLookup {
         return fresh;
     }
 
+    /** {@link #holdBelow}: a copy below is kept for the block; it may be handed out. */
+    private static final int KEPT = 0;
+    /** {@link #holdBelow}: the block has no copy anywhere: a miss. */
+    private static final int GONE = 1;
+    /** {@link #holdBelow}: no copy below now, but a move holds the block and may be bringing it up. */
+    private static final int MOVING = 2;
+
     /**
      * Pins a matched block that is not on the top tier before the match hands it out; the caller
      * references it next (or calls {@link PagedKvCache#refresh(int)} to drop the hold if it does
-     * not). If its only copy below is already gone, the block is freed (unless a move holds it)
-     * and false returned: a miss now rather than a lost block at its first lease. A block held
-     * already (others reference it) whose copy below has gone since (a pinned record found
-     * damaged) is lost for them, and a miss here.
+     * not). If its only copy below is already gone, the block is freed (unless a move holds it:
+     * {@link #MOVING}) and {@link #GONE} returned: a miss now rather than a lost block at its first
+     * lease. A block held already (others reference it) whose copy below has gone since (a pinned
+     * record found damaged) is lost for them, and a miss here, unless a move holds it.
+     *
+     * @return {@link #KEPT}, {@link #GONE} or {@link #MOVING}
      */
-    private boolean holdBelow(int id) {
+    private int holdBelow(int id) {
         if ((b.bits[id] & HELD) != 0) {
             if (lower.residence(id) != LowerTier.RESIDENT_NOWHERE) {
-                return true;
+                return KEPT;
             }
-            if ((b.bits[id] & TRANSIT) == 0) {
-                cache.markLost(id);
+            if ((b.bits[id] & TRANSIT) != 0) {
+                return MOVING;
             }
-            return false;
+            cache.markLost(id);
+            return GONE;
         }
         b.bits[id] |= HELD;
         if (lower.pinBelow(id)) {
-            return true;
+            return KEPT;
         }
         b.bits[id] &= ~HELD;
         lower.unpinBelow(id);
-        if ((b.bits[id] & TRANSIT) == 0) {
-            cache.counters.evictions++;
-            cache.freeBlock(id);
+        if ((b.bits[id] & TRANSIT) != 0) {
+            return MOVING;
         }
-        return false;
+        cache.counters.evictions++;
+        cache.freeBlock(id);
+        return GONE;
     }
 }

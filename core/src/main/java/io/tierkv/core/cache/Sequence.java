@@ -18,10 +18,9 @@ import java.util.Objects;
  * shareable. Sealed blocks are immutable. A block shared with a fork is copied before the first
  * divergent write to it (copy-on-write). Reads go through leases, which pin blocks on the top tier.
  *
- * <p>Whole blocks: a runtime that holds a block's image already (an offloading connector, a
- * KV store in front of a prefix cache) appends it with {@link #appendBlock} (one copy, sealed at
- * once) and copies a sealed block out with {@link #readBlock} from whichever tier holds it,
- * without promoting it.
+ * <p>Whole blocks: a runtime that holds a block's image already (an offloading connector, a KV
+ * store in front of a prefix cache) appends it with {@link #appendBlock} (one copy, sealed at once)
+ * and copies a sealed block out with {@link #readBlock} from whichever tier holds it, unpromoted.
  *
  * <p>Thread-safety: one thread at a time per sequence (the runtime's rule); different sequences
  * may be used from different threads concurrently.
@@ -84,8 +83,9 @@ public final class Sequence implements AutoCloseable {
      * Matches as {@link #matchPrefix(int[])}, taking at most {@code maxTokens} tokens. A runtime
      * that must compute logits for the last prompt token passes {@code promptTokens.length - 1}.
      * Each candidate block is found by its chained hash and then its stored identity (context
-     * fingerprint of salt and extra keys, parent hash, token ids) is compared:
-     * a hash alone never proves identity.
+     * fingerprint of salt and extra keys, parent hash, token ids) is compared: a hash alone never
+     * proves identity. A block a move holds with no copy below (a promotion about to commit) is
+     * waited for with the lock released, at most {@code promotionTimeoutNanos}; a miss after that.
      *
      * <p>With a remote store below, a local miss releases the lock, fetches the rest of the chain
      * from the store (each call bounded by its timeout; no other thread waits) and continues.

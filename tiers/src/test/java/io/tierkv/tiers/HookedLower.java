@@ -1,0 +1,117 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.cache.BelowChanges;
+import io.tierkv.core.cache.LowerTier;
+import java.lang.foreign.MemorySegment;
+import java.util.function.IntConsumer;
+
+/**
+ * A lower tier that delegates to a host tier and runs a test's hook once at the point a race
+ * needs: right after a demotion's or a promotion's copy landed, while the move holds the block
+ * and the cache lock is released (what a mover or another worker may do at that moment).
+ */
+final class HookedLower implements LowerTier {
+
+    private final HostTier host;
+    /** Run once, right after a demotion's copy landed below, with the cache lock released; then cleared. */
+    Runnable afterDemote;
+    /** Run once, right after a promotion's copy landed on the device, with the cache lock released; then cleared. */
+    Runnable afterPromote;
+
+    /** @param host the host tier every call goes to */
+    HookedLower(HostTier host) {
+        this.host = host;
+    }
+
+    @Override
+    public void attach(java.util.function.IntFunction<MemorySegment> identities) {
+        host.attach(identities);
+    }
+
+    @Override
+    public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot) {
+        boolean ok = host.demote(blockId, hashHi, hashLo, identity, slot);
+        Runnable hook = afterDemote;
+        afterDemote = null;
+        if (ok && hook != null) {
+            hook.run();
+        }
+        return ok;
+    }
+
+    @Override
+    public int promote(int blockId, long hashHi, long hashLo, int slot, long timeoutNanos) {
+        int result = host.promote(blockId, hashHi, hashLo, slot, timeoutNanos);
+        Runnable hook = afterPromote;
+        afterPromote = null;
+        if (result == PROMOTED && hook != null) {
+            hook.run();
+        }
+        return result;
+    }
+
+    @Override
+    public boolean read(int blockId, MemorySegment identity, MemorySegment out) {
+        return host.read(blockId, identity, out);
+    }
+
+    @Override
+    public void releaseLateSlots(IntConsumer sink) {
+        host.releaseLateSlots(sink);
+    }
+
+    @Override
+    public boolean takeOverCopy(int blockId) {
+        return host.takeOverCopy(blockId);
+    }
+
+    @Override
+    public int residence(int blockId) {
+        return host.residence(blockId);
+    }
+
+    @Override
+    public boolean spill(int blockId) {
+        return host.spill(blockId);
+    }
+
+    @Override
+    public boolean load(int blockId, MemorySegment identity) {
+        return host.load(blockId, identity);
+    }
+
+    @Override
+    public int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity) {
+        return host.adopt(blockId, hashHi, hashLo, identity);
+    }
+
+    @Override
+    public boolean pinBelow(int blockId) {
+        return host.pinBelow(blockId);
+    }
+
+    @Override
+    public void unpinBelow(int blockId) {
+        host.unpinBelow(blockId);
+    }
+
+    @Override
+    public void forget(int blockId) {
+        host.forget(blockId);
+    }
+
+    @Override
+    public void drainChanges(BelowChanges out) {
+        host.drainChanges(out);
+    }
+
+    @Override
+    public boolean hasChanges() {
+        return host.hasChanges();
+    }
+
+    @Override
+    public int settleDrop(int blockId, long hashHi, long hashLo) {
+        return host.settleDrop(blockId, hashHi, hashLo);
+    }
+}
