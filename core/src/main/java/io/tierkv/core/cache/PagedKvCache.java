@@ -265,7 +265,7 @@ public final class PagedKvCache implements AutoCloseable {
             changed.awaitNanos(nanos);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for space", e);
+            throw new IllegalStateException("interrupted while waiting for a slot, an id or a move", e);
         }
     }
 

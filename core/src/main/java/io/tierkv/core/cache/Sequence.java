@@ -102,7 +102,7 @@ public final class Sequence implements AutoCloseable {
      * @return tokens now present: a multiple of B, at most maxTokens and at most
      *         {@code budgetBytes / bytesPerBlock * B}
      * @throws NullPointerException     if promptTokens is null
-     * @throws IllegalStateException    if the sequence is not empty or is closed
+     * @throws IllegalStateException    if the sequence is not empty or closed, or a wait for a move is interrupted
      * @throws IllegalArgumentException if maxTokens is out of range
      */
     public int matchPrefix(int[] promptTokens, int maxTokens) {
