@@ -7,8 +7,8 @@ import java.util.function.IntConsumer;
 
 /**
  * A lower tier that delegates to a host tier and runs a test's hook once at the point a race
- * needs: right after a demotion's or a promotion's copy landed, while the move holds the block
- * and the cache lock is released (what a mover or another worker may do at that moment).
+ * needs: right after a demotion's, a promotion's or a load's copy landed, while the move holds the
+ * block and the cache lock is released (what a mover or another worker may do at that moment).
  */
 final class HookedLower implements LowerTier {
 
@@ -17,6 +17,13 @@ final class HookedLower implements LowerTier {
     Runnable afterDemote;
     /** Run once, right after a promotion's copy landed on the device, with the cache lock released; then cleared. */
     Runnable afterPromote;
+    /** Run once, right after a load's copy landed in a host slot, with the cache lock released; then cleared. */
+    Runnable afterLoad;
+    /**
+     * Set: the tier fetches ahead, and a match's next fetch runs this (on the matching thread,
+     * the cache lock released) instead of a store's fetch, then says all it was asked for came.
+     */
+    Runnable duringFetch;
 
     /** @param host the host tier every call goes to */
     HookedLower(HostTier host) {
@@ -77,7 +84,13 @@ final class HookedLower implements LowerTier {
 
     @Override
     public boolean load(int blockId, MemorySegment identity) {
-        return host.load(blockId, identity);
+        boolean ok = host.load(blockId, identity);
+        Runnable hook = afterLoad;
+        afterLoad = null;
+        if (ok && hook != null) {
+            hook.run();
+        }
+        return ok;
     }
 
     @Override
@@ -113,5 +126,26 @@ final class HookedLower implements LowerTier {
     @Override
     public int settleDrop(int blockId, long hashHi, long hashLo) {
         return host.settleDrop(blockId, hashHi, hashLo);
+    }
+
+    @Override
+    public boolean fetchesAhead() {
+        return duringFetch != null || host.fetchesAhead();
+    }
+
+    @Override
+    public int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count) {
+        Runnable hook = duringFetch;
+        if (hook == null) {
+            return host.fetchAhead(hashHi, hashLo, identities, count);
+        }
+        duringFetch = null;
+        hook.run();
+        return count;
+    }
+
+    @Override
+    public void endFetch() {
+        host.endFetch();
     }
 }

@@ -5,19 +5,24 @@ import static io.tierkv.core.testing.TestCaches.blockImage;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.core.cache.BlockLease;
+import io.tierkv.core.cache.CacheStats;
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
  * copy is a clean second copy, which the host tier may drop for room before the promotion takes
  * the lock back. In that window the block has no device slot yet and no copy below, and a prefix
  * match that finds it must wait for the promotion rather than call it a miss (found by a review's
- * stress test: a match missed a block that a match right after found on the device).
+ * stress test: a match missed a block that a match right after found on the device). The wait
+ * must end as the move ends, however it ends, and take nothing into a sequence closed meanwhile.
  */
 class PromotionWindowMatchTest {
 
@@ -39,7 +45,7 @@ class PromotionWindowMatchTest {
             int id = cachedOnHost(stack);
             try (Sequence holder = stack.cache.openSequence(SequenceOptions.defaults())) {
                 assertEquals(16, holder.matchPrefix(tokens(0, 32)), "the block is found on the host");
-                WindowMatch match = new WindowMatch(stack, id);
+                WindowMatch match = new WindowMatch(stack, id, m -> { });
                 try (BlockLease lease = holder.lease(0, 16)) { // promotes it; the hook runs in the window
                     assertNull(((HookedLower) stack.lower).afterPromote, "the hook ran");
                 }
@@ -52,10 +58,82 @@ class PromotionWindowMatchTest {
     void aMatchDuringAReadAheadWaitsForItAndHits() throws Exception {
         try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
             int id = cachedOnHost(stack);
-            WindowMatch match = new WindowMatch(stack, id);
+            WindowMatch match = new WindowMatch(stack, id, m -> { });
             assertTrue(stack.cache.tierControl().prefetch(id), "read ahead to the device");
             assertNull(((HookedLower) stack.lower).afterPromote, "the hook ran");
             match.assertHitAndIntact();
+        }
+    }
+
+    /** A runtime's cancellation closes the matching sequence from another thread while it waits. */
+    @Test
+    void aSequenceClosedWhileItsMatchWaitsTakesNothing() throws Exception {
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
+            int id = cachedOnHost(stack);
+            try (Sequence holder = stack.cache.openSequence(SequenceOptions.defaults())) {
+                assertEquals(16, holder.matchPrefix(tokens(0, 32)));
+                WindowMatch match = new WindowMatch(stack, id, m -> m.probe.get().close());
+                try (BlockLease lease = holder.lease(0, 16)) {
+                    assertNull(((HookedLower) stack.lower).afterPromote, "the hook ran");
+                }
+                match.join();
+                assertEquals("sequence closed while its match waited for a block in transit",
+                        match.failure.get().getMessage());
+                assertEquals(1, stack.cache.diagnostics().referenceCount(id), "the holder's reference only");
+                assertEquals(List.of(), stack.cache.checkInvariants());
+            }
+        }
+    }
+
+    @Test
+    void anInterruptedWaitIsOneMissAndKeepsTheInterrupt() throws Exception {
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
+            int id = cachedOnHost(stack);
+            try (Sequence holder = stack.cache.openSequence(SequenceOptions.defaults())) {
+                assertEquals(16, holder.matchPrefix(tokens(0, 32)));
+                CacheStats before = stack.cache.stats();
+                WindowMatch match = new WindowMatch(stack, id, m -> m.thread.interrupt());
+                try (BlockLease lease = holder.lease(0, 16)) {
+                    assertNull(((HookedLower) stack.lower).afterPromote, "the hook ran");
+                }
+                match.join();
+                assertNull(match.failure.get(), "the match threw");
+                assertEquals(0, match.matched.get(), "an interrupted wait is a miss");
+                assertTrue(match.interruptedAfter, "the thread is still interrupted");
+                CacheStats after = stack.cache.stats();
+                assertEquals(0, after.prefixHitBlocks() - before.prefixHitBlocks(), "hits");
+                assertEquals(1, after.prefixMissBlocks() - before.prefixMissBlocks(), "misses");
+                assertEquals(List.of(), stack.cache.checkInvariants());
+            }
+        }
+    }
+
+    /**
+     * A promotion that ends by an exception (a disk read error, a device gone) wakes the match at
+     * once and frees the slot it took. The exception is thrown here after the host tier's
+     * promotion, the one point a test can reach; the block's host copy is dropped by then, so it
+     * has no copy left and the match misses.
+     */
+    @Test
+    void aPromotionEndingByAnExceptionEndsTheWaitAndFreesItsSlot() throws Exception {
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
+            int id = cachedOnHost(stack);
+            try (Sequence holder = stack.cache.openSequence(SequenceOptions.defaults())) {
+                assertEquals(16, holder.matchPrefix(tokens(0, 32)));
+                WindowMatch match = new WindowMatch(stack, id, m -> {
+                    throw new UncheckedIOException(new IOException("injected read error"));
+                });
+                long start = System.nanoTime();
+                UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> holder.lease(0, 16));
+                assertEquals("injected read error", e.getCause().getMessage());
+                match.join();
+                long waitedMillis = (System.nanoTime() - start) / 1_000_000;
+                assertTrue(waitedMillis < 1_000, "the match waited " + waitedMillis
+                        + " ms for a promotion that had ended (the promotion timeout is 5,000 ms)");
+                assertNull(match.failure.get(), "the match threw");
+                assertEquals(0, match.matched.get(), "no copy is left: a miss");
+                assertEquals(List.of(), stack.cache.checkInvariants());
+            }
         }
     }
 
@@ -72,48 +150,64 @@ class PromotionWindowMatchTest {
 
     /**
      * A match of the block's tokens made in the promotion's window: the hook drops the host's
-     * copy, clean now, and starts the match on its own thread (it may wait for the very promotion
-     * the hook is part of), returning once the match has ended or waits.
+     * copy, clean now, starts the match on its own thread (it waits for the very promotion the
+     * hook is part of), checks that it waits, then runs {@code inWindow}.
      */
     private static final class WindowMatch {
         private final HostDiskStack stack;
         private final int id;
-        /** Tokens matched, -1 until the match ends. */
-        private final AtomicInteger matched = new AtomicInteger(-1);
+        /** Tokens matched, -1 until the match ends, -2 if it threw. */
+        final AtomicInteger matched = new AtomicInteger(-1);
         /** The block id the match took. */
         private final AtomicInteger matchedId = new AtomicInteger(-1);
-        private final AtomicReference<Throwable> failure = new AtomicReference<>();
-        private volatile Thread matcher;
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        /** The matching sequence, set before it matches. */
+        final AtomicReference<Sequence> probe = new AtomicReference<>();
+        volatile Thread thread;
+        /** Whether the match was waiting when the hook looked. */
+        private volatile boolean waited;
+        /** Whether the matching thread was interrupted after the match. */
+        volatile boolean interruptedAfter;
 
-        WindowMatch(HostDiskStack stack, int id) {
+        WindowMatch(HostDiskStack stack, int id, Consumer<WindowMatch> inWindow) {
             this.stack = stack;
             this.id = id;
-            ((HookedLower) stack.lower).afterPromote = this::inWindow;
+            ((HookedLower) stack.lower).afterPromote = () -> {
+                assertEquals(1, stack.host.evict(1), "the clean host copy is dropped");
+                assertEquals(LowerTier.RESIDENT_NOWHERE, stack.host.residence(id), "no copy below in the window");
+                thread = Thread.ofPlatform().name("matcher").start(this::match);
+                long end = System.nanoTime() + 5_000_000_000L;
+                while (matched.get() == -1 && thread.getState() != Thread.State.TIMED_WAITING
+                        && System.nanoTime() < end) {
+                    Thread.onSpinWait();
+                }
+                waited = matched.get() == -1 && thread.getState() == Thread.State.TIMED_WAITING;
+                inWindow.accept(this);
+            };
         }
 
-        private void inWindow() {
-            assertEquals(1, stack.host.evict(1), "the clean host copy is dropped");
-            assertEquals(LowerTier.RESIDENT_NOWHERE, stack.host.residence(id), "no copy below in the window");
-            Thread t = Thread.ofPlatform().name("matcher").start(() -> {
-                try (Sequence probe = stack.cache.openSequence(SequenceOptions.defaults())) {
-                    int n = probe.matchPrefix(tokens(0, 32));
-                    matchedId.set(n > 0 ? probe.blockId(0) : -1);
-                    matched.set(n);
-                } catch (Throwable e) {
-                    failure.set(e);
-                    matched.set(-2);
-                }
-            });
-            matcher = t;
-            while (matched.get() == -1 && t.getState() != Thread.State.TIMED_WAITING
-                    && t.getState() != Thread.State.WAITING) {
-                Thread.onSpinWait();
+        private void match() {
+            try (Sequence s = stack.cache.openSequence(SequenceOptions.defaults())) {
+                probe.set(s);
+                int n = s.matchPrefix(tokens(0, 32));
+                matchedId.set(n > 0 ? s.blockId(0) : -1);
+                matched.set(n);
+            } catch (Throwable e) {
+                failure.set(e);
+                matched.set(-2);
             }
+            interruptedAfter = Thread.currentThread().isInterrupted();
+        }
+
+        /** Waits for the match to end and checks that it waited in the window. */
+        void join() throws InterruptedException {
+            thread.join(10_000);
+            assertTrue(waited, "the match waited for the promotion in its window");
         }
 
         /** Waits for the match and checks it took the block, now on the device with its bytes. */
         void assertHitAndIntact() throws Exception {
-            matcher.join(10_000);
+            join();
             assertNull(failure.get(), "the match threw");
             assertEquals(16, matched.get(), "the block is matched once its promotion has committed");
             assertEquals(id, matchedId.get(), "the block matched is the one promoted");

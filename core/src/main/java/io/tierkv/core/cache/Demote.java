@@ -39,12 +39,17 @@ final class Demote {
         long hi = b.hashHi[id];
         long lo = b.hashLo[id];
         boolean ok = false;
+        boolean returned = false;
         cache.lock.unlock();
         try {
             ok = lower.demote(id, hi, lo, identity, src);
+            returned = true;
         } finally {
             cache.lock.lock();
             b.bits[id] &= ~TRANSIT;
+            if (!returned) {
+                cache.signalChange(); // the move ends by its exception: wake those waiting for it
+            }
         }
         ok = ok && lower.residence(id) != LowerTier.RESIDENT_NOWHERE; // its copy below may have gone on down and been dropped meanwhile
         if (ok) {

@@ -83,7 +83,7 @@ final class FetchAhead {
             }
             cache.lock.lock();
             try {
-                if (seq.length() != fromBlock * b) {
+                if (seq.isClosed() || seq.length() != fromBlock * b) { // closed or used meanwhile
                     return -1;
                 }
                 cache.prefix.match(seq, promptTokens, fromBlock, fromBlock + fetched);

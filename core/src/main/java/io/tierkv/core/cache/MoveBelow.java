@@ -39,12 +39,17 @@ final class MoveBelow {
         }
         b.bits[id] |= TRANSIT;
         boolean ok = false;
+        boolean returned = false;
         cache.lock.unlock();
         try {
             ok = up ? lower.load(id, cache.identities.of(id)) : lower.spill(id);
+            returned = true;
         } finally {
             cache.lock.lock();
             b.bits[id] &= ~TRANSIT;
+            if (!returned) {
+                cache.signalChange(); // the move ends by its exception: wake those waiting for it
+            }
         }
         if (!ok && up && lower.residence(id) == LowerTier.RESIDENT_NOWHERE) {
             cache.goneBelow(id);

@@ -120,7 +120,7 @@ public final class PagedKvCache implements AutoCloseable {
     // The parts below are @GuardedBy("lock") on their references here: Error Prone cannot name this
     // lock from inside them. A sequence's own thread reads its unshared OPEN block's facts through
     // references of its own, without the lock (the one-writer rule, see Concurrency).
-    @GuardedBy("lock") private final Condition changed = lock.newCondition();
+    @GuardedBy("lock") final Condition changed = lock.newCondition();
     /** Every block fact: state, flags, references, leases, protection, slot, priority, hash. */
     @GuardedBy("lock") final BlockStates blocks;
     private final Arena metaArena = Arena.ofShared();

@@ -61,8 +61,10 @@ final class PrefixLookup {
      * below at that moment (a promotion whose copy has landed on the top tier, and whose host copy,
      * clean now, was dropped before the promotion took the lock back) is waited for, at most
      * {@code promotionTimeoutNanos}, and then looked up again: a hit if it arrived, a miss if the
-     * move ended without a copy or took longer. The lock is released while waiting.
+     * move ended without a copy or took longer, or if the thread is interrupted (its interrupt
+     * status kept). The lock is released while waiting. Each call counts one hit or one miss.
      *
+     * @throws IllegalStateException if the cache or {@code seq} was closed while it waited
      * @param hi           the block hash, high word
      * @param lo           the block hash, low word
      * @param seq          the sequence matching (its context and the parent hash of this block)
@@ -81,9 +83,12 @@ final class PrefixLookup {
                     moveDeadline = System.nanoTime() + cache.options.promotionTimeoutNanos();
                 }
                 long remaining = moveDeadline - System.nanoTime();
-                if (remaining > 0) {
-                    cache.awaitChange(remaining); // every move's end signals a change
-                    cache.checkOpen();
+                if (remaining > 0 && awaitMove(remaining)) {
+                    if (cache.closed || seq.isClosed()) { // closed meanwhile: take nothing into it
+                        counters.prefixMissBlocks++;
+                        throw new IllegalStateException((cache.closed ? "cache" : "sequence")
+                                + " closed while its match waited for a block in transit");
+                    }
                     continue;
                 }
             }
@@ -98,6 +103,22 @@ final class PrefixLookup {
             }
             cache.policy.onAccess(id);
             return id;
+        }
+    }
+
+    /**
+     * Waits for a change (every move's end signals one), the lock released.
+     *
+     * @return false if the thread was interrupted, before or during the wait (its interrupt
+     *         status kept): a signal and an interrupt that cross end the wait either way
+     */
+    private boolean awaitMove(long nanos) {
+        try {
+            cache.changed.awaitNanos(nanos);
+            return !Thread.currentThread().isInterrupted();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 

@@ -41,14 +41,20 @@ final class Promote {
         long hi = b.hashHi[id]; // read under the lock: the block is TRANSIT, so its hash stays
         long lo = b.hashLo[id];
         int result = LowerTier.LOST;
+        boolean returned = false;
         cache.lock.unlock();
         try {
             result = lower.promote(id, hi, lo, s, timeoutNanos); // the identity, where needed, from the attached records
+            returned = true;
         } finally {
             cache.lock.lock();
             b.bits[id] &= ~TRANSIT;
             admission.unreserve();
             admission.reclaimLateSlots(); // a promotion that waited for a late copy of its block saw it land
+            if (!returned) { // it threw before a copy into the slot was under way: the block stays below
+                admission.freeSlot(s); // which wakes the waiters, a match waiting for this move among them
+                cache.endTransit(id);
+            }
         }
         if (result == LowerTier.PROMOTED) {
             cache.counters.promotions++;
