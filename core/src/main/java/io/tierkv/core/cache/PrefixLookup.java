@@ -64,13 +64,13 @@ final class PrefixLookup {
      * move ended without a copy or took longer, or if the thread is interrupted (its interrupt
      * status kept). The lock is released while waiting. Each call counts one hit or one miss.
      *
-     * @throws IllegalStateException if the cache or {@code seq} was closed while it waited
      * @param hi           the block hash, high word
      * @param lo           the block hash, low word
      * @param seq          the sequence matching (its context and the parent hash of this block)
      * @param promptTokens the prompt's token ids
      * @param from         index of this block's first token in {@code promptTokens}
      * @return the block id, or -1 for a miss
+     * @throws IllegalStateException if the cache or {@code seq} was closed while it waited
      */
     int lookup(long hi, long lo, Sequence seq, int[] promptTokens, int from) {
         CacheCounters counters = cache.counters;
