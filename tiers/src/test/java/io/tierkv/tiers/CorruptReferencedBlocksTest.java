@@ -108,18 +108,31 @@ class CorruptReferencedBlocksTest {
         return new Sequence[] {a, b};
     }
 
-    /** One referenced, unindexed block on disk only, its hash indexed by no block: a match must read the record. */
-    private Sequence unindexedHolderOnDisk(KvBlockManager kv) {
+    /**
+     * One referenced block on disk only, sealed while another block of its identity held the hash
+     * (a twin), and indexed in that block's place once the first is spilled and its id retired.
+     */
+    private Sequence twinHolderOnDisk(KvBlockManager kv) {
         Sequence first = holder(kv);
         int indexed = first.blockId(0);
-        Sequence y = holder(kv); // sealed while the first block indexes the hash: its own id, unindexed
+        Sequence y = holder(kv); // sealed while the first block indexes the hash: its own id, a twin
         toDisk(kv, y.blockId(0));
-        first.close(); // cached: spilled next, its id is retired (the record is found by hash)
+        first.close(); // cached: spilled next, its id is retired
         toDisk(kv, indexed);
-        assertEquals(-1, kv.cache().diagnostics().indexedBlock(kv.cache().diagnostics().blockHash(y.blockId(0))[0],
-                kv.cache().diagnostics().blockHash(y.blockId(0))[1]));
+        long[] h = kv.cache().diagnostics().blockHash(y.blockId(0));
+        assertEquals(y.blockId(0), kv.cache().diagnostics().indexedBlock(h[0], h[1]), "the twin took the first's place");
         assertEquals(1, pins(kv, y));
         return y;
+    }
+
+    /** The prompt's block on disk only, found by its hash alone: no block id holds it. */
+    private void recordOnlyOnDisk(KvBlockManager kv) {
+        try (Sequence first = holder(kv)) {
+            toDisk(kv, first.blockId(0));
+        } // cached, on disk only: its id is retired when the movers settle
+        kv.runMoverCycle();
+        assertEquals(0, kv.stats().cache().liveBlocks(), "no block id holds it");
+        assertEquals(1, kv.stats().disk().blockCount());
     }
 
     /** Overwrites 8 bytes at {@code position} of every segment file. */
@@ -190,7 +203,9 @@ class CorruptReferencedBlocksTest {
         s[1].close(); // its pin was on the damaged record
         assertEquals(1, pins(kv, z), "releasing a pin on the damaged record leaves the new record's pin");
         assertOwnBytes(z, "the recomputed block");
-        closeAndAssert(kv, 1, 1, s[0], z);
+        // The other holder's block took the first's place in the index, so the quarantine's notice
+        // reached it at once: lost too (its only copy was the damaged record).
+        closeAndAssert(kv, 2, 1, s[0], z);
         assertEquals(1, kv.stats().diskMisses(), "one disk read found nothing usable");
     }
 
@@ -224,7 +239,9 @@ class CorruptReferencedBlocksTest {
         damage(PAYLOAD);
         PagedKvCache cache = kv.cache();
         assertFalse(cache.tierControl().loadBelow(s[0].blockId(0)), "the read-ahead (in transit) finds its only copy damaged");
-        assertEquals(1, kv.stats().cache().lostBlocks(), "lost now, not at its next lease");
+        // Both holders' only copy: the first lost by the read-ahead, the other (indexed in its place)
+        // by the quarantine's notice; now, not at their next lease.
+        assertEquals(2, kv.stats().cache().lostBlocks(), "lost now, not at its next lease");
         assertEquals(0, kv.stats().hostUsedBlocks(), "the host slot it took went back");
         try (Sequence m = kv.openSequence(SequenceOptions.defaults())) {
             assertEquals(0, m.matchPrefix(PROMPT), "a match does not hand out the lost block");
@@ -240,9 +257,9 @@ class CorruptReferencedBlocksTest {
     /** With promotion on match the match reads the payload; without it only the header (damaged here). */
     @ParameterizedTest
     @ValueSource(booleans = {true, false})
-    void aMatchThatFindsARecordDamagedMissesAndTheReferencedBlockOnItIsLost(boolean promoteOnMatch) throws IOException {
+    void aMatchThatFindsARecordDamagedMisses(boolean promoteOnMatch) throws IOException {
         KvBlockManager kv = manager(promoteOnMatch, false);
-        Sequence y = unindexedHolderOnDisk(kv);
+        recordOnlyOnDisk(kv);
         damage(promoteOnMatch ? PAYLOAD : HEADER);
         Sequence m = kv.openSequence(SequenceOptions.defaults());
         assertEquals(0, m.matchPrefix(PROMPT), "the damaged record is a miss");
@@ -252,9 +269,30 @@ class CorruptReferencedBlocksTest {
         m.appendBlock(PROMPT, 0, image); // the runtime computes it again
         toDisk(kv, m.blockId(0));
         assertEquals(1, pins(kv, m));
-        assertLost(y, false, "the referenced block whose only copy the damaged record was");
         assertOwnBytes(m, "the recomputed block");
-        closeAndAssert(kv, 1, 1, y, m);
+        closeAndAssert(kv, 0, 1, m);
+    }
+
+    /**
+     * A referenced twin indexed in the first copy's place, its only copy a record damaged since: a
+     * match hands it out (it reads no record for a block it holds below), and the first read of it
+     * finds the damage and loses it for every holder.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aTwinWhoseOnlyRecordIsDamagedIsLostAtItsFirstRead(boolean promoteOnMatch) throws IOException {
+        KvBlockManager kv = manager(promoteOnMatch, false);
+        Sequence y = twinHolderOnDisk(kv);
+        damage(promoteOnMatch ? PAYLOAD : HEADER);
+        Sequence m = kv.openSequence(SequenceOptions.defaults());
+        assertEquals(B, m.matchPrefix(PROMPT), "the indexed twin, held below");
+        assertEquals(y.blockId(0), m.blockId(0));
+        assertLost(m, true, "its promotion finds the only copy damaged");
+        assertEquals(1, kv.stats().disk().corruptMisses());
+        assertLost(y, false, "lost for its other holder too");
+        Sequence z = rewrite(kv);
+        assertOwnBytes(z, "the recomputed block");
+        closeAndAssert(kv, 1, 1, y, m, z);
     }
 
     @Test

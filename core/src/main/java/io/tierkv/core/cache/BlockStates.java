@@ -11,7 +11,7 @@ import io.tierkv.core.pool.SlotAllocator;
  * The cache's reference to this object is {@code @GuardedBy("lock")}, which Error Prone checks.
  *
  * <pre>
- * bits byte (state: bits 0-1, flags: bits 2-5) | refs char | leases char | protect char
+ * bits byte (state: bits 0-1, flags: bits 2-6) | refs char | leases char | protect char
  * slot int | hashHi long | hashLo long                          = 27 bytes of heap per block id
  * priority byte, only for a policy that reads it ({@link io.tierkv.core.policy.EvictionPolicy#readsPriority})
  * </pre>
@@ -24,7 +24,7 @@ import io.tierkv.core.pool.SlotAllocator;
  * <p>States: {@link #FREE}, {@link #OPEN} (positions still being written; never moved),
  * {@link #SEALED} (immutable, hashed) and {@link #LOST} (sealed, bytes lost below), read with
  * {@link #state(int)}. Flags, set and tested on {@link #bits} directly: {@link #INDEXED},
- * {@link #TRANSIT}, {@link #QUEUED}, {@link #HELD}. Not thread-safe.
+ * {@link #TRANSIT}, {@link #QUEUED}, {@link #HELD}, {@link #TWIN}. Not thread-safe.
  */
 final class BlockStates {
 
@@ -44,6 +44,8 @@ final class BlockStates {
     static final byte QUEUED = 16;
     /** The lower tier was told the block is referenced ({@link LowerTier#pinBelow}) and keeps its copies. */
     static final byte HELD = 32;
+    /** Sealed, not indexed: another block held its hash when it sealed ({@link TwinBlocks}). */
+    static final byte TWIN = 64;
 
     /** Per block id, its state and its flags in one byte (0: FREE, no flags). */
     final byte[] bits;

@@ -8,11 +8,13 @@ import static io.tierkv.core.cache.BlockStates.HELD;
 import static io.tierkv.core.cache.BlockStates.INDEXED;
 import static io.tierkv.core.cache.BlockStates.LOST;
 import static io.tierkv.core.cache.BlockStates.SEALED;
+import static io.tierkv.core.cache.BlockStates.TWIN;
 
 /**
  * Recounts a cache's structural facts from scratch and compares them with what it keeps: free +
  * used == capacity for slots and ids; no slot twice; reference counts equal table references plus
- * leases; the index holds exactly the indexed blocks; the policy holds exactly the candidates;
+ * leases; the index holds exactly the indexed blocks, the twins exactly the TWIN blocks (sealed,
+ * unindexed, their hash held in the index by another block); the policy holds exactly the candidates;
  * recent-block protection equals a recount; with a lower tier, exactly the referenced SEALED
  * blocks are HELD there; slots used equal resident blocks plus reserved and late slots. Called
  * with the cache lock held, so the recount is atomic.
@@ -36,6 +38,7 @@ final class CacheInvariants {
         Admission admission = cache.admission;
         var slots = admission.slots;
         var index = cache.prefix.index;
+        var twins = cache.prefix.twins;
         List<String> bad = new ArrayList<>();
         addIf(bad, "slots: ", slots.check());
         addIf(bad, "ids: ", b.checkIds());
@@ -49,6 +52,7 @@ final class CacheInvariants {
         java.util.Arrays.fill(slotOwner, -1);
         int resident = 0;
         int indexed = 0;
+        int twinCount = 0;
         int candidates = 0;
         for (int id = 0; id < n; id++) {
             boolean live = b.state(id) != FREE;
@@ -91,9 +95,21 @@ final class CacheInvariants {
             if (isIndexed != index.containsBlock(id)) {
                 bad.add("block " + id + " INDEXED=" + isIndexed + " but index says " + index.containsBlock(id));
             }
+            boolean isTwin = (b.bits[id] & TWIN) != 0;
+            if (isTwin) {
+                twinCount++;
+                if (isTwin != twins.contains(id) || b.state(id) != SEALED || isIndexed
+                        || index.get(b.hashHi[id], b.hashLo[id]) < 0) {
+                    bad.add("block " + id + " TWIN but state " + b.state(id) + " INDEXED=" + isIndexed + " in twins "
+                            + twins.contains(id) + " hash held by " + index.get(b.hashHi[id], b.hashLo[id]));
+                }
+            }
             if (cache.policy.contains(id)) {
                 candidates++;
             }
+        }
+        if (twinCount != twins.size()) {
+            bad.add("TWIN blocks " + twinCount + " != twins held " + twins.size());
         }
         if (resident + admission.reservedAndLateSlots() != slots.usedCount()) {
             bad.add("resident " + resident + " + " + admission.describeReserved() + " != slots used "

@@ -23,7 +23,6 @@ import java.util.concurrent.locks.ReentrantLock;
 
 import static io.tierkv.core.cache.BlockStates.FREE;
 import static io.tierkv.core.cache.BlockStates.HELD;
-import static io.tierkv.core.cache.BlockStates.INDEXED;
 import static io.tierkv.core.cache.BlockStates.LOST;
 import static io.tierkv.core.cache.BlockStates.QUEUED;
 import static io.tierkv.core.cache.BlockStates.SEALED;
@@ -294,9 +293,7 @@ public final class PagedKvCache implements AutoCloseable {
         BlockStates b = blocks;
         policy.onRemove(id);
         events.removed(id);
-        if (b.indexed(id)) {
-            prefix.index.remove(id);
-        }
+        prefix.unindex(id); // a twin of it takes its place in the index
         if (b.slot[id] >= 0) {
             admission.slots.free(b.slot[id]);
             b.slot[id] = -1;
@@ -388,10 +385,7 @@ public final class PagedKvCache implements AutoCloseable {
             counters.lostBlocks++;
         }
         events.removed(id);
-        if (b.indexed(id)) {
-            prefix.index.remove(id);
-            b.bits[id] &= ~INDEXED;
-        }
+        prefix.unindex(id); // a twin of it takes its place in the index
         b.setState(id, LOST);
         policy.onRemove(id);
         changed.signalAll(); // a lease waiting for a slot for this block fails now, not at its deadline

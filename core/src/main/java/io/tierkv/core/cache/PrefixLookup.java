@@ -6,6 +6,7 @@ import static io.tierkv.core.cache.BlockStates.HELD;
 import static io.tierkv.core.cache.BlockStates.INDEXED;
 import static io.tierkv.core.cache.BlockStates.SEALED;
 import static io.tierkv.core.cache.BlockStates.TRANSIT;
+import static io.tierkv.core.cache.BlockStates.TWIN;
 
 /**
  * Prefix matching: finds the sealed block for the next full block of a prompt by its chained
@@ -24,18 +25,22 @@ final class PrefixLookup {
     private final LowerTier lower;
     /** Guarded by the cache lock, reached through {@code PagedKvCache.prefix} (annotated there). */
     final PrefixIndex index;
+    /** Sealed blocks whose hash another block held when they sealed; guarded as {@link #index}. */
+    final TwinBlocks twins;
 
     PrefixLookup(PagedKvCache cache, LowerTier lower) {
         this.cache = cache;
         this.b = cache.blocks;
         this.lower = lower;
         this.index = new PrefixIndex(b.hashHi, b.hashLo);
+        this.twins = new TwinBlocks(b.hashHi, b.hashLo);
     }
 
     /**
-     * Seals a fully written block: hashes its identity, indexes it unless its hash is taken (a
-     * block of another identity under the hash is a counted collision; this one keeps its own
-     * bytes, unindexed) and makes it a candidate. Lock held.
+     * Seals a fully written block: hashes its identity, indexes it unless its hash is taken (then
+     * it is a twin, {@link TwinBlocks}, indexed when the block holding the hash leaves the index;
+     * a block of another identity under the hash is also a counted collision) and makes it a
+     * candidate. Lock held.
      */
     void seal(int id, Sequence seq) {
         IdentityTable identities = cache.identities;
@@ -48,10 +53,40 @@ final class PrefixLookup {
         if (index.put(id)) {
             b.bits[id] |= INDEXED;
             cache.events.stored(id);
-        } else if (!identities.same(index.get(b.hashHi[id], b.hashLo[id]), id)) {
-            cache.counters.hashCollisions++;
+        } else {
+            if (!identities.same(index.get(b.hashHi[id], b.hashLo[id]), id)) {
+                cache.counters.hashCollisions++;
+            }
+            twins.add(id);
+            b.bits[id] |= TWIN;
         }
         cache.refresh(id);
+    }
+
+    /**
+     * Takes a block out of the index, a twin of it indexed in its place if there is one (so a
+     * copy a sequence still holds stays findable), or out of the twins; nothing if it is in
+     * neither. Before the block is freed or lost. Lock held.
+     */
+    void unindex(int id) {
+        if ((b.bits[id] & TWIN) != 0) {
+            twins.remove(id);
+            b.bits[id] &= ~TWIN;
+            return;
+        }
+        if (!b.indexed(id)) {
+            return;
+        }
+        index.remove(id);
+        b.bits[id] &= ~INDEXED;
+        int twin = twins.take(b.hashHi[id], b.hashLo[id]);
+        if (twin >= 0) {
+            b.bits[twin] &= ~TWIN;
+            index.put(twin);
+            b.bits[twin] |= INDEXED;
+            cache.events.stored(twin);
+            cache.refresh(twin);
+        }
     }
 
     /**
@@ -91,6 +126,9 @@ final class PrefixLookup {
                     }
                     continue;
                 }
+            }
+            if (below == GONE && index.get(hi, lo) >= 0) {
+                continue; // the block was freed or lost, and a twin of it took its place in the index
             }
             if (id < 0 || below != KEPT) {
                 counters.prefixMissBlocks++;
