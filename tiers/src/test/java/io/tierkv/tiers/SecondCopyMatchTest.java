@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
+import io.tierkv.core.prefix.HashAlgorithm;
 import io.tierkv.core.testing.CacheInvariants;
+import io.tierkv.core.testing.Murmur3Collisions;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -106,6 +108,52 @@ class SecondCopyMatchTest {
                 assertEquals(2 * B, probe.matchPrefix(t), "the second copy is found; stats " + kv.stats());
                 assertEquals(second, probe.blockId(1));
                 assertEquals(-1, firstMismatch(probe, 1, 0, 2 * B));
+            }
+        }
+    }
+
+    /**
+     * A block whose hash only collides (forced with MurmurHash3: SHA-256, the default, gives none)
+     * never takes another identity's place: the first block's record below stays findable by its
+     * hash, and a second copy of the first block is preferred to the colliding one (both failed in
+     * a review of the first version, which took any block under the hash).
+     */
+    @Test
+    void aCollidingBlockNeverTakesTheFirstsPlace() {
+        Murmur3Collisions.Pair p = Murmur3Collisions.pair(Murmur3Collisions.Difference.SALT, B);
+        KvBlockManager kv = Managers.build(invariants, KvBlockManager.builder(Managers.LAYOUT)
+                .hashAlgorithm(HashAlgorithm.MURMUR3_128), 8, 4, DiskOptions.at(dir.resolve("kv")));
+        try (Sequence first = kv.openSequence(p.victim());
+                Sequence colliding = kv.openSequence(p.attacker())) {
+            appendWritten(first, 1, p.victimPrompt());
+            appendWritten(colliding, 2, p.attackerPrompt());
+            assertEquals(1, kv.stats().cache().hashCollisions(), "the second block collided");
+            try (Sequence second = kv.openSequence(p.victim())) {
+                appendWritten(second, 1, p.victimPrompt()); // a second copy of the first, after the colliding one
+                int firstId = first.blockId(0);
+                first.close();
+                assertTrue(kv.demoteBlock(firstId), "the cached first copy demoted");
+                kv.evictHost(4); // spilled to disk, its id retired
+                kv.runMoverCycle();
+                long[] h = kv.diagnostics().blockHash(second.blockId(0));
+                assertEquals(second.blockId(0), kv.diagnostics().indexedBlock(h[0], h[1]),
+                        "the second copy, not the colliding block, took the first's place");
+                try (Sequence probe = kv.openSequence(p.victim())) {
+                    assertEquals(B, probe.matchPrefix(p.victimPrompt()));
+                    assertEquals(second.blockId(0), probe.blockId(0));
+                }
+            }
+            demoteUnreferenced(kv); // the cached second copy goes to disk too and its id is retired:
+            kv.evictHost(4);        // no block of the first's identity holds the hash now
+            kv.runMoverCycle();
+            long[] h = kv.diagnostics().blockHash(colliding.blockId(0));
+            assertEquals(-1, kv.diagnostics().indexedBlock(h[0], h[1]), "the colliding block is not indexed");
+            try (Sequence probe = kv.openSequence(p.victim())) {
+                assertEquals(B, probe.matchPrefix(p.victimPrompt()), "the first's record is found by its hash");
+                assertEquals(-1, firstMismatch(probe, 1, 0, B));
+            }
+            try (Sequence probe = kv.openSequence(p.attacker())) {
+                assertEquals(0, probe.matchPrefix(p.attackerPrompt()), "the colliding block serves its own sequence only");
             }
         }
     }

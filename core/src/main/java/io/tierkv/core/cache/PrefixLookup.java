@@ -38,9 +38,9 @@ final class PrefixLookup {
 
     /**
      * Seals a fully written block: hashes its identity, indexes it unless its hash is taken (then
-     * it is a twin, {@link TwinBlocks}, indexed when the block holding the hash leaves the index;
-     * a block of another identity under the hash is also a counted collision) and makes it a
-     * candidate. Lock held.
+     * it is a twin, {@link TwinBlocks}, indexed when a block of its identity holding the hash
+     * leaves the index; a block of another identity under the hash is a counted collision) and
+     * makes it a candidate. Lock held.
      */
     void seal(int id, Sequence seq) {
         IdentityTable identities = cache.identities;
@@ -64,9 +64,10 @@ final class PrefixLookup {
     }
 
     /**
-     * Takes a block out of the index, a twin of it indexed in its place if there is one (so a
-     * copy a sequence still holds stays findable), or out of the twins; nothing if it is in
-     * neither. Before the block is freed or lost. Lock held.
+     * Takes a block out of the index, a twin of its identity indexed in its place if there is one
+     * (so a copy a sequence still holds stays findable; a twin whose hash only collides is not),
+     * or out of the twins; nothing if it is in neither. Before the block is freed or lost. Lock
+     * held.
      */
     void unindex(int id) {
         if ((b.bits[id] & TWIN) != 0) {
@@ -79,7 +80,7 @@ final class PrefixLookup {
         }
         index.remove(id);
         b.bits[id] &= ~INDEXED;
-        int twin = twins.take(b.hashHi[id], b.hashLo[id]);
+        int twin = twins.size() == 0 ? -1 : twins.takeCopyOf(id, cache.identities);
         if (twin >= 0) {
             b.bits[twin] &= ~TWIN;
             index.put(twin);

@@ -4,8 +4,10 @@ package io.tierkv.core.cache;
  * Sealed blocks left out of the prefix index because another block held their hash when they
  * sealed (twins): the same prompt prefilled by two sequences at once, a block recomputed after a
  * match of all but the prompt's last token, or a hash collision. When the indexed block leaves
- * the index, one of its twins takes its place ({@link PrefixLookup#unindex}), so a block that a
- * sequence still holds stays findable after the first copy of it has gone.
+ * the index, a twin of its identity takes its place ({@link PrefixLookup#unindex}), so a block
+ * that a sequence still holds stays findable after the first copy of it has gone. A twin whose
+ * hash merely collides never does: the hash stays free for the first block's record below,
+ * which a match finds by hash, and the colliding block serves its own sequences only.
  *
  * <p>An open-addressing multimap of block ids keyed by the owner's per-block hash arrays (as
  * {@link io.tierkv.core.prefix.PrefixIndex}, which holds one block per hash), with linear probing
@@ -72,16 +74,19 @@ final class TwinBlocks {
     }
 
     /**
-     * Removes and returns a block held under a hash.
+     * Removes and returns a block of the same identity as {@code blockId} held under its hash:
+     * a second copy of it, never a block whose hash merely collides with it.
      *
-     * @param hi hash high word
-     * @param lo hash low word
-     * @return the block id, or -1 if none is held under the hash
+     * @param blockId    a block whose hash words hold its hash
+     * @param identities the blocks' identities
+     * @return the block id, or -1 if no such block is held
      */
-    int take(long hi, long lo) {
+    int takeCopyOf(int blockId, IdentityTable identities) {
+        long hi = hashHi[blockId];
+        long lo = hashLo[blockId];
         for (int i = home(hi, lo); table[i] != EMPTY; i = next(i)) {
             int id = table[i];
-            if (hashHi[id] == hi && hashLo[id] == lo) {
+            if (hashHi[id] == hi && hashLo[id] == lo && identities.same(id, blockId)) {
                 removeAt(i);
                 return id;
             }

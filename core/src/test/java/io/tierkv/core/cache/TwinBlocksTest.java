@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.foreign.Arena;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -11,7 +12,11 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
-/** {@link TwinBlocks} against a map of lists, with few distinct hashes so that many ids share one. */
+/**
+ * {@link TwinBlocks} against a map of lists, with few distinct hashes so that many ids share one,
+ * and two identities under each hash (a collision), of which {@code takeCopyOf} takes only the
+ * asked-for block's.
+ */
 class TwinBlocksTest {
 
     private static final int IDS = 2_000;
@@ -26,6 +31,11 @@ class TwinBlocksTest {
             hi[id] = h * 0x9E3779B97F4A7C15L;
             lo[id] = h;
         }
+        Arena arena = Arena.ofConfined();
+        IdentityTable identities = new IdentityTable(arena, IDS, 4);
+        for (int id = 0; id < IDS; id++) {
+            identities.setKey(id, random.nextInt(2), 0, 0, 0); // two identities per hash: collisions
+        }
         TwinBlocks twins = new TwinBlocks(hi, lo);
         Map<Integer, List<Integer>> model = new HashMap<>();
         boolean[] in = new boolean[IDS];
@@ -35,19 +45,18 @@ class TwinBlocksTest {
             if (op == 0 && !in[id]) {
                 twins.add(id);
                 in[id] = true;
-                model.computeIfAbsent((int) lo[id], k -> new ArrayList<>()).add(id);
+                model.computeIfAbsent(key(lo, identities, id), k -> new ArrayList<>()).add(id);
             } else if (op == 1) {
                 assertEquals(in[id], twins.remove(id), "remove " + id + " at step " + step);
                 if (in[id]) {
                     in[id] = false;
-                    model.get((int) lo[id]).remove(Integer.valueOf(id));
+                    model.get(key(lo, identities, id)).remove(Integer.valueOf(id));
                 }
             } else {
-                int h = (int) lo[id];
-                int taken = twins.take(hi[id], lo[id]);
-                List<Integer> held = model.getOrDefault(h, List.of());
+                int taken = twins.takeCopyOf(id, identities);
+                List<Integer> held = model.getOrDefault(key(lo, identities, id), List.of());
                 if (held.isEmpty()) {
-                    assertEquals(-1, taken, "take of an absent hash at step " + step);
+                    assertEquals(-1, taken, "take of an absent identity at step " + step);
                 } else {
                     assertTrue(held.contains(taken), "took " + taken + ", held " + held + " at step " + step);
                     held.remove(Integer.valueOf(taken));
@@ -65,5 +74,16 @@ class TwinBlocksTest {
             assertEquals(in[id], twins.contains(id), "contains " + id + " at the end");
         }
         assertFalse(expected == 0, "the run left some held");
+        arena.close();
+    }
+
+    /** The model's key: the hash (its low word here) and the identity's context word. */
+    private static int key(long[] lo, IdentityTable identities, int id) {
+        for (int other = 0; other < IDS; other++) {
+            if (lo[other] == lo[id] && identities.same(other, id)) {
+                return (int) lo[id] * IDS + other; // the first id of the same hash and identity
+            }
+        }
+        throw new AssertionError("unreachable: id " + id + " is its own match");
     }
 }
