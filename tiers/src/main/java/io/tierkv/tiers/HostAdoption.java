@@ -60,7 +60,7 @@ final class HostAdoption {
         }
         if (found < 0) {
             if (found != DiskTier.ABSENT) {
-                t.counters.diskMisses.increment(); // damaged, quarantined
+                t.counters.diskMisses.increment(); // damaged (quarantined), or evicted since it was seen
             }
             return LowerTier.ABSENT;
         }
@@ -126,7 +126,7 @@ final class HostAdoption {
                 t.counters.diskToHost.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
             }
         }
-        return found == -1 ? DiskTier.DAMAGED : found; // -1 from load: a miss on a key just seen, so damaged
+        return found == -1 ? DiskTier.DAMAGED : found; // -1 from load: a key just seen is damaged or was evicted since
     }
 
     /**
