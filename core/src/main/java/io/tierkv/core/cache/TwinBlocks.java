@@ -10,10 +10,11 @@ package io.tierkv.core.cache;
  * which a match finds by hash, and the colliding block serves its own sequences only.
  *
  * <p>An open-addressing multimap of block ids keyed by the owner's per-block hash arrays (as
- * {@link io.tierkv.core.prefix.PrefixIndex}, which holds one block per hash), with linear probing
- * and backward-shift deletion (Knuth, TAOCP vol. 3, 6.4, Algorithm R). It starts at
- * {@value #INITIAL_LENGTH} entries and doubles at half full, so it costs memory only for the twins
- * there are. A block's hash words must hold its hash while it is here. Not thread-safe: the
+ * {@link io.tierkv.core.prefix.PrefixIndex}, which holds one block per hash), with linear probing;
+ * a deletion empties its entry and inserts the rest of its cluster again, so no probe run is cut
+ * short and no tombstone is kept (Knuth, TAOCP vol. 3, 6.4, Algorithm R, keeps the runs whole by
+ * moving entries back instead). It starts at {@value #INITIAL_LENGTH} entries and doubles at half
+ * full, so it costs memory only for the twins there are. A block's hash words must hold its hash while it is here. Not thread-safe: the
  * cache lock serialises calls.
  */
 final class TwinBlocks {
@@ -120,19 +121,15 @@ final class TwinBlocks {
         return false;
     }
 
-    /** Empties entry i, pulling later entries of its cluster back into the hole where their home allows. */
+    /** Empties entry i and inserts the rest of its cluster again, so no probe run is cut short. */
     private void removeAt(int i) {
-        int hole = i;
-        for (int j = next(hole); table[j] != EMPTY; j = next(j)) {
-            int h = home(hashHi[table[j]], hashLo[table[j]]);
-            boolean movable = hole <= j ? (h <= hole || h > j) : (h <= hole && h > j);
-            if (movable) {
-                table[hole] = table[j];
-                hole = j;
-            }
-        }
-        table[hole] = EMPTY;
+        table[i] = EMPTY;
         size--;
+        for (int j = next(i); table[j] != EMPTY; j = next(j)) {
+            int id = table[j];
+            table[j] = EMPTY;
+            insert(id);
+        }
     }
 
     private int next(int i) {
