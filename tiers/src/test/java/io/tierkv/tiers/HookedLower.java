@@ -40,9 +40,7 @@ final class HookedLower implements LowerTier {
         boolean ok = host.demote(blockId, hashHi, hashLo, identity, slot);
         Runnable hook = afterDemote;
         afterDemote = null;
-        if (ok && hook != null) {
-            hook.run();
-        }
+        runIf(ok, hook);
         return ok;
     }
 
@@ -51,9 +49,7 @@ final class HookedLower implements LowerTier {
         int result = host.promote(blockId, hashHi, hashLo, slot, timeoutNanos);
         Runnable hook = afterPromote;
         afterPromote = null;
-        if (result == PROMOTED && hook != null) {
-            hook.run();
-        }
+        runIf(result == PROMOTED, hook);
         return result;
     }
 
@@ -87,9 +83,7 @@ final class HookedLower implements LowerTier {
         boolean ok = host.load(blockId, identity);
         Runnable hook = afterLoad;
         afterLoad = null;
-        if (ok && hook != null) {
-            hook.run();
-        }
+        runIf(ok, hook);
         return ok;
     }
 
@@ -147,5 +141,12 @@ final class HookedLower implements LowerTier {
     @Override
     public void endFetch() {
         host.endFetch();
+    }
+
+    /** Runs a hook, already taken from its field, if the copy it waits for landed. */
+    private static void runIf(boolean landed, Runnable hook) {
+        if (landed && hook != null) {
+            hook.run();
+        }
     }
 }

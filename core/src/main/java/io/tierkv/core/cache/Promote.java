@@ -51,8 +51,8 @@ final class Promote {
             b.bits[id] &= ~TRANSIT;
             admission.unreserve();
             admission.reclaimLateSlots(); // a promotion that waited for a late copy of its block saw it land
-            if (!returned) { // it threw before a copy into the slot was under way: the block stays below
-                admission.freeSlot(s); // which wakes the waiters, a match waiting for this move among them
+            if (!returned) { // it threw before issuing its copy or after waiting for it: the block stays below
+                admission.freeSlot(s); // and the slot goes back, which wakes the waiters (a match waiting for this move)
                 cache.endTransit(id);
             }
         }
