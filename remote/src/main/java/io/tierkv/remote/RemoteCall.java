@@ -38,9 +38,25 @@ final class RemoteCall {
      * @param timeoutNanos the call's timeout
      */
     RemoteCall(CircuitBreaker breaker, RemoteCounters counters, long timeoutNanos) {
+        this(breaker, counters, timeoutNanos, System.nanoTime() + timeoutNanos);
+    }
+
+    /**
+     * Starts the clock of a call that the breaker admitted and whose caller has a deadline of its
+     * own (a prefix match's several calls share one): it waits until that deadline or its own
+     * timeout, whichever comes first. A call that times out at the caller's deadline counts as a
+     * timeout to the breaker too: the server did not answer in the time the caller had.
+     *
+     * @param breaker       the store's breaker, told the outcome at {@link #finish()}
+     * @param counters      the store's counters
+     * @param timeoutNanos  the call's own timeout
+     * @param deadlineNanos the caller's deadline, on {@link System#nanoTime()}'s clock
+     */
+    RemoteCall(CircuitBreaker breaker, RemoteCounters counters, long timeoutNanos, long deadlineNanos) {
         this.breaker = breaker;
         this.counters = counters;
-        this.deadlineNanos = System.nanoTime() + timeoutNanos;
+        long own = System.nanoTime() + timeoutNanos;
+        this.deadlineNanos = deadlineNanos - own < 0 ? deadlineNanos : own;
     }
 
     /**

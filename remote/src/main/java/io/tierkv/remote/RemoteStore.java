@@ -55,7 +55,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * script may only touch its own slot).
  *
  * <h2>Failures</h2>
- * Every call waits at most {@link RemoteOptions#timeoutNanos()} for all its commands together.
+ * Every call waits at most {@link RemoteOptions#timeoutNanos()} for all its commands together;
+ * {@code lookup} and {@code getAll} also take a caller's deadline, so that the calls of one prefix
+ * match (a lookup and a read per round, several rounds) wait at most one timeout together.
  * A timeout or error is a counted miss or a dropped write, never an exception. A call fails if a
  * command timed out or got no answer (connection lost, refused while disconnected); after
  * {@link RemoteOptions#breakerFailures()} consecutive failed calls the breaker opens: calls return
@@ -149,13 +151,31 @@ public final class RemoteStore implements BlockStore {
      */
     @Override
     public int lookup(long[] hashHi, long[] hashLo, int count) {
+        return lookup(hashHi, hashLo, count, System.nanoTime() + options.timeoutNanos());
+    }
+
+    /**
+     * Counts how many leading blocks of a chain the server holds, as {@link #lookup(long[], long[],
+     * int)}, waiting at most until {@code deadlineNanos} and never longer than the timeout; a
+     * deadline already passed sends nothing and counts one timeout.
+     *
+     * @param hashHi        hash high words, in chain order
+     * @param hashLo        hash low words
+     * @param count         how many keys, from index 0: {@code 0 <= count <= min(hashHi.length, hashLo.length)}
+     * @param deadlineNanos when to stop waiting, on {@link System#nanoTime()}'s clock
+     * @return the number of leading keys present, in [0, count]
+     * @throws IllegalArgumentException if {@code count} is out of range
+     * @throws IllegalStateException    after {@link #close()}
+     */
+    @Override
+    public int lookup(long[] hashHi, long[] hashLo, int count, long deadlineNanos) {
         checkOpen();
         checkCount(count, hashHi.length, hashLo.length, Integer.MAX_VALUE, Integer.MAX_VALUE);
         counters.lookups.increment();
-        if (count == 0 || !breaker.tryAcquire()) {
+        if (count == 0 || pastDeadline(deadlineNanos) || !breaker.tryAcquire()) {
             return 0;
         }
-        RemoteCall call = new RemoteCall(breaker, counters, options.timeoutNanos());
+        RemoteCall call = new RemoteCall(breaker, counters, options.timeoutNanos(), deadlineNanos);
         @SuppressWarnings("unchecked")
         RedisFuture<Long>[] exists = new RedisFuture[count];
         for (int i = 0; i < count; i++) {
@@ -396,17 +416,40 @@ public final class RemoteStore implements BlockStore {
      */
     @Override
     public int getAll(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] dsts, int count) {
+        return getAll(hashHi, hashLo, identities, dsts, count, System.nanoTime() + options.timeoutNanos());
+    }
+
+    /**
+     * Reads the leading blocks of a chain, as {@link #getAll(long[], long[], MemorySegment[],
+     * MemorySegment[], int)}, waiting at most until {@code deadlineNanos} and never longer than the
+     * timeout; a deadline already passed sends nothing, and counts one timeout and {@code count}
+     * misses.
+     *
+     * @param hashHi        hash high words, in chain order
+     * @param hashLo        hash low words
+     * @param identities    the identities the caller expects
+     * @param dsts          destinations, each of the block's payload size (as for {@link #get});
+     *                      those at and after the returned index may have been written
+     * @param count         how many blocks, from index 0, at most every array's length
+     * @param deadlineNanos when to stop waiting, on {@link System#nanoTime()}'s clock
+     * @return the number of leading blocks read, verified and copied, in [0, count]
+     * @throws IllegalArgumentException if {@code count} is out of range
+     * @throws IllegalStateException    after {@link #close()}
+     */
+    @Override
+    public int getAll(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] dsts, int count,
+            long deadlineNanos) {
         checkOpen();
         checkCount(count, hashHi.length, hashLo.length, identities.length, dsts.length);
         counters.gets.add(count);
         if (count == 0) {
             return 0;
         }
-        if (!breaker.tryAcquire()) {
+        if (pastDeadline(deadlineNanos) || !breaker.tryAcquire()) {
             counters.misses.add(count);
             return 0;
         }
-        RemoteCall call = new RemoteCall(breaker, counters, options.timeoutNanos());
+        RemoteCall call = new RemoteCall(breaker, counters, options.timeoutNanos(), deadlineNanos);
         BlockReadOutput[] outs = new BlockReadOutput[count];
         @SuppressWarnings("unchecked")
         RedisFuture<ReadOutcome>[] gets = new RedisFuture[count];
@@ -441,6 +484,21 @@ public final class RemoteStore implements BlockStore {
             lru.touch(hashHi, hashLo, leading);
         }
         return leading;
+    }
+
+    /** Counts one timeout, sending nothing, if the caller's deadline has passed; the breaker is not told. */
+    private boolean pastDeadline(long deadlineNanos) {
+        if (deadlineNanos - System.nanoTime() > 0) {
+            return false;
+        }
+        counters.timeouts.increment();
+        return true;
+    }
+
+    /** {@return the longest one call waits, {@link RemoteOptions#timeoutNanos()}} */
+    @Override
+    public long timeoutNanos() {
+        return options.timeoutNanos();
     }
 
     /** {@inheritDoc} Here: the owned LRU's evictions, and values deleted as damaged, foreign or mismatched. */

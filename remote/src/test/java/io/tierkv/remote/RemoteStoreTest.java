@@ -138,6 +138,29 @@ class RemoteStoreTest {
         assertEquals(2, store.stats().misses());
     }
 
+    /** A prefix match's calls share one deadline; one already passed sends nothing and counts a timeout. */
+    @Test
+    void aCallerDeadlineAlreadyPassedSendsNothingAndCountsOneTimeout() {
+        TestBlocks b = new TestBlocks(arena, 12, 4096, 16);
+        assertTrue(store.put(b.hi(0), b.lo(0), b.identity(0), b.payload(0)));
+        long passed = System.nanoTime() - 1;
+        assertEquals(0, store.lookup(b.his(1), b.los(1), 1, passed));
+        MemorySegment dst = b.dst();
+        assertEquals(0, store.getAll(b.his(1), b.los(1), new MemorySegment[] {b.identity(0)},
+                new MemorySegment[] {dst}, 1, passed));
+        assertTrue(TestBlocks.untouched(dst), "nothing read");
+        RemoteStats st = store.stats();
+        assertEquals(2, st.timeouts(), st.toString());
+        assertEquals(1, st.misses(), st.toString());
+        assertEquals(0, st.lookupKeysFound(), st.toString());
+        assertEquals("CLOSED", st.breakerState().name(), "a caller's spent deadline is not the server's failure");
+        long later = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+        assertEquals(1, store.lookup(b.his(1), b.los(1), 1, later), "a deadline ahead: answered");
+        assertEquals(1, store.getAll(b.his(1), b.los(1), new MemorySegment[] {b.identity(0)},
+                new MemorySegment[] {dst}, 1, later));
+        assertTrue(b.holds(dst, 0));
+    }
+
     @Test
     void aValueOfAnotherIdentityIsACollisionMissAndIsKept() {
         TestBlocks b = new TestBlocks(arena, 10, 4096, 16);

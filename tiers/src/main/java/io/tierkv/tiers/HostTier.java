@@ -142,13 +142,13 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     /** {@inheritDoc} See {@code RemoteFetch#fetch}. */
     @Override
-    public int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count) {
+    public int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count, long startNanos) {
         RemoteTier r = remote;
         if (r == null) {
             return 0;
         }
         try {
-            return r.fetch.fetch(hashHi, hashLo, identities, count);
+            return r.fetch.fetch(hashHi, hashLo, identities, count, startNanos);
         } catch (RuntimeException e) { // a store that broke its contract: a miss, never a failed match
             TierEvents.fault("remote fetch failed: " + e);
             return 0;

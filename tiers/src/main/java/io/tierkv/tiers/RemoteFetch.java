@@ -14,7 +14,8 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>A fetch looks the chain up (pipelined {@code EXISTS}), takes host slots for the leading
  * blocks found (making room as a demotion does: clean copies dropped, blocks spilled to disk), reads
  * them verified against the identities the match computed ({@link BlockStore#getAll}) and keeps
- * their identities beside the slots, in the thread's own table. A slot held for a thread is
+ * their identities beside the slots, in the thread's own table. All the calls of one match share
+ * one deadline, the store's timeout from the match's start. A slot held for a thread is
  * counted reserved, so the host's invariants hold while it waits. At most a quarter of the host
  * slots (and 256 blocks) per call.
  *
@@ -61,14 +62,16 @@ final class RemoteFetch {
     }
 
     /**
-     * Fetches the leading blocks of a chain into host slots held for this thread. No lock held.
+     * Fetches the leading blocks of a chain into host slots held for this thread, both calls
+     * bounded by the match's deadline ({@code startNanos} plus the store's timeout). No lock held.
      *
      * @return blocks fetched and held
      * @see io.tierkv.core.cache.LowerTier#fetchAhead
      */
-    int fetch(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count) {
+    int fetch(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count, long startNanos) {
         int most = Math.min(Math.min(count, MAX_BLOCKS), Math.max(1, t.capacityBlocks() / 4));
-        int found = store.lookup(hashHi, hashLo, most);
+        long deadlineNanos = startNanos + store.timeoutNanos();
+        int found = store.lookup(hashHi, hashLo, most, deadlineNanos);
         if (found == 0) {
             return 0;
         }
@@ -86,7 +89,7 @@ final class RemoteFetch {
                 mine.slot[slots] = hs;
                 dsts[slots++] = h.slotView(hs);
             }
-            got = slots == 0 ? 0 : store.getAll(hashHi, hashLo, identities, dsts, slots);
+            got = slots == 0 ? 0 : store.getAll(hashHi, hashLo, identities, dsts, slots, deadlineNanos);
         } finally { // on a throw (a store or cache closed meanwhile) the slots held so far go back too
             keep(mine, hashHi, hashLo, identities, slots, got);
         }

@@ -128,10 +128,10 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count) {
+    public int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count, long startNanos) {
         Runnable hook = duringFetch;
         if (hook == null) {
-            return host.fetchAhead(hashHi, hashLo, identities, count);
+            return host.fetchAhead(hashHi, hashLo, identities, count, startNanos);
         }
         duringFetch = null;
         hook.run();

@@ -355,6 +355,47 @@ class RemoteTierTest {
         }
     }
 
+    /**
+     * A server that answers every command, only slowly (a proxy holds each request 150 ms; the
+     * store's timeout is 200 ms), so that every call alone ends within its timeout. A match makes
+     * a lookup and a read per round, and one block per round here (a host of 4 blocks fetches a
+     * quarter of it at a time): with a timeout per call, a 4-block match waited 2 calls x 4 rounds
+     * x 150 ms (found by a review). All the calls of one match share one timeout from its start:
+     * the match's first lookup takes 150 ms, its read is cut at the deadline and times out, and the
+     * match misses having waited its timeout.
+     */
+    @Test
+    void aSlowServerCostsAMatchItsTimeoutOverAllItsCallsTogether() throws Exception {
+        RemoteOptions remote = options(server.url());
+        int prompts = 4;
+        try (KvBlockManager a = manager(remote, null, 4)) {
+            write(a, 0, prompts);
+            awaitOutboxEmpty(a);
+        }
+        long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(200);
+        try (SlowProxy proxy = new SlowProxy(server.url(), 150);
+                KvBlockManager b = manager(remote.withUrl(proxy.url()).withTimeoutNanos(timeoutNanos)
+                        .withBreakerFailures(100), null, 4)) {
+            long slowest = 0;
+            for (int p = 0; p < prompts; p++) {
+                try (Sequence s = b.openSequence(SequenceOptions.defaults())) {
+                    long t0 = System.nanoTime();
+                    assertEquals(0, s.matchPrefix(prompt(p)), "nothing arrives within the match's timeout");
+                    slowest = Math.max(slowest, System.nanoTime() - t0);
+                }
+            }
+            StoreStats st = b.stats().remote().store();
+            assertEquals(prompts, st.lookups(), "one lookup per match: " + st);
+            assertTrue(st.timeouts() >= prompts, "each match's read timed out: " + st);
+            // one timeout, plus scheduling slack on 2 shared cores (before: 1,200 ms or more)
+            assertTrue(slowest < timeoutNanos + TimeUnit.MILLISECONDS.toNanos(500),
+                    "slowest match " + slowest / 1_000_000 + " ms");
+        }
+        try (KvBlockManager c = manager(remote, null, 4)) {
+            assertEquals(prompts * BLOCKS_PER_PROMPT, matchAndVerify(c, 0, prompts), "the store holds them all");
+        }
+    }
+
     @Test
     void aServerKilledAndRestartedMidRunCostsMissesAndDroppedWritesOnlyAndNoWrongByte() throws Exception {
         try (RedisProcess own = RedisTargets.ownStandalone()) {

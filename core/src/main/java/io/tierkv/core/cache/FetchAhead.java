@@ -9,7 +9,8 @@ import java.lang.foreign.ValueLayout;
  * The unlocked half of a prefix match that missed locally while a store below can fetch by hash
  * ({@link LowerTier#fetchesAhead}): computes the rest of the prompt's chain (hashes and
  * identities) with the cache lock released, asks the lower tier to fetch its leading blocks
- * ({@link LowerTier#fetchAhead}: the network round trips happen here, never under the lock), then
+ * ({@link LowerTier#fetchAhead}: the network round trips happen here, never under the lock, all
+ * the rounds of one match within one store timeout from its start), then
  * takes the lock again and continues the match, whose adoptions find the fetched blocks in local
  * memory. A fetched block is taken only through the locked match, so its identity is compared
  * there as for every other hit.
@@ -39,9 +40,10 @@ final class FetchAhead {
      * @param toBlock      one past the last block the match may take
      */
     void matchRest(Sequence seq, int[] promptTokens, int fromBlock, int toBlock) {
+        long startNanos = System.nanoTime(); // every round's fetch waits within one store timeout from here
         int from = fromBlock;
         while (from < toBlock) {
-            int taken = round(seq, promptTokens, from, toBlock);
+            int taken = round(seq, promptTokens, from, toBlock, startNanos);
             if (taken <= 0) {
                 return;
             }
@@ -50,7 +52,7 @@ final class FetchAhead {
     }
 
     /** One fetch and the locked match after it; the blocks taken, or -1 if fewer than fetched. */
-    private int round(Sequence seq, int[] promptTokens, int fromBlock, int toBlock) {
+    private int round(Sequence seq, int[] promptTokens, int fromBlock, int toBlock, long startNanos) {
         int count = toBlock - fromBlock;
         int b = cache.blockTokens;
         long idBytes = BlockIdentity.bytes(b);
@@ -77,7 +79,7 @@ final class FetchAhead {
         }
         LowerTier lower = cache.lower;
         try {
-            int fetched = lower.fetchAhead(hi, lo, identities, count);
+            int fetched = lower.fetchAhead(hi, lo, identities, count, startNanos);
             if (fetched == 0) {
                 return 0;
             }

@@ -273,9 +273,12 @@ public interface LowerTier {
      * @param hashLo     low words
      * @param identities the identity each block must have
      * @param count      how many, from index 0
+     * @param startNanos when the match began ({@link System#nanoTime()}): one match's fetches, over
+     *                   all its calls, wait at most the store's timeout from then, so a slow store
+     *                   costs a match its timeout and no more (the rest of the prompt misses)
      * @return leading blocks fetched and held for this thread, in [0, count]
      */
-    default int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count) {
+    default int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count, long startNanos) {
         return 0;
     }
 

@@ -26,7 +26,14 @@ import java.lang.foreign.MemorySegment;
 public interface BlockStore extends AutoCloseable {
 
     /**
-     * Counts how many leading blocks of a chain the store holds, stopping at the first absent key.
+     * {@return the longest one call waits, nanoseconds; also the most one prefix match waits for
+     * all its calls together (a caller passes a deadline it computed from this)}
+     */
+    long timeoutNanos();
+
+    /**
+     * Counts how many leading blocks of a chain the store holds, stopping at the first absent key,
+     * waiting at most {@link #timeoutNanos()}.
      *
      * @param hashHi hash high words, in chain order
      * @param hashLo hash low words
@@ -35,7 +42,25 @@ public interface BlockStore extends AutoCloseable {
      * @throws IllegalArgumentException if {@code count} is out of range
      * @throws IllegalStateException    after {@link #close()}
      */
-    int lookup(long[] hashHi, long[] hashLo, int count);
+    default int lookup(long[] hashHi, long[] hashLo, int count) {
+        return lookup(hashHi, hashLo, count, System.nanoTime() + timeoutNanos());
+    }
+
+    /**
+     * Counts how many leading blocks of a chain the store holds, as {@link #lookup(long[], long[],
+     * int)}, waiting at most until {@code deadlineNanos} and never longer than {@link
+     * #timeoutNanos()}. A deadline already passed sends nothing: the call returns 0 and counts one
+     * timeout.
+     *
+     * @param hashHi        hash high words, in chain order
+     * @param hashLo        hash low words
+     * @param count         how many keys, {@code 0 <= count <= min(hashHi.length, hashLo.length)}
+     * @param deadlineNanos when to stop waiting, on {@link System#nanoTime()}'s clock
+     * @return leading keys present, in [0, count]
+     * @throws IllegalArgumentException if {@code count} is out of range
+     * @throws IllegalStateException    after {@link #close()}
+     */
+    int lookup(long[] hashHi, long[] hashLo, int count, long deadlineNanos);
 
     /**
      * Stores blocks, each once (a key already present is left as it is).
@@ -77,7 +102,8 @@ public interface BlockStore extends AutoCloseable {
     }
 
     /**
-     * Reads the leading blocks of a chain, each verified against its expected identity.
+     * Reads the leading blocks of a chain, each verified against its expected identity, waiting
+     * at most {@link #timeoutNanos()}.
      *
      * @param hashHi     hash high words, in chain order
      * @param hashLo     hash low words
@@ -89,7 +115,29 @@ public interface BlockStore extends AutoCloseable {
      * @throws IllegalArgumentException if {@code count} is out of range
      * @throws IllegalStateException    after {@link #close()}
      */
-    int getAll(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] dsts, int count);
+    default int getAll(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] dsts, int count) {
+        return getAll(hashHi, hashLo, identities, dsts, count, System.nanoTime() + timeoutNanos());
+    }
+
+    /**
+     * Reads the leading blocks of a chain, as {@link #getAll(long[], long[], MemorySegment[],
+     * MemorySegment[], int)}, waiting at most until {@code deadlineNanos} and never longer than
+     * {@link #timeoutNanos()}. A deadline already passed sends nothing: the call returns 0, and
+     * counts one timeout and {@code count} misses.
+     *
+     * @param hashHi        hash high words, in chain order
+     * @param hashLo        hash low words
+     * @param identities    the identities the caller expects
+     * @param dsts          destinations, each of the layout's bytes per block; those at and after
+     *                      the returned index may have been written and hold no block
+     * @param count         how many blocks, at most every array's length
+     * @param deadlineNanos when to stop waiting, on {@link System#nanoTime()}'s clock
+     * @return leading blocks read and verified, in [0, count]
+     * @throws IllegalArgumentException if {@code count} is out of range
+     * @throws IllegalStateException    after {@link #close()}
+     */
+    int getAll(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] dsts, int count,
+            long deadlineNanos);
 
     /** {@return a snapshot of the store's counters} */
     StoreStats storeStats();
