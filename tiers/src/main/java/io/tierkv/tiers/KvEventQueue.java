@@ -32,7 +32,9 @@ import java.util.concurrent.locks.LockSupport;
  * delivers what is queued plus a final {@code AllBlocksCleared} and ends the thread.
  *
  * <p>Thread-safe: the sink methods may be called from any thread; the fold table, the view and the
- * sequence belong to the event thread.
+ * sequence belong to the event thread. Whatever a listener throws (an {@code Error} too) is
+ * counted and the next batch delivered; an interrupt the listener leaves on the thread is cleared:
+ * only {@link #close()} ends the thread and sends {@code AllBlocksCleared}.
  */
 final class KvEventQueue implements KvEventSink, AutoCloseable {
 
@@ -126,9 +128,9 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
                 return;
             }
             LockSupport.parkNanos(FLUSH_INTERVAL_NANOS);
-            if (Thread.interrupted()) {
-                stopping = true;
-            }
+            // An interrupt a listener left (the idiom after catching InterruptedException) is cleared,
+            // or every park would return at once; it stops nothing: only close() does.
+            Thread.interrupted();
         }
     }
 
@@ -178,7 +180,7 @@ final class KvEventQueue implements KvEventSink, AutoCloseable {
         double ts = now.getEpochSecond() + now.getNano() / 1e9;
         try {
             listener.onEvents(sequence, ts, gap, view);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) { // an Error too (an assertion, a missing class): it must not end the event thread
             listenerErrors.incrementAndGet();
             System.getLogger("io.tierkv.tiers.KvEventQueue").log(System.Logger.Level.WARNING,
                     "KV event listener failed on batch " + sequence, e);

@@ -7,8 +7,9 @@ package io.tierkv.tiers.events;
  *
  * <p>Called on the manager's one event thread, never on the data path, one batch at a time in
  * sequence order; a slow listener fills the bounded queue and later events are dropped (counted,
- * and visible as a sequence gap), the data path never waits. An exception thrown here is counted
- * ({@link KvEventStats#listenerErrors()}) and the next batch is still delivered.
+ * and visible as a sequence gap), the data path never waits. Whatever is thrown here (an
+ * exception or an {@code Error}) is counted ({@link KvEventStats#listenerErrors()}) and the next
+ * batch is still delivered; an interrupt left on the thread is cleared and stops nothing.
  *
  * <p>The manager calls {@link #onEvents}, whose default builds a {@link KvEventBatch} (an object
  * per event) and calls {@link #onBatch}; a listener that encodes or indexes events as they come
