@@ -194,7 +194,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                     disk.maintenance().forEachKey((hi, lo) -> out.add(new io.tierkv.core.event.KvBlockHash(hi, lo)));
                 }
             }
-            default -> { }
+            default -> { } // REMOTE: a shared store; this manager keeps no copy of its keys
         }
         return out;
     }

@@ -38,6 +38,16 @@ final class RemotePush implements AutoCloseable {
     private volatile boolean stopping;
     /** Told of each block the store accepted ({@link io.tierkv.core.event.KvMedium#REMOTE}). */
     volatile io.tierkv.core.event.KvEventSink events = io.tierkv.core.event.KvEventSink.NONE;
+    /** Whether the push thread is in a {@code putAll}; push thread only. */
+    private boolean putting;
+    /**
+     * Values the store reported gone during this thread's {@code putAll} (its LRU trimmed them),
+     * held back until the batch's stores are reported: a value of the very batch may be among them,
+     * and its removal must follow its store. Push thread only.
+     */
+    private long[] heldBackHi = new long[BATCH_BLOCKS];
+    private long[] heldBackLo = new long[BATCH_BLOCKS];
+    private int heldBack;
     final LongAdder offered = new LongAdder();
     final LongAdder dropped = new LongAdder();
 
@@ -95,6 +105,27 @@ final class RemotePush implements AutoCloseable {
         return true;
     }
 
+    /**
+     * Reports a value the store no longer holds ({@link BlockStore#setRemovalListener}, on the
+     * thread of the call that saw it go): at once, or, during this outbox's own {@code putAll},
+     * after that batch's stores.
+     *
+     * @param hi block hash, high word
+     * @param lo block hash, low word
+     */
+    void removed(long hi, long lo) {
+        if (Thread.currentThread() != thread || !putting) {
+            events.blockRemoved(io.tierkv.core.event.KvMedium.REMOTE, hi, lo);
+            return;
+        }
+        if (heldBack == heldBackHi.length) {
+            heldBackHi = java.util.Arrays.copyOf(heldBackHi, 2 * heldBack);
+            heldBackLo = java.util.Arrays.copyOf(heldBackLo, 2 * heldBack);
+        }
+        heldBackHi[heldBack] = hi;
+        heldBackLo[heldBack++] = lo;
+    }
+
     /** {@return blocks queued and not yet answered by the store} */
     int pending() {
         return payloads.length - free.size();
@@ -128,9 +159,11 @@ final class RemotePush implements AutoCloseable {
                 ids[n] = identities[i];
                 srcs[n++] = payloads[i];
             }
+            io.tierkv.core.event.KvEventSink sink = events;
             try {
+                putting = true;
                 store.putAll(hi, lo, ids, srcs, n, stored); // drops and faults are the store's counted misses
-                io.tierkv.core.event.KvEventSink sink = events;
+                putting = false;
                 for (int k = 0; k < n && sink.enabled(); k++) {
                     if (stored[k]) {
                         sink.blockStored(io.tierkv.core.event.KvMedium.REMOTE, hi[k], lo[k], ids[k]);
@@ -139,6 +172,11 @@ final class RemotePush implements AutoCloseable {
             } catch (RuntimeException e) {
                 TierEvents.fault("remote push of " + n + " blocks failed: " + e);
             } finally {
+                putting = false;
+                for (int k = 0; k < heldBack; k++) { // after the batch's stores
+                    sink.blockRemoved(io.tierkv.core.event.KvMedium.REMOTE, heldBackHi[k], heldBackLo[k]);
+                }
+                heldBack = 0;
                 for (int k = 0; k < n; k++) {
                     free.add(boxed[batch[k]]);
                 }

@@ -45,14 +45,15 @@ final class RemoteTier implements AutoCloseable {
     /**
      * Reports the store's contents as KV events ({@link io.tierkv.core.event.KvMedium#REMOTE}):
      * stored for each block this manager's outbox got stored, removed for each value the store
-     * reports gone (its own LRU's evictions, damaged values it deleted). Values the server evicts
+     * reports gone (its own LRU's evictions, damaged values it deleted; an eviction made by the
+     * outbox's own write is reported after that write's stores). Values the server evicts
      * or expires on its own are invisible to a client and not reported. Before first use.
      *
      * @param sink where the events go
      */
     void setEventSink(io.tierkv.core.event.KvEventSink sink) {
         push.events = sink;
-        store.setRemovalListener((hi, lo) -> sink.blockRemoved(io.tierkv.core.event.KvMedium.REMOTE, hi, lo));
+        store.setRemovalListener(push::removed); // a removal during the outbox's own write follows that write's stores
     }
 
     /** {@return the remote tier's counters for {@link TierStats}} */

@@ -114,10 +114,12 @@ public final class CacheDiagnostics {
      * The block hashes findable in one tier now, by the definition the KV events use ({@link
      * io.tierkv.core.event.KvEventSink}): what a consumer that applied every event so far holds for
      * that medium. Taken for one tier at a time; for a consistent picture of all tiers call it
-     * when the manager is quiet (no sequence working, movers idle).
+     * when the manager is quiet (no sequence working, movers idle). {@code REMOTE} is always empty:
+     * a remote store is shared by managers, and this one does not keep a copy of what it holds
+     * (its REMOTE events are hints; README, "When events are sent").
      *
      * @param medium the tier
-     * @return the hashes, once per block (GPU) or per copy (below); a fresh list
+     * @return the hashes, once per block (GPU) or per copy (below); empty for {@code REMOTE}; a fresh list
      * @throws NullPointerException if medium is null
      */
     public List<KvBlockHash> findableHashes(KvMedium medium) {
