@@ -58,13 +58,13 @@ record RemoteEndpoints(boolean cluster, List<Node> nodes) {
         }
         boolean cluster;
         String rest;
-        if (url.startsWith(CLUSTER_SCHEME)) {
+        if (hasScheme(url, CLUSTER_SCHEME)) { // schemes are case-insensitive (RFC 3986, 3.1)
             cluster = true;
             rest = url.substring(CLUSTER_SCHEME.length());
-        } else if (url.startsWith(STANDALONE_SCHEME)) {
+        } else if (hasScheme(url, STANDALONE_SCHEME)) {
             cluster = false;
             rest = url.substring(STANDALONE_SCHEME.length());
-        } else if (url.startsWith(TLS_SCHEME)) {
+        } else if (hasScheme(url, TLS_SCHEME)) {
             throw unsupported(url, "TLS (" + TLS_SCHEME + "); expected " + SHAPES);
         } else {
             throw bad(url, SHAPES);
@@ -91,17 +91,23 @@ record RemoteEndpoints(boolean cluster, List<Node> nodes) {
         return new RemoteEndpoints(cluster, nodes);
     }
 
+    private static boolean hasScheme(String url, String scheme) {
+        return url.regionMatches(true, 0, scheme, 0, scheme.length());
+    }
+
     private static Node node(String url, String part) {
         int colon = part.lastIndexOf(':');
         if (colon <= 0 || colon == part.length() - 1) {
             throw bad(url, "HOST:PORT, got '" + part + "'");
         }
         String host = part.substring(0, colon);
-        if (host.startsWith("[") && host.endsWith("]")) {
+        boolean bracketed = host.startsWith("[") && host.endsWith("]");
+        if (bracketed) {
             host = host.substring(1, host.length() - 1);
         }
-        if (host.isEmpty() || host.contains("[") || host.contains("]")) {
-            throw bad(url, "a host name or address, got '" + part.substring(0, colon) + "'");
+        if (host.isEmpty() || host.contains("[") || host.contains("]") || (!bracketed && host.contains(":"))) {
+            throw bad(url, "a host name or address (an IPv6 address in brackets, [::1]), got '"
+                    + part.substring(0, colon) + "'");
         }
         String digits = part.substring(colon + 1);
         // Integer.parseInt alone would take '+80' and non-ASCII digits

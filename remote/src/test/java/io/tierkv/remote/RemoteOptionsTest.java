@@ -37,6 +37,19 @@ class RemoteOptionsTest {
                 rejection(() -> RemoteOptions.of("redis://a:0")));
         assertEquals("url: redis://a (expected HOST:PORT, got 'a')", rejection(() -> RemoteOptions.of("redis://a")));
         assertEquals("url: null (expected a URL)", rejection(() -> RemoteOptions.of(null)));
+        assertEquals("url: redis://127.0.0.1:6391:1 (expected a host name or address (an IPv6 address in brackets,"
+                + " [::1]), got '127.0.0.1:6391')", rejection(() -> RemoteOptions.of("redis://127.0.0.1:6391:1")),
+                "a second port is not a host");
+        assertEquals("url: redis://::1:6379 (expected a host name or address (an IPv6 address in brackets,"
+                + " [::1]), got '::1')", rejection(() -> RemoteOptions.of("redis://::1:6379")));
+    }
+
+    @Test
+    void schemesAreCaseInsensitive() {
+        assertEquals(List.of(new RemoteEndpoints.Node("h", 1)), RemoteEndpoints.parse("REDIS://h:1").nodes());
+        assertTrue(RemoteEndpoints.parse("Redis-Cluster://h:1").cluster());
+        assertEquals("url: REDISS://h:1 (not supported: TLS (rediss://); expected redis://HOST:PORT or"
+                + " redis-cluster://HOST:PORT[,HOST:PORT...])", rejection(() -> RemoteOptions.of("REDISS://h:1")));
     }
 
     @Test

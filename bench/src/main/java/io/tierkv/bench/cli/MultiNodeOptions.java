@@ -54,25 +54,55 @@ final class MultiNodeOptions {
 
     /**
      * The remote tier of a one-manager replay: {@code --remote} without {@code --nodes}, in a
-     * namespace of its own.
+     * namespace of its own, with its eviction ({@code --remote-eviction}, {@code
+     * --remote-capacity-tokens}) as in a multi-node run.
      *
+     * @param blockSizeTokens B, the unit of {@code --remote-capacity-tokens}
      * @return the store's options, or null without {@code --remote} or with {@code --nodes}
-     * @throws IllegalArgumentException naming the option, for a bad URL or a multi-node option
-     *     ({@code --node-device-tokens}, {@code --remote-capacity-tokens}, a {@code --route} or
-     *     {@code --remote-eviction} other than the default) given without {@code --nodes}
+     * @throws IllegalArgumentException naming the option, for a bad URL or eviction, a store option
+     *     without {@code --remote}, or a multi-node option ({@code --node-device-tokens}, a {@code
+     *     --route} other than the default) given without {@code --nodes}
      */
-    io.tierkv.remote.RemoteOptions belowManager() {
+    io.tierkv.remote.RemoteOptions belowManager(int blockSizeTokens) {
         if (enabled()) {
             return null;
         }
-        if (nodeDeviceTokens != null || capacityTokens != null || !route.equals(DEFAULT_ROUTE)
-                || !eviction.equals(DEFAULT_EVICTION)) {
+        if (nodeDeviceTokens != null || !route.equals(DEFAULT_ROUTE)) {
             throw new IllegalArgumentException((nodeDeviceTokens != null ? "--node-device-tokens " + nodeDeviceTokens
-                    : capacityTokens != null ? "--remote-capacity-tokens " + capacityTokens
-                    : !route.equals(DEFAULT_ROUTE) ? "--route " + route : "--remote-eviction " + eviction)
-                    + " without --nodes (expected --nodes N)");
+                    : "--route " + route) + " without --nodes (expected --nodes N)");
         }
-        return remote == null ? null : storeOptions();
+        if (remote == null && (capacityTokens != null || !eviction.equals(DEFAULT_EVICTION))) {
+            throw new IllegalArgumentException((capacityTokens != null ? "--remote-capacity-tokens " + capacityTokens
+                    : "--remote-eviction " + eviction) + " without --remote (expected --remote URL)");
+        }
+        return remote == null ? null : withEviction(storeOptions(), blockSizeTokens);
+    }
+
+    /**
+     * {@return the options with {@code --remote-eviction} and {@code --remote-capacity-tokens} applied}
+     *
+     * @throws IllegalArgumentException naming the option, its value and what was expected
+     */
+    private RemoteOptions withEviction(RemoteOptions options, int blockSizeTokens) {
+        switch (eviction.toLowerCase(Locale.ROOT)) {
+            case "server" -> {
+                if (capacityTokens != null) {
+                    throw new IllegalArgumentException("--remote-capacity-tokens " + capacityTokens
+                            + " with --remote-eviction server (expected --remote-eviction lru)");
+                }
+                return options;
+            }
+            case "lru" -> {
+                if (capacityTokens == null) {
+                    throw new IllegalArgumentException("--remote-eviction lru without --remote-capacity-tokens "
+                            + "(expected the owned LRU's capacity in tokens)");
+                }
+                long c = Check.count("--remote-capacity-tokens", capacityTokens, blockSizeTokens);
+                return options.withEviction(RemoteEviction.LRU).withLruCapacityBlocks(c / blockSizeTokens);
+            }
+            default -> throw new IllegalArgumentException("--remote-eviction '" + eviction
+                    + "' (expected server or lru)");
+        }
     }
 
     /** {@return the store's options from --remote, in a namespace of this run's own} */
@@ -118,25 +148,7 @@ final class MultiNodeOptions {
             case "prefix" -> MultiNodeReplay.Route.PREFIX;
             default -> throw new IllegalArgumentException("--route '" + route + "' (expected round-robin or prefix)");
         };
-        RemoteOptions options = storeOptions();
-        switch (eviction.toLowerCase(Locale.ROOT)) {
-            case "server" -> {
-                if (capacityTokens != null) {
-                    throw new IllegalArgumentException("--remote-capacity-tokens " + capacityTokens
-                            + " with --remote-eviction server (expected --remote-eviction lru)");
-                }
-            }
-            case "lru" -> {
-                if (capacityTokens == null) {
-                    throw new IllegalArgumentException("--remote-eviction lru without --remote-capacity-tokens "
-                            + "(expected the owned LRU's capacity in tokens)");
-                }
-                long c = Check.count("--remote-capacity-tokens", capacityTokens, layout.blockSizeTokens());
-                options = options.withEviction(RemoteEviction.LRU).withLruCapacityBlocks(c / layout.blockSizeTokens());
-            }
-            default -> throw new IllegalArgumentException("--remote-eviction '" + eviction
-                    + "' (expected server or lru)");
-        }
+        RemoteOptions options = withEviction(storeOptions(), layout.blockSizeTokens());
         if (report != null) {
             Check.outputFile("--report", report);
         }

@@ -398,7 +398,7 @@ public final class ReplayCommand implements Callable<Integer> {
         Check.atLeast("--max-decode-tokens", maxDecodeTokens, -1);
         Check.between("--speed", speed, 0, Double.MAX_VALUE);
         Check.between("--admission-timeout-ms", admissionTimeoutMs, 0, Double.MAX_VALUE);
-        io.tierkv.remote.RemoteOptions remote = multiNode.belowManager();
+        io.tierkv.remote.RemoteOptions remote = multiNode.belowManager(layout.blockSizeTokens());
         if (remote != null && (singleTier || host == 0 && disk == 0)) {
             throw new IllegalArgumentException("--remote " + remote.url() + " with " + (singleTier ? "--single-tier"
                     : "no host or disk tier (host 0 bytes, --disk-bytes 0)") + " (expected a host or disk tier: the "

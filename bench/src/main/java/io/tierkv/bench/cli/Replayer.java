@@ -281,6 +281,24 @@ public final class Replayer {
         }
 
         /**
+         * {@return the tier counters once the remote outbox is empty (at most 5 s), so the report's
+         * "sent" counts what the run offered rather than what had gone when it ended}
+         */
+        private TierStats outboxDrained(TierStats ts) {
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (ts != null && ts.remote() != null && ts.remote().pushPending() > 0 && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(5);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+                ts = backend.tierStats();
+            }
+            return ts;
+        }
+
+        /**
          * The manager's invariant check; with mover threads a check can catch a move half done,
          * so a violation is confirmed by two more checks 50 ms apart before it is reported.
          */
@@ -300,7 +318,7 @@ public final class Replayer {
 
         private ReplayReport report(long requests, String source, String format, double wall) {
             CacheStats cs = backend.cacheStats();
-            TierStats ts = backend.tierStats();
+            TierStats ts = outboxDrained(backend.tierStats());
             ReplayReport.Move none = new ReplayReport.Move(0, 0);
             ReplayReport.Move down = ts == null ? none : move(ts.demotions());
             ReplayReport.Move spill = ts == null ? none : move(ts.diskSpills());
