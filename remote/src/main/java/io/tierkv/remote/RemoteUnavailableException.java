@@ -18,8 +18,22 @@ public final class RemoteUnavailableException extends RuntimeException {
      * @param cause what Lettuce reported
      */
     public RemoteUnavailableException(String url, Throwable cause) {
-        super("remote store unavailable at " + url + ": " + cause.getMessage(), cause);
+        super("remote store unavailable at " + url + ": " + reason(cause), cause);
         this.url = url;
+    }
+
+    /**
+     * {@return Lettuce's message and, when it differs, its root cause's: "Unable to connect to
+     * 127.0.0.1/&lt;unresolved&gt;:6399" alone hides that the connection was refused}
+     */
+    private static String reason(Throwable cause) {
+        Throwable root = cause;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String top = String.valueOf(cause.getMessage());
+        String bottom = root.getMessage();
+        return root == cause || bottom == null || top.contains(bottom) ? top : top + ": " + bottom;
     }
 
     /** {@return the URL the store tried} */

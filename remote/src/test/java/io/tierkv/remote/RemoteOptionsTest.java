@@ -45,6 +45,19 @@ class RemoteOptionsTest {
     }
 
     @Test
+    void aServerThatRefusesTheConnectionIsNamedAsRefused() throws Exception {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort(); // closed below: nothing listens there
+        }
+        String url = "redis://127.0.0.1:" + port;
+        RemoteUnavailableException e = assertThrows(RemoteUnavailableException.class,
+                () -> RemoteStore.open(RemoteOptions.of(url), 1L).close());
+        assertTrue(e.getMessage().startsWith("remote store unavailable at " + url + ": "), e.getMessage());
+        assertTrue(e.getMessage().contains("Connection refused"), e.getMessage());
+    }
+
+    @Test
     void schemesAreCaseInsensitive() {
         assertEquals(List.of(new RemoteEndpoints.Node("h", 1)), RemoteEndpoints.parse("REDIS://h:1").nodes());
         assertTrue(RemoteEndpoints.parse("Redis-Cluster://h:1").cluster());
