@@ -10,6 +10,7 @@ public final class RemoteUnavailableException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     private final String url;
+    private final String reason;
 
     /**
      * An exception for a URL.
@@ -20,6 +21,7 @@ public final class RemoteUnavailableException extends RuntimeException {
     public RemoteUnavailableException(String url, Throwable cause) {
         super("remote store unavailable at " + url + ": " + reason(cause), cause);
         this.url = url;
+        this.reason = reason(cause);
     }
 
     /**
@@ -34,6 +36,11 @@ public final class RemoteUnavailableException extends RuntimeException {
         String top = String.valueOf(cause.getMessage());
         String bottom = root.getMessage();
         return root == cause || bottom == null || top.contains(bottom) ? top : top + ": " + bottom;
+    }
+
+    /** {@return why, without the URL: the client's message and its root cause's} */
+    public String reason() {
+        return reason;
     }
 
     /** {@return the URL the store tried} */

@@ -158,7 +158,7 @@ final class MultiNodeOptions {
                     input.traceBlockTokens(), n, p);
         } catch (RemoteUnavailableException e) { // cannot connect at open: one line naming the option, status 2
             String why = "--remote " + remote + ": the store is unavailable ("
-                    + (e.getCause() == null ? e.getMessage() : e.getCause().getMessage()) + ")";
+                    + e.reason() + ")";
             throw new java.io.UncheckedIOException(why, new IOException(why, e));
         }
         print(res, tokens, out);

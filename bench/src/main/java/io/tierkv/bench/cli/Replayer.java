@@ -496,7 +496,7 @@ public final class Replayer {
                 return b.build();
             } catch (io.tierkv.remote.RemoteUnavailableException e) {
                 String why = "--remote " + c.remote().url() + ": the store is unavailable ("
-                        + (e.getCause() == null ? e.getMessage() : e.getCause().getMessage()) + ")";
+                        + e.reason() + ")";
                 throw new UncheckedIOException(why, new IOException(why, e));
             }
         }
