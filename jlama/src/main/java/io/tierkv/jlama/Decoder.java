@@ -20,18 +20,22 @@ final class Decoder {
         /** Before a step: the step's token ids, its first position and end position. */
         void before(int[] tokens, int from, int to);
 
-        /** After a step over {@code [from, to)}. */
+        /** After a step over {@code [from, to)}, once its output is sampled and closed. */
         void after(int from, int to);
     }
 
     private Decoder() {
     }
 
-    static Generation run(AbstractModel model, KvBufferCache.KvBuffer buffer, Steps steps, int[] prompt, int cached,
-            int count, Prefill prefill, boolean keepLogits, long startNanos,
-            java.util.function.Supplier<PrefixHits> hits) {
-        int n = prompt.length;
-        int vocab = model.getConfig().vocabularySize;
+    /**
+     * Checks a generation's lengths against the model.
+     *
+     * @param model  the model
+     * @param n      prompt tokens
+     * @param count  tokens to generate
+     * @throws IllegalArgumentException if either is below 1 or prompt + steps - 1 exceeds the context
+     */
+    static void checkLengths(AbstractModel model, int n, int count) {
         int context = model.getConfig().contextLength;
         if (n < 1 || count < 1) {
             throw new IllegalArgumentException("prompt " + n + " tokens, steps " + count + " (expected >= 1 each)");
@@ -40,6 +44,14 @@ final class Decoder {
             throw new IllegalArgumentException("prompt + steps - 1: " + (n + count - 1)
                     + " (expected <= the model's context length " + context + ")");
         }
+    }
+
+    static Generation run(AbstractModel model, KvBufferCache.KvBuffer buffer, Steps steps, int[] prompt, int cached,
+            int count, Prefill prefill, boolean keepLogits, long startNanos,
+            java.util.function.Supplier<PrefixHits> hits) {
+        int n = prompt.length;
+        int vocab = model.getConfig().vocabularySize;
+        checkLengths(model, n, count);
         List<float[]> logits = new ArrayList<>();
         int[] out = new int[count];
         AbstractTensor<?, ?> logitsTensor = model.makeDenseTensor(vocab);
@@ -48,18 +60,18 @@ final class Decoder {
                 int[] rest = Arrays.copyOfRange(prompt, cached, n);
                 steps.before(rest, cached, n);
                 AbstractTensor<?, ?> h = model.batchForward(rest, cached, buffer);
-                steps.after(cached, n);
                 out[0] = model.sample(h.slice(h.shape().first() - 1), 0f, 0f, logitsTensor);
                 h.close();
+                steps.after(cached, n); // after the sample: a step's output is read before another step may run
             } else {
                 for (int p = cached; p < n; p++) {
                     steps.before(new int[] {prompt[p]}, p, p + 1);
                     AbstractTensor<?, ?> h = model.forward(prompt[p], p, buffer, Optional.empty());
-                    steps.after(p, p + 1);
                     if (p == n - 1) {
                         out[0] = model.sample(h, 0f, 0f, logitsTensor);
                     }
                     h.close();
+                    steps.after(p, p + 1);
                 }
             }
             keep(keepLogits, logits, logitsTensor, vocab);
@@ -69,9 +81,9 @@ final class Decoder {
                 int pos = n + i - 1;
                 steps.before(new int[] {out[i - 1]}, pos, pos + 1);
                 AbstractTensor<?, ?> t = model.forward(out[i - 1], pos, buffer, Optional.empty());
-                steps.after(pos, pos + 1);
                 out[i] = model.sample(t, 0f, 0f, logitsTensor);
                 t.close();
+                steps.after(pos, pos + 1);
                 keep(keepLogits, logits, logitsTensor, vocab);
             }
             long end = System.nanoTime();

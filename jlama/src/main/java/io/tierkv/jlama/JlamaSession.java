@@ -17,7 +17,8 @@ import java.util.function.IntConsumer;
  * per generated token. Each step leases the blocks it attends over (promoting any that were
  * demoted), so Jlama reads them in place on the device; between steps TierKV may demote and spill
  * them under its budgets. One generation per session; closing it keeps its sealed blocks cached.
- * Not thread-safe (one thread per session).
+ * One thread drives a session; sessions on other threads take turns with it step by step (the
+ * adapter's forward lock), and {@link #close()} from another thread waits for the step in flight.
  */
 public final class JlamaSession implements AutoCloseable {
 
@@ -26,7 +27,7 @@ public final class JlamaSession implements AutoCloseable {
     private final Sequence sequence;
     private final TierKvBuffer buffer;
     private boolean used;
-    private boolean closed;
+    private volatile boolean closed;
 
     JlamaSession(TierKvJlama owner, UUID id, Sequence sequence) {
         this.owner = owner;
@@ -108,42 +109,63 @@ public final class JlamaSession implements AutoCloseable {
         if (used) {
             throw new IllegalStateException("session " + id + " generated already (one generation per session)");
         }
-        if (prompt.length < 1 || steps < 1) {
-            throw new IllegalArgumentException("prompt " + prompt.length + " tokens, steps " + steps
-                    + " (expected >= 1 each)");
-        }
+        Decoder.checkLengths(owner.model(), prompt.length, steps); // before anything is taken: a refused call uses nothing
         used = true;
         long t0 = System.nanoTime();
-        TierStats s0 = owner.manager().stats();
-        int cached = sequence.matchPrefix(prompt, prompt.length - 1);
-        PrefixHits[] hits = {PrefixHits.NONE};
-        boolean[] first = {true};
-        Decoder.Steps steps0 = new Decoder.Steps() {
-            @Override
-            public void before(int[] tokens, int from, int to) {
-                for (int t : tokens) {
-                    sequence.appendToken(t);
-                }
-                buffer.attend(to);
-                if (first[0]) {
-                    first[0] = false;
-                    hits[0] = hits(s0, owner.manager().stats());
-                }
-            }
-
-            @Override
-            public void after(int from, int to) {
-                buffer.written(from, to);
-                buffer.setCurrentContextPosition(to);
-                buffer.release();
-                betweenSteps.accept(to);
-            }
-        };
+        java.util.concurrent.locks.ReentrantLock lock = owner.forwardLock;
+        lock.lock(); // held from the match to the first step's end: the prefix hits counted are this session's
         try {
+            checkOpen();
+            TierStats s0 = owner.manager().stats();
+            int cached = sequence.matchPrefix(prompt, prompt.length - 1);
+            PrefixHits[] hits = {PrefixHits.NONE};
+            boolean[] first = {true};
+            Decoder.Steps steps0 = new Decoder.Steps() {
+                @Override
+                public void before(int[] tokens, int from, int to) {
+                    if (!lock.isHeldByCurrentThread()) {
+                        lock.lock(); // one forward step of one session at a time
+                    }
+                    checkOpen();
+                    for (int t : tokens) {
+                        sequence.appendToken(t);
+                    }
+                    buffer.attend(to);
+                    if (first[0]) {
+                        first[0] = false;
+                        hits[0] = hits(s0, owner.manager().stats());
+                    }
+                }
+
+                @Override
+                public void after(int from, int to) {
+                    buffer.written(from, to);
+                    buffer.setCurrentContextPosition(to);
+                    buffer.release();
+                    lock.unlock();
+                    betweenSteps.accept(to);
+                }
+            };
             return Decoder.run(owner.model(), buffer, steps0, prompt.clone(), cached, steps, prefill, keepLogits, t0,
                     () -> hits[0]);
         } finally {
-            buffer.release();
+            if (!lock.isHeldByCurrentThread()) {
+                lock.lock();
+            }
+            try {
+                buffer.release();
+            } finally {
+                while (lock.isHeldByCurrentThread()) {
+                    lock.unlock();
+                }
+            }
+        }
+    }
+
+    /** Throws if this session was closed, by this thread or (between two steps) by another. */
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("session " + id + " is closed");
         }
     }
 
@@ -158,19 +180,28 @@ public final class JlamaSession implements AutoCloseable {
         return new PrefixHits(all - below, below - disk, disk);
     }
 
-    /** Releases the KV buffer and closes the sequence (sealed blocks stay cached); idempotent. */
+    /**
+     * Releases the KV buffer and closes the sequence (sealed blocks stay cached), after the forward
+     * step in flight, if another thread is generating; that thread's next step then throws
+     * "session ... is closed". Idempotent.
+     */
     @Override
     public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
+        owner.forwardLock.lock();
         try {
-            buffer.dispose();
-            owner.cache().forget(id);
+            if (closed) {
+                return;
+            }
+            closed = true;
+            try {
+                buffer.dispose();
+                owner.cache().forget(id);
+            } finally {
+                sequence.close();
+                owner.closed(this);
+            }
         } finally {
-            sequence.close();
-            owner.closed(this);
+            owner.forwardLock.unlock();
         }
     }
 }

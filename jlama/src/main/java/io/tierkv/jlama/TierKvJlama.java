@@ -33,7 +33,13 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>The layout must be {@link #layoutFor(AbstractModel, int)}: L = the model's layers, H = its KV
  * heads, D = its head size, F32 (the model's working dtype must be F32), any block size. One
- * adapter per model at a time. Thread-safe; each session is driven by one thread at a time.
+ * adapter per model at a time.
+ *
+ * <p>Thread-safe; each session is driven by one thread at a time, and sessions on several threads
+ * take turns step by step: Jlama 0.8.4's forward pass is not safe for concurrent calls on one
+ * model (a review saw stock Jlama give wrong tokens from two threads, each with its own KV cache),
+ * so the adapter runs one forward step at a time (a fair lock, {@link #forwardLock}). Closing the
+ * adapter or a session waits for a step in flight to end; the session's next step then throws.
  */
 public final class TierKvJlama implements AutoCloseable {
 
@@ -44,6 +50,14 @@ public final class TierKvJlama implements AutoCloseable {
     private final TierKvBufferCache cache;
     private final KvBufferCache original;
     private final Set<JlamaSession> sessions = ConcurrentHashMap.newKeySet();
+    /**
+     * Held for each forward step of every session of this adapter (from its lease to the lease's
+     * release), and from a session's prefix match to its first step, so that steps never overlap
+     * and a session's prefix hits are its own; fair, so sessions take turns.
+     */
+    final java.util.concurrent.locks.ReentrantLock forwardLock = new java.util.concurrent.locks.ReentrantLock(true);
+    /** {@link #loadKey(AbstractModel)} of the model, added to every session's extra keys. */
+    private final long loadKey;
     private volatile boolean closed;
 
     private TierKvJlama(AbstractModel model, KvBlockManager manager, KvBufferCache original) {
@@ -51,6 +65,43 @@ public final class TierKvJlama implements AutoCloseable {
         this.manager = manager;
         this.original = original;
         this.cache = new TierKvBufferCache(model);
+        this.loadKey = loadKey(model);
+    }
+
+    /**
+     * How the model was loaded, as a 64-bit key: one directory loaded with other options (weights
+     * quantized at load, another working quantization) computes other KV, which a {@link
+     * ModelFingerprint} of the directory cannot tell apart (found by a review: a Q4 load was
+     * handed the F32 load's blocks and generated the F32 load's tokens). Formula: the first 8 bytes,
+     * little-endian, of SHA-256 over the UTF-8 text {@code "jlama-load-v1"} followed by
+     * {@code ";modelDType=X;workingDType=X;workingQType=X;modelQType=X"} with Jlama's dtype names
+     * ({@code none} for no load-time quantization), read from the model's fields.
+     *
+     * @param model a loaded model
+     * @return the key
+     * @throws IllegalStateException if this Jlama has no such fields (expected Jlama 0.8.4)
+     */
+    public static long loadKey(AbstractModel model) {
+        String text = "jlama-load-v1;modelDType=" + field(model, "modelDType") + ";workingDType="
+                + field(model, "workingDType") + ";workingQType=" + field(model, "workingQType") + ";modelQType="
+                + ((java.util.Optional<?>) field(model, "modelQType")).map(Object::toString).orElse("none");
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return java.nio.ByteBuffer.wrap(d).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JDK", e);
+        }
+    }
+
+    private static Object field(AbstractModel model, String name) {
+        try {
+            Field f = AbstractModel.class.getDeclaredField(name);
+            f.setAccessible(true);
+            return f.get(model);
+        } catch (NoSuchFieldException | IllegalAccessException e) {
+            throw new IllegalStateException("cannot read AbstractModel." + name + " (expected Jlama 0.8.4)", e);
+        }
     }
 
     /**
@@ -109,9 +160,10 @@ public final class TierKvJlama implements AutoCloseable {
      * cached blocks it may share) and its Jlama KV buffer under a new session id. TierKV cannot see
      * the model's weights: give the model's {@link ModelFingerprint} as an extra key, or another
      * model of the same layout sharing the manager or its persistent disk tier would be handed
-     * this model's KV.
+     * this model's KV. The adapter appends the model's {@link #loadKey} to the extra keys itself,
+     * so two loads of one directory with other load options never share blocks.
      *
-     * @param options the sequence options
+     * @param options the sequence options (its extra keys, then the load key, go to the sequence)
      * @return the session; close it (its sealed blocks stay cached for later sessions)
      * @throws IllegalStateException if the adapter is closed
      */
@@ -119,7 +171,10 @@ public final class TierKvJlama implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("adapter is closed");
         }
-        JlamaSession s = new JlamaSession(this, UUID.randomUUID(), manager.openSequence(options));
+        long[] keys = options.extraKeys();
+        long[] withLoad = java.util.Arrays.copyOf(keys, keys.length + 1);
+        withLoad[keys.length] = loadKey;
+        JlamaSession s = new JlamaSession(this, UUID.randomUUID(), manager.openSequence(options.withExtraKeys(withLoad)));
         sessions.add(s);
         return s;
     }
@@ -142,20 +197,29 @@ public final class TierKvJlama implements AutoCloseable {
         sessions.remove(s);
     }
 
-    /** Closes every open session and puts Jlama's own KV cache back into the model; idempotent. */
+    /**
+     * Closes every open session and puts Jlama's own KV cache back into the model, after the
+     * forward step in flight, if any, ends (a session generating on another thread then fails at
+     * its next step); idempotent.
+     */
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
-        for (JlamaSession s : sessions.toArray(JlamaSession[]::new)) {
-            s.close();
-        }
-        synchronized (model) {
-            if (get(model) == cache) {
-                set(model, original);
+        forwardLock.lock();
+        try {
+            for (JlamaSession s : sessions.toArray(JlamaSession[]::new)) {
+                s.close();
             }
+            synchronized (model) {
+                if (get(model) == cache) {
+                    set(model, original);
+                }
+            }
+        } finally {
+            forwardLock.unlock();
         }
     }
 

@@ -44,7 +44,7 @@ public final class KvBlockManagerBuilder {
     HashAlgorithm hashAlgorithm = HashAlgorithm.SHA256_128;
     byte[] hashKey = new byte[0];
     boolean generatedHashKey;
-    int recentDeviceBlocks = 2;
+    int recentDeviceBlocks = DEFAULT_RECENT_DEVICE_BLOCKS;
     PressureWatermarks watermarks = PressureWatermarks.defaults();
     BudgetLedger pool;
     long admissionTimeoutNanos = CacheOptions.DEFAULT_ADMISSION_TIMEOUT_NANOS;
@@ -211,8 +211,12 @@ public final class KvBlockManagerBuilder {
         return this;
     }
 
+    /** Recent sealed blocks of each open sequence kept on the device unless {@link #recentDeviceBlocks} says otherwise. */
+    public static final int DEFAULT_RECENT_DEVICE_BLOCKS = 2;
+
     /**
-     * Sets how many recent sealed blocks of each open sequence stay on the device.
+     * Sets how many recent sealed blocks of each open sequence stay on the device (default
+     * {@value #DEFAULT_RECENT_DEVICE_BLOCKS}); the device must hold more blocks than this.
      *
      * @param blocks sealed blocks at the end of each open sequence kept on the device, >= 0
      * @return this

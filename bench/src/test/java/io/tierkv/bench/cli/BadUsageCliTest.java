@@ -118,6 +118,7 @@ class BadUsageCliTest {
         "soak --movers 9                  | tierkv soak: --movers 9 (expected 0 <= N <= 8)",
         "soak --recent-blocks -1          | tierkv soak: --recent-blocks -1 (expected >= 0)",
         "jlama --steps -1 --model-dir no-such-dir --prompt x | tierkv jlama: --steps -1 (expected >= 1)",
+        "jlama --device-blocks 2 --model-dir no-such-dir --prompt x | tierkv jlama: --device-blocks 2 (expected >= 3: each session's 2 most recent blocks stay on the device, and one more is written)",
     })
     void numbersOutOfRangeNameTheOptionTheValueAndTheBound(String args, String expected) throws Exception {
         CliProcess.Result r = CliProcess.run(args.strip().split(" +"));

@@ -163,6 +163,11 @@ public final class JlamaCommand implements Callable<Integer> {
         positive("--sessions", sessions);
         positive("--block-tokens", blockTokens);
         positive("--device-blocks", deviceBlocks);
+        int recent = spillEveryStep ? 0 : io.tierkv.tiers.KvBlockManagerBuilder.DEFAULT_RECENT_DEVICE_BLOCKS;
+        if (deviceBlocks <= recent) {
+            throw new IllegalArgumentException("--device-blocks " + deviceBlocks + " (expected >= " + (recent + 1)
+                    + ": each session's " + recent + " most recent blocks stay on the device, and one more is written)");
+        }
         positive("--host-blocks", hostBlocks);
         prefill = switch (prefillName.toLowerCase(Locale.ROOT)) {
             case "token" -> Prefill.TOKEN_BY_TOKEN;

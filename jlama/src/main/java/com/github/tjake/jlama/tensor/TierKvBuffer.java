@@ -118,7 +118,9 @@ public final class TierKvBuffer extends KvBufferCache.KvBuffer {
 
     private MemorySegment block(int blockIndex) {
         if (lease == null) {
-            throw new IllegalStateException("no lease: call attend(toToken) before Jlama reads the KV buffer");
+            throw new IllegalStateException("no lease: Jlama read this session's KV outside a step of "
+                    + "io.tierkv.jlama.JlamaSession.generate (Jlama's own generate cannot drive a TierKV session; "
+                    + "a session closed meanwhile has no lease either)");
         }
         if (blockIndex >= lease.blockCount()) {
             throw new IllegalStateException("block " + blockIndex + " is beyond the lease (" + lease.blockCount()
