@@ -139,7 +139,7 @@ final class TierDirectory {
             existing = null;
         }
         if (!wipe) {
-            effective = checkFormatAndKeySpace(existing, keySpace, crc);
+            effective = checkFormatAndKeySpace(existing, keySpace, crc, own);
             String mismatch = layoutMismatch(existing, own, layout.fingerprint(), crc);
             if (mismatch != null) {
                 if (!options.wipeOnLayoutMismatch()) {
@@ -188,20 +188,32 @@ final class TierDirectory {
     }
 
     /**
-     * Refuses a persistent directory whose metadata names another format version or key space;
-     * returns the key space it records, or null without readable metadata.
+     * Refuses a persistent directory whose metadata names another format version or key space,
+     * or that holds tier files while its metadata is missing or damaged (its records' hash function
+     * and key cannot be checked: opening it would write a new key over the only record of the old
+     * one, a generated key included, and hide every record, uncounted); returns the key space it
+     * records, or null for a directory with neither metadata nor other tier files (a new one).
      */
-    private KeySpace checkFormatAndKeySpace(MemorySegment meta, KeySpace keySpace, CRC32C crc) {
-        if (meta == null) {
-            return null;
+    private KeySpace checkFormatAndKeySpace(MemorySegment meta, KeySpace keySpace, CRC32C crc, List<Path> own) {
+        int status = meta == null ? DiskFormat.NO_MAGIC : MetaFile.checkMeta(meta, crc);
+        if (status == DiskFormat.BAD_VERSION) { // its checksum holds: written by another format
+            throw new DirectoryRefusedException(dir, "disk tier directory " + dir + " was written in format version "
+                    + MetaFile.metaVersion(meta) + ", this TierKV reads version " + DiskFormat.FORMAT_VERSION
+                    + "; use another directory");
         }
-        int version = MetaFile.metaVersion(meta);
-        if (version >= 0 && version != DiskFormat.FORMAT_VERSION) {
-            throw new DirectoryRefusedException(dir, "disk tier directory " + dir + " was written in format version " + version
-                    + ", this TierKV reads version " + DiskFormat.FORMAT_VERSION + "; use another directory");
-        }
-        if (MetaFile.checkMeta(meta, crc) != DiskFormat.VALID) {
-            return null; // unreadable metadata: judged by the segment headers, as for the layout
+        if (status != DiskFormat.VALID) {
+            List<String> files = own.stream().map(p -> p.getFileName().toString())
+                    .filter(n -> !n.equals(DiskFormat.LOCK_FILE) && !n.equals(DiskFormat.META_FILE)).toList();
+            if (files.isEmpty()) {
+                return null; // nothing stored: a new directory, or one whose first open ended early
+            }
+            throw new DirectoryRefusedException(dir, "disk tier directory " + dir + " holds disk tier files ("
+                    + files.getFirst() + (files.size() > 1 ? " and " + (files.size() - 1) + " more" : "")
+                    + ") but its metadata file " + DiskFormat.META_FILE + " is "
+                    + (meta == null ? "missing" : "damaged (" + DiskFormat.reason(status) + ")")
+                    + ": the block hash function and key its records were written with cannot be checked, and"
+                    + " opening it would hide them under another key; restore the file, or delete the directory's"
+                    + " files to start empty");
         }
         KeySpace stored = MetaFile.metaKeySpace(meta);
         if (!keySpace.admits(stored)) {

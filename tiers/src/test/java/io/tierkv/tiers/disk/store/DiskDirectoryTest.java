@@ -46,7 +46,7 @@ class DiskDirectoryTest {
     }
 
     /** Every file in {@code d} by name, with its bytes. */
-    private static Map<String, byte[]> files(Path d) {
+    static Map<String, byte[]> files(Path d) {
         Map<String, byte[]> m = new TreeMap<>();
         try (Stream<Path> s = Files.list(d)) {
             for (Path p : s.toList()) {
@@ -58,7 +58,7 @@ class DiskDirectoryTest {
         return m;
     }
 
-    private static void assertSameFiles(Map<String, byte[]> expected, Path d) {
+    static void assertSameFiles(Map<String, byte[]> expected, Path d) {
         Map<String, byte[]> now = files(d);
         assertEquals(expected.keySet(), now.keySet(), "file names");
         for (var e : expected.entrySet()) {
