@@ -17,7 +17,8 @@ import java.util.zip.CRC32C;
  * <p>Crash safety: the new nonce is written (with the header checksum) before the first record
  * moves, and each moved record's header is rewritten with it, and with the offset of the record
  * moved before it as its predecessor, after its bytes arrive; a crash part way leaves moved
- * records valid and unmoved ones recognisably stale (lost, never wrong). The mark and last record
+ * records valid and unmoved ones recognisably stale (lost, never wrong; recovery counts the loss
+ * once per segment, in {@code recoveryFaults}, README "Not crash-safe yet"). The mark and last record
  * offset are written last. Records
  * move towards the front only, in offset order, so a record is never overwritten before it moved.
  * A live record whose header fails verification is quarantined instead of moved.

@@ -324,8 +324,18 @@ final class Recovery {
         long end = pos;
         long lastRecord = 0;
         boolean inFault = false;
+        boolean interrupted = false;
         while (pos + DiskFormat.RECORD_HEADER_BYTES <= limit) {
             int status = check(pos);
+            if (status == DiskFormat.STALE_NONCE && hwmTrusted && !interrupted) {
+                // Below a trusted mark every record carries the segment's nonce, unless a compaction in
+                // place was cut short: it writes the new nonce first and the mark last, so the records
+                // it had not moved yet are stale now. They are dropped (found by a review: up to 97 % of
+                // a segment's records, uncounted); counted here once per segment, as a damaged run is.
+                interrupted = true;
+                fault(seg.file, pos, "records of an earlier nonce below the trusted high-water mark: a compaction "
+                        + "in place was interrupted, and the records it had not moved are dropped");
+            }
             if (status == DiskFormat.VALID || status == DiskFormat.STALE_NONCE) {
                 judgeChain(seg, pos, status == DiskFormat.STALE_NONCE, limit, markLast);
                 if (accepted >= 0) {

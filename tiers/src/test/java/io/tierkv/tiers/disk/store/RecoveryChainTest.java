@@ -242,10 +242,13 @@ class RecoveryChainTest {
         LENGTH_TO_A_LATER_HEADER(true),
         /** The middle header re-sealed with a shorter length: it ends inside its own payload. */
         SHORTENED_LENGTH(true),
-        /** The middle header re-sealed with another nonce: stale, its length kept. */
-        STALE_HEADER(false),
-        /** The middle header re-sealed with another nonce and an inflated length. */
-        STALE_HEADER_INFLATED(false),
+        /**
+         * The middle header re-sealed with another nonce: stale, its length kept. Below a trusted
+         * mark that is what an interrupted compaction leaves: the record is dropped, and counted.
+         */
+        STALE_HEADER(true),
+        /** The middle header re-sealed with another nonce and an inflated length (dropped, counted). */
+        STALE_HEADER_INFLATED(true),
         /** One byte of the middle header flipped: its checksum fails. */
         FLIPPED_HEADER(true),
         /** One byte of the middle payload flipped: the chain is intact, the first read fails. */

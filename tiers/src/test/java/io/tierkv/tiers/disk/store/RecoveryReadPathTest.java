@@ -8,8 +8,8 @@ import static io.tierkv.tiers.disk.store.DiskTestSupport.lo;
 import static io.tierkv.tiers.disk.store.DiskTestSupport.mixedBlock;
 import static io.tierkv.tiers.disk.store.DiskTestSupport.put;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.core.DType;
@@ -312,6 +312,37 @@ class RecoveryReadPathTest {
             assertTrue(getAndVerify(tier, arena, 1));
         }
         assertEquals(-1L, MemorySegment.ofArray(good).mismatch(MemorySegment.ofArray(Files.readAllBytes(meta))));
+    }
+
+    /**
+     * A compaction in place writes the segment's new nonce first and its mark last; a crash
+     * between leaves the records it had not moved stale below a trusted mark, and recovery drops
+     * them. The loss is counted (one recovery fault per segment) and logged: before, it was silent
+     * (a review killed compactions at random points: up to 1,272 of 1,300 live records gone,
+     * recoveryFaults 0). Emulated here by the crash right after the nonce: nothing moved yet.
+     */
+    @Test
+    void aCompactionInterruptedAfterItsNewNonceCountsTheRecordsItDrops() throws IOException {
+        DiskOptions o = options(dir, 8);
+        try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
+            for (int k = 0; k < 6; k++) {
+                assertTrue(put(tier, arena, k), "put " + k);
+            }
+        }
+        try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
+            assertEquals(0, tier.stats().recoveryFaults(), "an intact directory");
+            assertEquals(6, tier.blockCount());
+        }
+        Path seg = dir.resolve(DiskFormat.segmentFileName(0));
+        try (FileChannel ch = FileChannel.open(seg, StandardOpenOption.READ, StandardOpenOption.WRITE);
+             Arena mapping = Arena.ofConfined()) {
+            MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, DiskFormat.SEGMENT_HEADER_BYTES, mapping);
+            SegmentHeaders.writeSegmentNonce(map, new java.util.zip.CRC32C(), 0x5eed_c0ffeeL); // the compaction's first write
+        }
+        try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
+            assertEquals(0, tier.blockCount(), "the unmoved records carry the old nonce");
+            assertEquals(1, tier.stats().recoveryFaults(), "the dropped records are counted: " + tier.stats());
+        }
     }
 
     private static Object fileKey(Path p) throws IOException {
