@@ -32,9 +32,9 @@ package io.tierkv.tiers.disk;
  *                           written; always finite (above 1 means compression saved space)
  * @param recoveredBlocks    records found intact and indexed by {@code open}
  * @param recoveryFaults     damaged or torn regions dropped by {@code open} (each run of bad
- *                           bytes between two valid records counts once; a segment whose
- *                           compaction in place a crash interrupted counts once, for the records
- *                           it had not moved, which are dropped)
+ *                           bytes between two valid records counts once, as do stale records
+ *                           below a segment's trusted mark that no interrupted compaction of it
+ *                           explains, and the record a compaction was copying when it crashed)
  * @param recoveryInsideScans records whose bytes past their header {@code open} read, looking
  *                           for a record header inside them, because the next record's header
  *                           (or the high-water mark) did not confirm their length: damage next

@@ -14,12 +14,14 @@ import java.util.zip.CRC32C;
  * after   | hdr | A | B | C |             free          |   (nonce replaced first)
  * </pre>
  *
- * <p>Crash safety: the new nonce is written (with the header checksum) before the first record
- * moves, and each moved record's header is rewritten with it, and with the offset of the record
- * moved before it as its predecessor, after its bytes arrive; a crash part way leaves moved
- * records valid and unmoved ones recognisably stale (lost, never wrong; recovery counts the loss
- * once per segment, in {@code recoveryFaults}, README "Not crash-safe yet"). The mark and last record
- * offset are written last. Records
+ * <p>Crash safety: the new nonce, the old one's {@linkplain SegmentTable#successor successor}, is
+ * written (with the header checksum) before the first record moves, and each moved record's header
+ * is rewritten with it, and with the offset of the record moved before it as its predecessor,
+ * after its bytes arrive; the mark and last record offset are written last. A crash part way
+ * leaves moved records valid and unmoved ones under the old nonce below the old mark, which
+ * recovery takes back (their nonce's successor is the header's; their payload verified, the
+ * journal consulted, moved copies preferred) and rewrites with the new nonce; only the record being
+ * copied at the crash can be lost (counted). Records
  * move towards the front only, in offset order, so a record is never overwritten before it moved.
  * A live record whose header fails verification is quarantined instead of moved.
  *
@@ -83,7 +85,7 @@ final class Compactor {
         }
         Arrays.sort(order, 0, k);
         long oldNonce = seg.nonce;
-        long newNonce = segments.newNonce();
+        long newNonce = segments.compactionNonce(oldNonce); // its successor: recovery can tell the unmoved records
         MemorySegment map = seg.map;
         SegmentHeaders.writeSegmentNonce(map, crc, newNonce);
         seg.nonce = newNonce;

@@ -29,7 +29,9 @@ import java.util.zip.CRC32C;
  * happens to be. A valid header with the segment's nonce is indexed, if the rules below accept
  * it, unless the journal deleted it or its key is indexed already; a stale nonce (a record from
  * before a compaction or recycling) is skipped by its length, or up to the first valid header
- * inside it. Damaged bytes are skipped 64 bytes at a time, each damaged run counted once in
+ * inside it, except below a trusted mark, where a record of the segment's previous nonce is one a
+ * compaction interrupted by a crash had not moved ({@link UnmovedRecords}); any other stale record
+ * there counts a fault. Damaged bytes are skipped 64 bytes at a time, each damaged run counted once in
  * {@link DiskStats#recoveryFaults()} (zero bytes past a lost mark are not damage). The mark is
  * rewritten to the end of the last accepted record, with that record's offset; a segment with
  * nothing live is deleted. Bytes past the end of a truncated file count as torn. Payload
@@ -110,13 +112,15 @@ final class Recovery {
     static volatile boolean TRUST_CHAIN = true;
 
     /** A journal entry, as a set member. */
-    private record Deleted(long nonce, long offset, long hashHi, long hashLo) {}
+    /** A journal entry: a record deleted at this offset of the segment of this nonce. */
+    record Deleted(long nonce, long offset, long hashHi, long hashLo) {}
 
     private final TierDirectory directory;
     private final DiskOptions options;
     private final RecordRules rules;
     private final CRC32C crc;
     private final RecordIndex index;
+    private final UnmovedRecords unmoved;
     private final SegmentTable segments;
     private final SpaceManager space;
     private final DiskCounters counters;
@@ -168,6 +172,7 @@ final class Recovery {
         this.rules = rules;
         this.crc = crc;
         this.index = index;
+        this.unmoved = new UnmovedRecords(rules, crc, index);
         this.segments = segments;
         this.space = space;
         this.counters = counters;
@@ -214,7 +219,7 @@ final class Recovery {
             recoverSegment(file, id, deleted);
         }
         Set<Long> nonces = segments.liveNonces();
-        long[] keep = new long[entries.length];
+        long[] keep = new long[entries.length + 4 * unmoved.rejournaled.size()];
         int k = 0;
         for (int i = 0; i + 3 < entries.length; i += 4) {
             if (nonces.contains(entries[i])) {
@@ -222,8 +227,14 @@ final class Recovery {
                 k += 4;
             }
         }
+        for (Deleted d : unmoved.rejournaled) {
+            keep[k++] = d.nonce();
+            keep[k++] = d.offset();
+            keep[k++] = d.hashHi();
+            keep[k++] = d.hashLo();
+        }
         long capacity = Math.max(journalCapacity, k / 4);
-        DeletionJournal journal = k == entries.length // nothing dropped: the file may already be what create writes
+        DeletionJournal journal = k == entries.length && unmoved.rejournaled.isEmpty() // the file may be what create writes
                 ? DeletionJournal.reopen(dir, rules.fingerprint(), capacity, k / 4) : null;
         if (journal == null) {
             journal = DeletionJournal.create(dir, rules.fingerprint(), capacity, Arrays.copyOf(keep, k));
@@ -324,17 +335,28 @@ final class Recovery {
         long end = pos;
         long lastRecord = 0;
         boolean inFault = false;
-        boolean interrupted = false;
+        boolean staleBelowMark = false;
         while (pos + DiskFormat.RECORD_HEADER_BYTES <= limit) {
             int status = check(pos);
-            if (status == DiskFormat.STALE_NONCE && hwmTrusted && !interrupted) {
-                // Below a trusted mark every record carries the segment's nonce, unless a compaction in
-                // place was cut short: it writes the new nonce first and the mark last, so the records
-                // it had not moved yet are stale now. They are dropped (found by a review: up to 97 % of
-                // a segment's records, uncounted); counted here once per segment, as a damaged run is.
-                interrupted = true;
-                fault(seg.file, pos, "records of an earlier nonce below the trusted high-water mark: a compaction "
-                        + "in place was interrupted, and the records it had not moved are dropped");
+            if (status == DiskFormat.STALE_NONCE && hwmTrusted) {
+                int verdict = unmoved.judge(seg, window, pos, limit, deleted);
+                if (verdict != UnmovedRecords.NOT_UNMOVED) { // a record an interrupted compaction had not moved
+                    if (verdict == UnmovedRecords.TAKEN) {
+                        indexRecord(seg, pos, unmoved.length, unmoved.hashHi, unmoved.hashLo, deleted);
+                        end = pos + unmoved.length;
+                        lastRecord = pos;
+                    } else if (verdict == UnmovedRecords.TORN) {
+                        fault(seg.file, pos, "a record an interrupted compaction had not moved fails its checksum");
+                        invalidate(pos);
+                    }
+                    inFault = false;
+                    pos += unmoved.length;
+                    continue;
+                }
+                if (!staleBelowMark) { // stale below a trusted mark, of no compaction this tier can undo
+                    staleBelowMark = true;
+                    fault(seg.file, pos, "records of another nonce below the trusted high-water mark are dropped");
+                }
             }
             if (status == DiskFormat.VALID || status == DiskFormat.STALE_NONCE) {
                 judgeChain(seg, pos, status == DiskFormat.STALE_NONCE, limit, markLast);

@@ -241,6 +241,36 @@ final class SegmentTable {
      *
      * @return the nonce
      */
+    /**
+     * The nonce a compaction in place gives a segment: {@link #successor} of its nonce, so that a
+     * recovery after a crash part way through can tell the records it had not moved yet (they
+     * carry the nonce whose successor the header holds) from older ones; a fresh random nonce in
+     * the (2^-64-rare) case the successor is 0 or another live segment's, which only costs those
+     * records if that compaction is interrupted.
+     *
+     * @param previous the segment's nonce now
+     * @return its next nonce, not 0 and not any live segment's
+     */
+    long compactionNonce(long previous) {
+        long n = successor(previous);
+        return n == 0 || liveNonces().contains(n) ? newNonce() : n;
+    }
+
+    /**
+     * The successor of a nonce: SplitMix64's output function applied to {@code nonce + 0x9E3779B97F4A7C15}
+     * (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014), a
+     * bijection of 64-bit words, so a nonce has exactly one predecessor.
+     *
+     * @param nonce a nonce
+     * @return the next one
+     */
+    static long successor(long nonce) {
+        long z = nonce + 0x9E3779B97F4A7C15L;
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
     long newNonce() {
         long n;
         do {

@@ -315,33 +315,55 @@ class RecoveryReadPathTest {
     }
 
     /**
-     * A compaction in place writes the segment's new nonce first and its mark last; a crash
-     * between leaves the records it had not moved stale below a trusted mark, and recovery drops
-     * them. The loss is counted (one recovery fault per segment) and logged: before, it was silent
-     * (a review killed compactions at random points: up to 1,272 of 1,300 live records gone,
-     * recoveryFaults 0). Emulated here by the crash right after the nonce: nothing moved yet.
+     * A compaction in place writes the segment's new nonce first (the old one's successor) and its
+     * mark last; a crash between leaves the records it had not moved under the old nonce below a
+     * trusted mark. Recovery takes them back (before: dropped, uncounted; a review killed
+     * compactions at random points and lost up to 1,272 of 1,300 live records), except those the
+     * journal deleted, and a later recovery finds the same. A stale nonce that is no predecessor
+     * (nothing this tier wrote) is dropped and counted. Emulated by the crash right after the
+     * nonce: nothing moved yet.
      */
     @Test
-    void aCompactionInterruptedAfterItsNewNonceCountsTheRecordsItDrops() throws IOException {
+    void recordsACompactionHadNotMovedWhenItWasInterruptedAreTakenBack() throws IOException {
         DiskOptions o = options(dir, 8);
         try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
             for (int k = 0; k < 6; k++) {
                 assertTrue(put(tier, arena, k), "put " + k);
             }
-        }
-        try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
-            assertEquals(0, tier.stats().recoveryFaults(), "an intact directory");
-            assertEquals(6, tier.blockCount());
+            assertTrue(tier.remove(hi(2), lo(2)), "journaled under the old nonce");
         }
         Path seg = dir.resolve(DiskFormat.segmentFileName(0));
+        long oldNonce = segmentNonce(seg);
+        writeSegmentNonce(seg, SegmentTable.successor(oldNonce)); // the compaction's first write, then the crash
+        for (int recovery = 1; recovery <= 2; recovery++) {
+            try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
+                assertEquals(5, tier.blockCount(), "recovery " + recovery + ": the unmoved records, less the removed one");
+                assertEquals(0, tier.stats().recoveryFaults(), tier.stats().toString());
+                for (int k = 0; k < 6; k++) {
+                    assertEquals(k != 2, getAndVerify(tier, arena, k), "recovery " + recovery + ", key " + k);
+                }
+            }
+        }
+        writeSegmentNonce(seg, 0x5eed_c0ffeeL); // a nonce whose predecessor no record carries
+        try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
+            assertEquals(0, tier.blockCount());
+            assertEquals(1, tier.stats().recoveryFaults(), "the dropped records are counted: " + tier.stats());
+        }
+    }
+
+    private static long segmentNonce(Path seg) throws IOException {
+        try (FileChannel ch = FileChannel.open(seg, StandardOpenOption.READ)) {
+            ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+            ch.read(b, DiskFormat.SEG_NONCE);
+            return b.getLong(0);
+        }
+    }
+
+    private static void writeSegmentNonce(Path seg, long nonce) throws IOException {
         try (FileChannel ch = FileChannel.open(seg, StandardOpenOption.READ, StandardOpenOption.WRITE);
              Arena mapping = Arena.ofConfined()) {
             MemorySegment map = ch.map(FileChannel.MapMode.READ_WRITE, 0, DiskFormat.SEGMENT_HEADER_BYTES, mapping);
-            SegmentHeaders.writeSegmentNonce(map, new java.util.zip.CRC32C(), 0x5eed_c0ffeeL); // the compaction's first write
-        }
-        try (DiskTier tier = DiskTier.open(o, LAYOUT)) {
-            assertEquals(0, tier.blockCount(), "the unmoved records carry the old nonce");
-            assertEquals(1, tier.stats().recoveryFaults(), "the dropped records are counted: " + tier.stats());
+            SegmentHeaders.writeSegmentNonce(map, new java.util.zip.CRC32C(), nonce);
         }
     }
 
