@@ -72,7 +72,8 @@ public final class TierKvCli implements java.util.concurrent.Callable<Integer> {
             }
             if (e instanceof DirectoryRefusedException d) { // a directory holding what the tier must not touch: usage
                 cmd.getErr().println("tierkv " + cmd.getCommandName() + ": " + optionGiving(cmd, d.directory())
-                        + d.getMessage());
+                        + d.getMessage().replace(" or set wipeOnLayoutMismatch", " or delete its files (the"
+                                + " library's DiskOptions.withWipeOnLayoutMismatch has no option here)"));
                 return 2;
             }
             if (e instanceof IllegalArgumentException || e instanceof java.io.IOException

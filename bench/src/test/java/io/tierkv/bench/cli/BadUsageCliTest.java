@@ -248,6 +248,30 @@ class BadUsageCliTest {
     }
 
     /**
+     * A persistent directory written for another layout is refused naming {@code --disk-dir}, and
+     * the advice is what the command line can do (a review: it said "set wipeOnLayoutMismatch",
+     * a library option no command has).
+     *
+     * @param dir a temporary directory
+     * @throws Exception on failure
+     */
+    @Test
+    void aPersistentDirectoryOfAnotherLayoutSaysWhatTheCommandLineCanDo(@TempDir Path dir) throws Exception {
+        String model = SharedData.require("models/jlama-random-d256").toString();
+        String kv = dir.resolve("kv").toString();
+        List<String> jvm = List.of("--add-modules", "jdk.incubator.vector"); // Jlama's kernels
+        CliProcess.Result first = CliProcess.run(jvm, "jlama", "--model-dir", model, "--prompt", "Once upon a time", "--steps",
+                "4", "--block-tokens", "4", "--disk-dir", kv, "--persistent");
+        assertEquals(0, first.status(), first.output());
+        CliProcess.Result r = CliProcess.run(jvm, "jlama", "--model-dir", model, "--prompt", "Once upon a time",
+                "--steps", "4", "--block-tokens", "16", "--disk-dir", kv, "--persistent");
+        assertOneLine(r, "tierkv jlama: --disk-dir " + kv + ": disk tier directory " + kv
+                + " was written for another layout");
+        assertTrue(r.output().contains("use another directory or delete its files (the library's"
+                + " DiskOptions.withWipeOnLayoutMismatch has no option here)"), r.output());
+    }
+
+    /**
      * An output that cannot be written is refused before the run, not after it.
      *
      * @param dir a temporary directory
