@@ -9,14 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.github.tjake.jlama.model.AbstractModel;
 import com.github.tjake.jlama.model.ModelSupport;
 import com.github.tjake.jlama.safetensors.DType;
-import io.tierkv.core.KvLayout;
 import io.tierkv.core.cache.CacheStats;
 import io.tierkv.core.cache.SequenceOptions;
-import io.tierkv.core.testing.SharedData;
-import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.tiers.KvBlockManager;
-import io.tierkv.tiers.KvBlockManagerBuilder;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -28,9 +23,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -40,40 +32,7 @@ import org.junit.jupiter.api.Test;
  * for concurrent calls, so the adapter runs one step at a time) and count their own prefix hits;
  * closing the adapter during a step must wait for it; a refused call must take nothing.
  */
-class JlamaSessionSafetyTest {
-
-    private static AbstractModel model;
-    private static RefJson ref;
-    private static EmulatedDevice gpu;
-    private static Path modelDir;
-
-    @BeforeAll
-    static void load() {
-        modelDir = SharedData.require("models/jlama-random-d256");
-        ref = RefJson.read(modelDir);
-        model = ModelSupport.loadModel(modelDir.toFile(), DType.F32, DType.F32);
-        gpu = new EmulatedDevice(64L << 20);
-    }
-
-    @AfterAll
-    static void unload() {
-        if (model != null) {
-            model.close();
-        }
-        if (gpu != null) {
-            gpu.close();
-        }
-    }
-
-    private static KvBlockManagerBuilder manager(int blockTokens, int deviceBlocks) {
-        KvLayout layout = TierKvJlama.layoutFor(model, blockTokens);
-        return KvBlockManager.builder(layout).device(gpu, (long) deviceBlocks * layout.bytesPerBlock()).movers(0);
-    }
-
-    /** ref's prompt and greedy ids, 37 tokens. */
-    private static int[] longPrompt() {
-        return IntStream.concat(IntStream.of(ref.prompt()), IntStream.of(ref.greedy())).toArray();
-    }
+class JlamaSessionSafetyTest extends RandomD256Fixture {
 
     private static void assertNoLeak(KvBlockManager kv) {
         assertTrue(kv.checkInvariants().isEmpty(), kv.checkInvariants().toString());

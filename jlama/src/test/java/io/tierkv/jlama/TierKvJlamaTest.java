@@ -4,75 +4,21 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.github.tjake.jlama.model.AbstractModel;
-import com.github.tjake.jlama.model.ModelSupport;
 import com.github.tjake.jlama.safetensors.DType;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.cache.SequenceOptions;
-import io.tierkv.core.testing.SharedData;
-import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.tiers.KvBlockManager;
-import io.tierkv.tiers.KvBlockManagerBuilder;
 import io.tierkv.tiers.TierStats;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Jlama on TierKV against stock Jlama on jlama-random-d256 (head size 64, 4 layers, 2 KV heads). */
-class TierKvJlamaTest {
-
-    private static AbstractModel model;
-    private static RefJson ref;
-    private static EmulatedDevice gpu;
+class TierKvJlamaTest extends RandomD256Fixture {
 
     @TempDir
     Path dir;
-
-    @BeforeAll
-    static void load() {
-        Path d = SharedData.require("models/jlama-random-d256");
-        ref = RefJson.read(d);
-        model = ModelSupport.loadModel(d.toFile(), DType.F32, DType.F32);
-        gpu = new EmulatedDevice(64L << 20);
-    }
-
-    @AfterAll
-    static void unload() {
-        if (model != null) {
-            model.close();
-        }
-        if (gpu != null) {
-            gpu.close();
-        }
-    }
-
-    private static KvBlockManagerBuilder manager(int blockTokens, int deviceBlocks) {
-        KvLayout layout = TierKvJlama.layoutFor(model, blockTokens);
-        return KvBlockManager.builder(layout).device(gpu, (long) deviceBlocks * layout.bytesPerBlock()).movers(0);
-    }
-
-    /** A longer prompt: ref's prompt and greedy ids, 37 tokens (two full blocks of 16). */
-    private static int[] longPrompt() {
-        return IntStream.concat(IntStream.of(ref.prompt()), IntStream.of(ref.greedy())).toArray();
-    }
-
-    private static void assertSameLogits(List<float[]> expected, List<float[]> actual) {
-        assertEquals(expected.size(), actual.size());
-        for (int i = 0; i < expected.size(); i++) {
-            float[] e = expected.get(i);
-            float[] a = actual.get(i);
-            assertEquals(e.length, a.length);
-            for (int j = 0; j < e.length; j++) {
-                assertEquals(Float.floatToRawIntBits(e[j]), Float.floatToRawIntBits(a[j]),
-                        "step " + i + " logit " + j + ": " + e[j] + " vs " + a[j]);
-            }
-        }
-    }
 
     @Test
     void installRefusesAManagerWhoseLayoutIsNotTheModelsAndCloseGivesJlamaItsCacheBack() {
