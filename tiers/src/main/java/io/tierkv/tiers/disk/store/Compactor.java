@@ -19,9 +19,10 @@ import java.util.zip.CRC32C;
  * is rewritten with it, and with the offset of the record moved before it as its predecessor,
  * after its bytes arrive; the mark and last record offset are written last. A crash part way
  * leaves moved records valid and unmoved ones under the old nonce below the old mark, which
- * recovery takes back (their nonce's successor is the header's; their payload verified, the
- * journal consulted, moved copies preferred) and rewrites with the new nonce; only the record being
- * copied at the crash can be lost (counted). Records
+ * recovery indexes as they are ({@link UnmovedRecords}: their nonce an ancestor of the header's,
+ * their payload verified, the journal consulted, moved copies preferred); this compaction accepts
+ * such records too and rewrites them. Only the record being copied at the crash can be lost
+ * (counted). Records
  * move towards the front only, in offset order, so a record is never overwritten before it moved.
  * A live record whose header fails verification is quarantined instead of moved.
  *

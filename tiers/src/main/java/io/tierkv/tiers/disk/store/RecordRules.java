@@ -25,7 +25,10 @@ record RecordRules(long fingerprint, int maxTokens, int maxRaw) {
     }
 
     /**
-     * Validates the record header at {@code off} ({@link RecordHeaders#checkRecordHeader}).
+     * Validates the header of a record the index holds ({@link RecordHeaders#checkRecordHeader}),
+     * for reads and compaction: its nonce is the segment's, or one of its {@linkplain
+     * SegmentTable#isAncestor ancestors} (a record an interrupted compaction had not moved, which
+     * recovery indexed as it was: {@link UnmovedRecords}).
      *
      * @param map   the mapped segment
      * @param off   the record's offset, a multiple of 64
@@ -35,7 +38,14 @@ record RecordRules(long fingerprint, int maxTokens, int maxRaw) {
      * @return {@link DiskFormat#VALID} or the first problem found
      */
     int check(MemorySegment map, long off, long limit, CRC32C crc, long nonce) {
-        return RecordHeaders.checkRecordHeader(map, off, limit, crc, fingerprint, nonce, maxTokens, maxRaw);
+        int status = RecordHeaders.checkRecordHeader(map, off, limit, crc, fingerprint, nonce, maxTokens, maxRaw);
+        if (status == DiskFormat.STALE_NONCE) {
+            long own = map.get(DiskFormat.LONG, off + DiskFormat.REC_NONCE);
+            if (SegmentTable.isAncestor(own, nonce)) {
+                return RecordHeaders.checkRecordHeader(map, off, limit, crc, fingerprint, own, maxTokens, maxRaw);
+            }
+        }
+        return status;
     }
 
     /**

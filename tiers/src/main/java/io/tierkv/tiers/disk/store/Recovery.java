@@ -112,6 +112,18 @@ final class Recovery {
     static volatile boolean TRUST_CHAIN = true;
 
     /** A journal entry, as a set member. */
+    /** Whether a nonce is an ancestor of a live segment's: its records may still be indexed ({@link UnmovedRecords}). */
+    private static boolean ofAnAncestor(long nonce, Set<Long> live) {
+        long n = nonce;
+        for (int i = 0; i < SegmentTable.ANCESTORS; i++) {
+            n = SegmentTable.successor(n);
+            if (live.contains(n)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** A journal entry: a record deleted at this offset of the segment of this nonce. */
     record Deleted(long nonce, long offset, long hashHi, long hashLo) {}
 
@@ -222,7 +234,7 @@ final class Recovery {
         long[] keep = new long[entries.length + 4 * unmoved.rejournaled.size()];
         int k = 0;
         for (int i = 0; i + 3 < entries.length; i += 4) {
-            if (nonces.contains(entries[i])) {
+            if (nonces.contains(entries[i]) || ofAnAncestor(entries[i], nonces)) {
                 System.arraycopy(entries, i, keep, k, 4);
                 k += 4;
             }
@@ -345,9 +357,10 @@ final class Recovery {
                         indexRecord(seg, pos, unmoved.length, unmoved.hashHi, unmoved.hashLo, deleted);
                         end = pos + unmoved.length;
                         lastRecord = pos;
-                    } else if (verdict == UnmovedRecords.TORN) {
-                        fault(seg.file, pos, "a record an interrupted compaction had not moved fails its checksum");
-                        invalidate(pos);
+                    } else if (verdict == UnmovedRecords.TORN) { // a torn copy: its intact original may lie inside it
+                        fault(seg.file, pos, "a record an interrupted compaction left fails its checksum");
+                        pos += DiskFormat.RECORD_ALIGN_BYTES;
+                        continue;
                     }
                     inFault = false;
                     pos += unmoved.length;

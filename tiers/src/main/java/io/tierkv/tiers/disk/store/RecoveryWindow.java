@@ -174,21 +174,6 @@ final class RecoveryWindow implements AutoCloseable {
     }
 
     /**
-     * The walk rewrote a range through the mapping: the buffer gets the part of it it holds.
-     *
-     * @param offset file offset
-     * @param map    the segment's mapping, holding the new bytes
-     * @param length bytes rewritten
-     */
-    void rewrote(long offset, MemorySegment map, long length) {
-        long from = Math.max(offset, base);
-        long to = Math.min(offset + length, end);
-        if (channel != null && from < to) {
-            MemorySegment.copy(map, from, buffer, from - base, to - from);
-        }
-    }
-
-    /**
      * Refills the buffer to start at the page of {@code offset}, keeping what it holds from
      * there, reading as much as fits below the read limit.
      */

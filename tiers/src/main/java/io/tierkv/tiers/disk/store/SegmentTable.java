@@ -271,6 +271,30 @@ final class SegmentTable {
         return z ^ (z >>> 31);
     }
 
+    /** How many compactions in a row a crash may interrupt and leave records of their old nonces behind. */
+    static final int ANCESTORS = 8;
+
+    /**
+     * Whether {@code older} is one of the {@value #ANCESTORS} nonces before {@code nonce} along
+     * {@link #successor}: the nonce of records that compactions interrupted by crashes left
+     * unmoved in a segment whose nonce is now {@code nonce}.
+     *
+     * @param older  a record's nonce
+     * @param nonce  its segment's nonce
+     * @return whether {@code nonce} is {@code older}'s successor, or its successor's, ..., at most
+     *     {@value #ANCESTORS} steps on
+     */
+    static boolean isAncestor(long older, long nonce) {
+        long n = older;
+        for (int i = 0; i < ANCESTORS; i++) {
+            n = successor(n);
+            if (n == nonce) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     long newNonce() {
         long n;
         do {

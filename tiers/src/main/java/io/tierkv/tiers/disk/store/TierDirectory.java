@@ -177,7 +177,8 @@ final class TierDirectory {
             return;
         }
         for (Path p : own) {
-            if (!p.getFileName().toString().equals(DiskFormat.LOCK_FILE)) {
+            String name = p.getFileName().toString();
+            if (!name.equals(DiskFormat.LOCK_FILE) && !name.endsWith(DiskFormat.TEMP_SUFFIX)) { // temp: a cut-short rewrite
                 throw new DirectoryRefusedException(dir, "disk tier directory " + dir + " holds "
                         + (meta == null ? "disk tier files without metadata (" + p.getFileName() + ")"
                                 : "a persistent disk tier's records")
@@ -203,7 +204,8 @@ final class TierDirectory {
         }
         if (status != DiskFormat.VALID) {
             List<String> files = own.stream().map(p -> p.getFileName().toString())
-                    .filter(n -> !n.equals(DiskFormat.LOCK_FILE) && !n.equals(DiskFormat.META_FILE)).toList();
+                    .filter(n -> !n.equals(DiskFormat.LOCK_FILE) && !n.equals(DiskFormat.META_FILE)
+                            && !n.endsWith(DiskFormat.TEMP_SUFFIX)).toList(); // a rewrite cut short holds no record
             if (files.isEmpty()) {
                 return null; // nothing stored: a new directory, or one whose first open ended early
             }
