@@ -29,9 +29,9 @@ import java.util.zip.CRC32C;
  * happens to be. A valid header with the segment's nonce is indexed, if the rules below accept
  * it, unless the journal deleted it or its key is indexed already; a stale nonce (a record from
  * before a compaction or recycling) is skipped by its length, or up to the first valid header
- * inside it, except below a trusted mark, where a record of the segment's previous nonce is one a
- * compaction interrupted by a crash had not moved ({@link UnmovedRecords}); any other stale record
- * there counts a fault. Damaged bytes are skipped 64 bytes at a time, each damaged run counted once in
+ * inside it, except below a trusted mark, where a record of an ancestor of the segment's nonce is
+ * one a compaction interrupted by a crash had not moved ({@link UnmovedRecords}); any other stale
+ * record there counts a fault. Damaged bytes are skipped 64 bytes at a time, each damaged run counted once in
  * {@link DiskStats#recoveryFaults()} (zero bytes past a lost mark are not damage). The mark is
  * rewritten to the end of the last accepted record, with that record's offset; a segment with
  * nothing live is deleted. Bytes past the end of a truncated file count as torn. Payload
@@ -111,7 +111,6 @@ final class Recovery {
      */
     static volatile boolean TRUST_CHAIN = true;
 
-    /** A journal entry, as a set member. */
     /** Whether a nonce is an ancestor of a live segment's: its records may still be indexed ({@link UnmovedRecords}). */
     private static boolean ofAnAncestor(long nonce, Set<Long> live) {
         long n = nonce;
@@ -124,7 +123,7 @@ final class Recovery {
         return false;
     }
 
-    /** A journal entry: a record deleted at this offset of the segment of this nonce. */
+    /** A journal entry, as a set member: a record deleted at this offset of the segment of this nonce. */
     record Deleted(long nonce, long offset, long hashHi, long hashLo) {}
 
     private final TierDirectory directory;
