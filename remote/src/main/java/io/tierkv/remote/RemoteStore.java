@@ -140,24 +140,10 @@ public final class RemoteStore implements BlockStore {
     /**
      * Counts how many leading blocks of a chain the server holds: one pipelined {@code EXISTS} per
      * key, the count stopping at the first absent key. Does not touch the owned LRU (a lookup is
-     * not a use). A timeout, error or open breaker ends the count where it is (0 if refused).
-     *
-     * @param hashHi hash high words, in chain order
-     * @param hashLo hash low words
-     * @param count  how many keys, from index 0: {@code 0 <= count <= min(hashHi.length, hashLo.length)}
-     * @return the number of leading keys present, in [0, count]
-     * @throws IllegalArgumentException if {@code count} is out of range
-     * @throws IllegalStateException    after {@link #close()}
-     */
-    @Override
-    public int lookup(long[] hashHi, long[] hashLo, int count) {
-        return lookup(hashHi, hashLo, count, System.nanoTime() + options.timeoutNanos());
-    }
-
-    /**
-     * Counts how many leading blocks of a chain the server holds, as {@link #lookup(long[], long[],
-     * int)}, waiting at most until {@code deadlineNanos} and never longer than the timeout; a
-     * deadline already passed sends nothing and counts one timeout.
+     * not a use). A timeout, error or open breaker ends the count where it is (0 if refused). Waits
+     * at most until {@code deadlineNanos} and never longer than the timeout; a deadline already
+     * passed sends nothing and counts one timeout. (Without a deadline: {@link
+     * io.tierkv.core.spi.BlockStore#lookup(long[], long[], int)}, the timeout from now.)
      *
      * @param hashHi        hash high words, in chain order
      * @param hashLo        hash low words
@@ -403,27 +389,10 @@ public final class RemoteStore implements BlockStore {
      * each verified as by {@link #get}; the count of leading blocks read stops at the first miss.
      * With the owned LRU the leading blocks are touched (without waiting), the first of the chain
      * as the most recent.
-     *
-     * @param hashHi     hash high words, in chain order
-     * @param hashLo     hash low words
-     * @param identities the identities the caller expects
-     * @param dsts       destinations, each of the block's payload size (as for {@link #get});
-     *                   those at and after the returned index may have been written
-     * @param count      how many blocks, from index 0, at most every array's length
-     * @return the number of leading blocks read, verified and copied, in [0, count]
-     * @throws IllegalArgumentException if {@code count} is out of range
-     * @throws IllegalStateException    after {@link #close()}
-     */
-    @Override
-    public int getAll(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] dsts, int count) {
-        return getAll(hashHi, hashLo, identities, dsts, count, System.nanoTime() + options.timeoutNanos());
-    }
-
-    /**
-     * Reads the leading blocks of a chain, as {@link #getAll(long[], long[], MemorySegment[],
-     * MemorySegment[], int)}, waiting at most until {@code deadlineNanos} and never longer than the
-     * timeout; a deadline already passed sends nothing, and counts one timeout and {@code count}
-     * misses.
+     * Waits at most until {@code deadlineNanos} and never longer than the timeout; a deadline
+     * already passed sends nothing, and counts one timeout and {@code count} misses. (Without a
+     * deadline: {@link io.tierkv.core.spi.BlockStore#getAll(long[], long[], MemorySegment[],
+     * MemorySegment[], int)}, the timeout from now.)
      *
      * @param hashHi        hash high words, in chain order
      * @param hashLo        hash low words
