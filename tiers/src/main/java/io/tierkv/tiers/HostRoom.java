@@ -164,9 +164,14 @@ final class HostRoom {
                 t.counters.diskSpills.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
             }
             return stored;
-        } catch (TierKvException e) {
+        } catch (TierKvException | java.io.UncheckedIOException | IllegalStateException e) {
+            // Any failed write leaves the block here as it was, counted: a disk that is full or
+            // refuses, an I/O error, or a channel closed under an interrupted thread (NIO closes a
+            // file channel when the thread using it is interrupted; the interrupt stays set).
+            // Propagating it would leave the block marked MOVING and every promotion of it waiting
+            // for a move that never ends (found by a review: a Jlama session interrupted mid-run).
             t.counters.diskSpillFailures.increment();
-            TierEvents.fault("spill of block " + blockId + " failed: " + e.getMessage());
+            TierEvents.fault("spill of block " + blockId + " failed: " + e);
             return NOT_STORED;
         }
     }

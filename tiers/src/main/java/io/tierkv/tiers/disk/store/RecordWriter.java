@@ -177,7 +177,15 @@ final class RecordWriter {
         }
     }
 
+    /**
+     * A positional write of the whole buffer. NIO closes a file channel for good when a thread
+     * interrupted before or during one of its operations uses it (a runtime cancelling a request
+     * interrupts the thread that drives it): the caller's interrupt is cleared for the write and
+     * set again after, so the segment's channel stays open. An interrupt that arrives during the
+     * write still closes it; later writes to the segment then fail, counted as failed spills.
+     */
     private static void writeFully(Segment seg, ByteBuffer buf, long position) {
+        boolean interrupted = Thread.interrupted();
         try {
             long pos = position;
             while (buf.hasRemaining()) {
@@ -185,6 +193,10 @@ final class RecordWriter {
             }
         } catch (IOException e) {
             throw new UncheckedIOException("write to " + seg.file + " at " + position + " failed", e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }

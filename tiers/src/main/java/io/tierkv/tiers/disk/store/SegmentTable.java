@@ -162,6 +162,7 @@ final class SegmentTable {
         }
         FileChannel ch = null;
         Arena arena = null;
+        boolean interrupted = Thread.interrupted(); // NIO closes a channel an interrupted thread uses: not this one
         try {
             DiskFiles.reserve(file, bytes, dir);
             ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
@@ -194,6 +195,10 @@ final class SegmentTable {
             }
             throw new UncheckedIOException("cannot map segment " + file + " (" + bytes + " B; check vm.max_map_count "
                     + "and the address-space limit)", (IOException) e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt(); // the caller's interrupt, kept
+            }
         }
     }
 
