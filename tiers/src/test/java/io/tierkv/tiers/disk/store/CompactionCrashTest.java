@@ -1,15 +1,10 @@
 package io.tierkv.tiers.disk.store;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tierkv.core.testing.ChildJava;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -33,27 +28,12 @@ class CompactionCrashTest {
     @ValueSource(ints = {0, 3, 10, 25})
     void aCompactionKilledPartWayLosesNoLiveRecord(int delayMillis) throws Exception {
         Path dir = tmp.resolve("kv");
-        Path fillOut = tmp.resolve("fill.out");
-        Process p = new ProcessBuilder(ChildJava.command(List.of("-Xmx128m"), CompactionCrashChild.class,
-                dir.toString(), "fill", Integer.toString(N))).redirectErrorStream(true).redirectOutput(fillOut.toFile())
-                .start();
-        assertTrue(p.waitFor(3, TimeUnit.MINUTES), "fill");
-        assertEquals(0, p.exitValue(), Files.readString(fillOut));
-        Path log = tmp.resolve("compact.out");
-        p = new ProcessBuilder(ChildJava.command(List.of("-Xmx128m"), CompactionCrashChild.class, dir.toString(),
-                "compact")).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-        while (!Files.readString(log).contains("COMPACTING") && p.isAlive() && System.nanoTime() < deadline) {
-            Thread.sleep(1);
-        }
-        assertTrue(Files.readString(log).contains("COMPACTING"), Files.readString(log));
-        Thread.sleep(delayMillis);
-        p.destroyForcibly();
-        assertTrue(p.waitFor(1, TimeUnit.MINUTES));
+        CompactionCrashChild.fill(dir, false, N, tmp.resolve("fill.out"));
+        String child = CompactionCrashChild.killedCompaction(dir, false, delayMillis, tmp.resolve("compact.out"));
         for (int recovery = 1; recovery <= 2; recovery++) {
-            try (DiskTier tier = DiskTier.open(CompactionCrashChild.options(dir), DiskTestSupport.LAYOUT)) {
-                assertAllLiveIntact(tier, "recovery " + recovery + " after a kill " + delayMillis + " ms in ("
-                        + Files.readString(log).strip().replace('\n', '|') + "): " + tier.stats());
+            try (DiskTier tier = DiskTier.open(CompactionCrashChild.options(dir, false), DiskTestSupport.LAYOUT)) {
+                assertAllLiveIntact(tier, "recovery " + recovery + " after a kill " + delayMillis + " ms in (" + child
+                        + "): " + tier.stats());
                 if (recovery == 2) {
                     tier.maintenance().compact();
                     assertAllLiveIntact(tier, "compacted after recovery: " + tier.stats());

@@ -3,14 +3,10 @@ package io.tierkv.tiers.disk.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tierkv.core.testing.ChildJava;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -33,33 +29,17 @@ class RepeatedCompactionCrashTest {
     @ValueSource(ints = {0, 2, 5, 12})
     void twoKilledCompactionsInARow(int delayMillis) throws Exception {
         Path dir = tmp.resolve("kv");
-        Path fillOut = tmp.resolve("fill.out");
-        Process p = new ProcessBuilder(ChildJava.command(List.of("-Xmx256m"), RepeatedCompactionCrashChild.class,
-                dir.toString(), "fill", Integer.toString(N))).redirectErrorStream(true).redirectOutput(fillOut.toFile()).start();
-        assertTrue(p.waitFor(3, TimeUnit.MINUTES), "fill");
-        assertEquals(0, p.exitValue(), Files.readString(fillOut));
+        CompactionCrashChild.fill(dir, true, N, tmp.resolve("fill.out"));
         TreeSet<Long> expected = new TreeSet<>();
         for (long k = 0; k < N; k += 3) {
             expected.add(k);
         }
-        int crashes = 0;
         for (int round = 1; round <= 2; round++) {
-            Path log = tmp.resolve("compact" + round + ".out");
-            p = new ProcessBuilder(ChildJava.command(List.of("-Xmx256m"), RepeatedCompactionCrashChild.class, dir.toString(),
-                    "compact")).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-            while (!Files.readString(log).contains("COMPACTING") && p.isAlive() && System.nanoTime() < deadline) {
-                Thread.sleep(1);
-            }
-            Thread.sleep(delayMillis * round);
-            p.destroyForcibly();
-            assertTrue(p.waitFor(1, TimeUnit.MINUTES));
-            crashes++;
-            String what = "round " + round + " kill " + delayMillis * round + " ms (" + Files.readString(log).strip()
-                    .replace('\n', '|') + ")";
+            String what = "round " + round + " kill " + delayMillis * round + " ms (" + CompactionCrashChild
+                    .killedCompaction(dir, true, delayMillis * round, tmp.resolve("compact" + round + ".out")) + ")";
             TreeSet<Long> first = null;
             for (int recovery = 1; recovery <= 2; recovery++) {
-                try (DiskTier tier = DiskTier.open(RepeatedCompactionCrashChild.options(dir), DiskTestSupport.LAYOUT)) {
+                try (DiskTier tier = DiskTier.open(CompactionCrashChild.options(dir, true), DiskTestSupport.LAYOUT)) {
                     TreeSet<Long> got = present(tier);
                     String w = what + ", recovery " + recovery + ": " + tier.stats();
                     for (long k : got) {
@@ -68,7 +48,6 @@ class RepeatedCompactionCrashTest {
                     TreeSet<Long> lost = new TreeSet<>(expected);
                     lost.removeAll(got);
                     assertTrue(lost.size() <= 1, "lost " + lost + ", " + w);
-                    System.out.println("REVIEWE " + w.replaceAll("DiskStats\\[.*recoveredBlocks", "recoveredBlocks").replaceAll("recoveryInsideScans.*", ""));
                     if (first == null) {
                         first = got;
                     } else {
@@ -78,11 +57,11 @@ class RepeatedCompactionCrashTest {
             }
             expected = first;
         }
-        try (DiskTier tier = DiskTier.open(RepeatedCompactionCrashChild.options(dir), DiskTestSupport.LAYOUT)) {
+        try (DiskTier tier = DiskTier.open(CompactionCrashChild.options(dir, true), DiskTestSupport.LAYOUT)) {
             tier.maintenance().compact();
             assertEquals(expected, present(tier), "after a full compaction: " + tier.stats());
         }
-        try (DiskTier tier = DiskTier.open(RepeatedCompactionCrashChild.options(dir), DiskTestSupport.LAYOUT)) {
+        try (DiskTier tier = DiskTier.open(CompactionCrashChild.options(dir, true), DiskTestSupport.LAYOUT)) {
             assertEquals(expected, present(tier), "after a full compaction and restart: " + tier.stats());
         }
     }
@@ -93,7 +72,7 @@ class RepeatedCompactionCrashTest {
             MemorySegment b = arena.allocate(DiskTestSupport.LAYOUT.bytesPerBlock(), 64);
             for (long k = 0; k < N; k++) {
                 if (tier.get(DiskTestSupport.hi(k), DiskTestSupport.lo(k), DiskTestSupport.identity(arena, k), b)) {
-                    assertEquals(-1, DiskTestSupport.mixedBlock(arena, k).mismatch(b), "bytes of key " + k);
+                    assertEquals(-1, CompactionCrashChild.block(arena, k, true).mismatch(b), "bytes of key " + k);
                     s.add(k);
                 }
             }
