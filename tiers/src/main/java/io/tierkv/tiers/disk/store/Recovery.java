@@ -277,6 +277,9 @@ final class Recovery {
             SegmentTable.adviseRandom(map);
             window.useMapping(map); // the first page faults alone (MADV_RANDOM), a read does not
             int status = SegmentHeaders.checkSegmentHeader(map, crc, size, rules.fingerprint());
+            if (status == DiskFormat.BAD_HEADER_CRC && SegmentHeaders.resealInterruptedNonce(map, crc)) {
+                status = SegmentHeaders.checkSegmentHeader(map, crc, size, rules.fingerprint()); // a compaction's first write, cut short
+            }
             if (status != DiskFormat.VALID || map.get(DiskFormat.INT, DiskFormat.SEG_ID) != id) {
                 arena.close();
                 ch.close();

@@ -38,15 +38,45 @@ final class SegmentHeaders {
     }
 
     /**
-     * Replaces the nonce (in-place compaction) and re-seals the header checksum.
+     * Replaces the nonce (in-place compaction) and re-seals the header checksum: the checksum the
+     * header will have is written first, then the nonce, so a crash between the two stores leaves
+     * the old nonce under the checksum of its {@linkplain SegmentTable#successor successor}, which
+     * {@link #resealInterruptedNonce} recognises (before, such a header failed its checksum and
+     * recovery dropped the whole segment: found by {@code CompactionCrashTest}).
      *
      * @param seg   the mapped segment
      * @param crc   a checksum object
      * @param nonce the new nonce
      */
     static void writeSegmentNonce(MemorySegment seg, CRC32C crc, long nonce) {
+        seg.set(INT, SEG_HEADER_CRC, headerCrcWithNonce(seg, crc, nonce));
         seg.set(LONG, SEG_NONCE, nonce);
+    }
+
+    /**
+     * Repairs the header a compaction left when a crash came between its two stores ({@link
+     * #writeSegmentNonce}): if the checksum is that of the header with its nonce's successor, the
+     * compaction had moved nothing yet, and the checksum is re-sealed for the nonce the header holds.
+     *
+     * @param seg a mapped segment whose header fails its checksum
+     * @param crc a checksum object
+     * @return whether it was such a header, now valid again
+     */
+    static boolean resealInterruptedNonce(MemorySegment seg, CRC32C crc) {
+        long nonce = seg.get(LONG, SEG_NONCE);
+        if (seg.get(INT, SEG_HEADER_CRC) != headerCrcWithNonce(seg, crc, SegmentTable.successor(nonce))) {
+            return false;
+        }
         seg.set(INT, SEG_HEADER_CRC, crc32c(crc, seg, 0, SEG_HEADER_CRC));
+        return true;
+    }
+
+    /** {@return the checksum of the header's first {@code SEG_HEADER_CRC} bytes with another nonce in them} */
+    private static int headerCrcWithNonce(MemorySegment seg, CRC32C crc, long nonce) {
+        MemorySegment copy = MemorySegment.ofArray(new byte[(int) SEG_HEADER_CRC]);
+        MemorySegment.copy(seg, 0, copy, 0, SEG_HEADER_CRC);
+        copy.set(LONG, SEG_NONCE, nonce);
+        return crc32c(crc, copy, 0, SEG_HEADER_CRC);
     }
 
     /**
