@@ -10,7 +10,7 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
 /**
  * The host tier's two moves that read a disk record for the cache: a promotion of a block held
  * only on disk (through a staging buffer to the device) and a read-ahead load (into a host slot,
- * the record kept). Each reads with the host lock released, gets bytes only from a record of the
+ * the record kept). Each reads with the manager lock released, gets bytes only from a record of the
  * identity the cache passes, and settles a miss against what holds under the lock
  * ({@code DiskPins#settleMiss}). The cache holds the block in transit meanwhile. Thread-safe.
  */

@@ -3,31 +3,31 @@ package io.tierkv.tiers;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.tiers.disk.store.DiskTier;
 
-import static io.tierkv.tiers.HostBlocks.NEEDED;
 import static io.tierkv.tiers.HostBlocks.ON_DISK;
 import static io.tierkv.tiers.HostBlocks.PINNED;
 
 /**
  * Keeps the disk records of referenced blocks pinned, one pin per id, and settles pins whose
- * records went (broken pins). All methods run with the host lock held unless they say otherwise.
+ * records went (broken pins). All methods run with the manager lock held unless they say otherwise.
  *
  * <h2>Referenced blocks are never lost below</h2>
- * The cache tells this tier which blocks are referenced ({@link HostTier#pinBelow}: NEEDED, until
- * {@link HostTier#unpinBelow} or {@link HostTier#forget}). A host slot never drops a referenced block without a
+ * Whether a block is referenced is the cache's fact, its HELD bit, read here through
+ * {@link HostBlocks#needed} under the one lock; the cache announces its changes ({@link
+ * HostTier#pinBelow}, {@link HostTier#unpinBelow}, {@link HostTier#forget}) in the same hold. A host slot never drops a referenced block without a
  * copy elsewhere (it leaves only by a spill, or as a clean copy of a device-resident block). Its
- * disk record is pinned in the disk tier exactly while the block is NEEDED, ON_DISK and has no
+ * disk record is pinned in the disk tier exactly while the block is referenced, ON_DISK and has no
  * host slot (PINNED: this id holds one pin on the record). The pin is taken in the same disk-tier
- * call that writes the record ({@link DiskTier#putPinned} when the NEEDED bit read before the
- * spill is set), so there is no moment at which the record is evictable and already the only
- * copy; if the block became NEEDED during the spill, the record is pinned before the host slot is
+ * call that writes the record ({@link DiskTier#putPinned} when the block is referenced as
+ * the spill starts), so there is no moment at which the record is evictable and already the only
+ * copy; if the block became referenced during the spill, the record is pinned before the host slot is
  * dropped, and a record gone by then means the spill failed and the block stays on the host. A
  * disk tier that cannot make room without evicting pinned records refuses the spill
  * ({@code CapacityExhaustedException}, counted in {@link TierStats#diskSpillFailures()}); the
  * block stays in its host slot, and host pressure falls back to the paths that exist for a full
  * host (demotions refused, device admission waits, {@code CapacityExhaustedException} or
  * {@code BudgetExceededException}). Nothing is lost. Unreferenced records stay ordinary LRU
- * records. Disk pins are taken and dropped under this tier's lock (host before disk); the cache
- * calls in with its own lock held (cache before host).
+ * records. Disk pins are taken and dropped under the manager lock (before the disk tier's locks);
+ * the cache calls in with it held.
  *
  * <h2>Pin ownership, and a pinned record found damaged</h2>
  * A pin names one record (the serial {@link io.tierkv.tiers.disk.store.RecordPins#pin} returns, kept per id), never a key:
@@ -46,7 +46,7 @@ import static io.tierkv.tiers.HostBlocks.PINNED;
  *
  * <h2>Reports made without the lock are settled against what holds now</h2>
  * An eviction notice and a read that missed (a promotion, a read, a read-ahead load) are learnt
- * with the host lock released, and may be stale by the time it is taken: the key may have been
+ * with the manager lock released, and may be stale by the time it is taken: the key may have been
  * written again meanwhile (a later spill of the block, or of another id of the same identity) and
  * pinned for this id by a prefix match. Such a report clears a copy only if it is gone now
  * ({@link #settleIfGone}); a soak run lost a referenced block once in about 45 runs when a
@@ -81,12 +81,12 @@ final class DiskPins {
 
     /**
      * Counts and reports a read of this id's disk record that missed (a promotion, a read, a
-     * read-ahead load), made with the host lock released, and settles under the lock what it says
+     * read-ahead load), made with the manager lock released, and settles under the lock what it says
      * about the copy. A record of another identity under the key ({@link DiskTier#COLLISION}) is
      * no copy of this block: the copy is gone and the pin, if any, released. Any other miss is
      * re-checked ({@link #settleIfGone}): another id of the same identity may have spilled the
      * key again meanwhile and a prefix match pinned that record for this id; clearing the copy
-     * then would lose a referenced block whose record is on disk. Takes the host lock.
+     * then would lose a referenced block whose record is on disk. Takes the manager lock.
      *
      * @param found what {@link DiskTier#load} returned, {@code < 0}
      */
@@ -151,18 +151,18 @@ final class DiskPins {
 
     /**
      * After a spill, before the host slot goes: makes the record's pin match whether the block is
-     * NEEDED now (the cache may have said so, or the opposite, while the lock was released). Lock
+     * referenced now (the cache may have said so, or the opposite, while the lock was released). Lock
      * held.
      *
      * @param heldPin the pin the spill took ({@link DiskTier#NO_PIN} for none)
-     * @return false if the record is no copy to rely on: the block became NEEDED and its record was
+     * @return false if the record is no copy to rely on: the block became referenced and its record was
      *         evicted before it could be pinned, or the pinned record failed verification (found
      *         by another reader) meanwhile. The spill then counts as failed and the block stays
      *         on the host
      */
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     boolean settlePin(int victim, long hi, long lo, long heldPin) {
-        boolean needed = (h.state[victim] & NEEDED) != 0;
+        boolean needed = h.needed(victim);
         long pin = heldPin;
         if (pin != DiskTier.NO_PIN && (!needed || t.disk.pinning().pinBroken(pin))) {
             boolean broken = !t.disk.pinning().unpin(hi, lo, pin);
@@ -183,7 +183,7 @@ final class DiskPins {
     }
 
     /**
-     * For a NEEDED block held on disk without a host slot: pins its record if this id does not
+     * For a referenced block held on disk without a host slot: pins its record if this id does not
      * hold a pin yet. A record already gone (evicted before the pin; its notice not yet drained,
      * or pinned and since found damaged: a broken pin) clears ON_DISK at once, so nothing trusts
      * it meanwhile ({@link HostTier#takeOverCopy}). Lock held.
@@ -193,7 +193,7 @@ final class DiskPins {
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     boolean holdDiskCopy(int blockId) {
         byte st = h.state[blockId];
-        if ((st & (NEEDED | ON_DISK)) != (NEEDED | ON_DISK) || h.hostSlot[blockId] >= 0) {
+        if (!h.needed(blockId) || (st & ON_DISK) == 0 || h.hostSlot[blockId] >= 0) {
             return false;
         }
         if ((st & PINNED) != 0) {

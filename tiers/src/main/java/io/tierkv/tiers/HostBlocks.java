@@ -3,6 +3,7 @@ package io.tierkv.tiers;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.cache.BelowChanges;
+import io.tierkv.core.cache.BlockOwner;
 import io.tierkv.core.event.KvEventSink;
 import io.tierkv.core.event.KvMedium;
 import io.tierkv.core.policy.EvictionPolicies;
@@ -14,10 +15,9 @@ import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.IntFunction;
 
 /**
- * The host tier's facts, under its one lock: per block id its host slot and its host-side state
+ * The host tier's facts, under the manager lock ({@link #lock}, lent by the cache): per block id its host slot and its host-side state
  * bits; per host slot its bytes (a range of the pinned buffer) and its block's hash (its
  * identity is the cache's record of the id, {@link #identityOf}, kept as it is while this tier
  * holds the id); the hashes of blocks held on disk with no host slot, and the disk pins ids
@@ -25,7 +25,7 @@ import java.util.function.IntFunction;
  * these fields directly, always with {@link #lock} held.
  *
  * <pre>
- * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED, NEEDED, PINNED)
+ * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED, PINNED)
  *                                                              = 5 bytes of heap per block id
  * per host slot: [bytesPerBlock bytes] at hs * bytesPerBlock in one pinned buffer (no segment
  *                object per slot: copies take the offset) | hash 2 longs (heap)
@@ -47,16 +47,18 @@ final class HostBlocks {
     static final byte MOVING = 4;
     /** Out of the host policy while it waits in the mover's host-to-disk queue. */
     static final byte QUEUED = 8;
-    /** Referenced in the cache ({@link HostTier#pinBelow}): no copy of it may be lost below. */
-    static final byte NEEDED = 16;
-    /** This id holds one pin on its disk record: NEEDED, ON_DISK and no host slot. */
+    /** This id holds one pin on its disk record: referenced ({@link #needed}), ON_DISK and no host slot. */
     static final byte PINNED = 32;
     /** {@code HostRoom#writeToDisk} result: nothing stored. */
     static final long NOT_STORED = DiskTier.NO_PIN;
     /** {@code HostRoom#writeToDisk} result: stored without a pin (record serials, the pins, are positive). */
     static final long STORED = -1;
 
-    final ReentrantLock lock = new ReentrantLock();
+    /**
+     * The manager lock ({@link BlockOwner#lock()}), lent by the cache at {@link #attach}; this
+     * tier's own lock until then (construction only: nothing moves before the cache attaches).
+     */
+    ReentrantLock lock = new ReentrantLock();
     @GuardedBy("lock") final SlotAllocator slots;
     /** Every host slot's bytes, slot {@code hs} at {@link #slotOffset}: read and written by copies that take the offset. */
     final MemorySegment slotBytes;
@@ -65,8 +67,8 @@ final class HostBlocks {
     final int slotCount;
     /** {@link BlockIdentity#bytes} of B token ids. */
     final long identityBytes;
-    /** The cache's identity records by block id ({@link io.tierkv.core.cache.LowerTier#attach}); set once, at build. */
-    volatile IntFunction<MemorySegment> identities;
+    /** The cache's view of its own records ({@link io.tierkv.core.cache.LowerTier#attach}); set once, at build. */
+    BlockOwner owner;
     @GuardedBy("lock") final EvictionPolicy policy;
     @GuardedBy("lock") final int[] hostSlot;
     @GuardedBy("lock") final byte[] state;
@@ -276,9 +278,32 @@ final class HostBlocks {
         return slotBytes.asSlice(slotOffset(hs), bytesPerSlot);
     }
 
-    /** Takes the cache's identity records ({@link io.tierkv.core.cache.LowerTier#attach}). */
-    void attach(IntFunction<MemorySegment> records) {
-        this.identities = records;
+    /**
+     * Takes the cache's lock and records ({@link io.tierkv.core.cache.LowerTier#attach}), once, at
+     * build, before any other thread sees this tier (the movers start after).
+     */
+    void attach(BlockOwner owner) {
+        this.owner = owner;
+        this.lock = owner.lock();
+    }
+
+    /**
+     * Releases the lock for slow work (a disk write, a wait). Every path that does so arrives
+     * without the lock held, so it is free now; a caller that held it would stall every block's
+     * state for the work (asserted, since it is reentrant and the unlock would not release it).
+     */
+    void unlockForWork() {
+        lock.unlock();
+        assert !lock.isHeldByCurrentThread() : "the manager lock is still held across slow work: a caller held it on entry";
+    }
+
+    /**
+     * {@return whether the cache holds the block referenced: then no copy of it here or on disk
+     * may be lost} The cache's HELD bit, its one record of this fact ({@link BlockOwner#referenced}).
+     */
+    @GuardedBy("lock")
+    boolean needed(int blockId) {
+        return owner.referenced(blockId);
     }
 
     /**
@@ -288,7 +313,7 @@ final class HostBlocks {
      * needs it, since the cache may free and reuse the id once the lock is released.
      */
     MemorySegment identityOf(int blockId) {
-        return identities.apply(blockId);
+        return owner.identity(blockId);
     }
 
     /**

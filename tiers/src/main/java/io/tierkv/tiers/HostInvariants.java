@@ -3,7 +3,6 @@ package io.tierkv.tiers;
 import io.tierkv.tiers.disk.store.DiskTier;
 
 import static io.tierkv.tiers.HostBlocks.MOVING;
-import static io.tierkv.tiers.HostBlocks.NEEDED;
 import static io.tierkv.tiers.HostBlocks.ON_DISK;
 import static io.tierkv.tiers.HostBlocks.PINNED;
 import static io.tierkv.tiers.HostBlocks.QUEUED;
@@ -17,7 +16,7 @@ final class HostInvariants {
     /**
      * Host-side invariants: free + used == capacity, no slot twice, the policy holds exactly the
      * host-resident blocks that are neither moving nor queued for a spill, and an id holds a disk
-     * pin only while it is NEEDED, ON_DISK and without a host slot. Unless a pinning spill is in
+     * pin only while it is referenced ({@link HostBlocks#needed}), ON_DISK and without a host slot. Unless a pinning spill is in
      * flight, the disk's pins are exactly those the ids hold: each pin held by as many ids as it
      * counts (on its record, or broken), every pinned record held by an id, no broken pin without
      * a holder.
@@ -40,10 +39,10 @@ final class HostInvariants {
             int diskOnlyIds = 0;
             for (int id = 0; id < h.hostSlot.length; id++) {
                 int hs = h.hostSlot[id];
-                boolean pinOk = (h.state[id] & (NEEDED | ON_DISK)) == (NEEDED | ON_DISK) && hs < 0;
+                boolean pinOk = h.needed(id) && (h.state[id] & ON_DISK) != 0 && hs < 0;
                 if ((h.state[id] & PINNED) != 0 && !pinOk) {
                     bad.add("block " + id + " holds a disk pin but state " + h.state[id] + " host slot " + hs
-                            + " (expected NEEDED, ON_DISK, no host slot)");
+                            + " (expected referenced, ON_DISK, no host slot)");
                 }
                 if (((h.state[id] & PINNED) != 0) != (h.diskPin(id) != DiskTier.NO_PIN)) {
                     bad.add("block " + id + " state " + h.state[id] + " but disk pin " + h.diskPin(id));

@@ -7,7 +7,6 @@ import java.lang.foreign.MemorySegment;
 
 import static io.tierkv.tiers.HostBlocks.CLEAN;
 import static io.tierkv.tiers.HostBlocks.MOVING;
-import static io.tierkv.tiers.HostBlocks.NEEDED;
 import static io.tierkv.tiers.HostBlocks.NOT_STORED;
 import static io.tierkv.tiers.HostBlocks.ON_DISK;
 import static io.tierkv.tiers.HostBlocks.QUEUED;
@@ -16,7 +15,7 @@ import static io.tierkv.tiers.HostBlocks.STORED;
 /**
  * Room on the host tier: free slots, and victims by the host policy: a clean copy is dropped, a
  * hashed block spills to disk, an unreferenced block is evicted. The cache learns of the ids that
- * left from {@link HostTier#drainChanges}; this class never calls it. The host lock is released
+ * left from {@link HostTier#drainChanges}; this class never calls it. The manager lock is released
  * around every disk write (lock order: cache, host, disk).
  */
 final class HostRoom {
@@ -72,6 +71,17 @@ final class HostRoom {
         return s;
     }
 
+    /** Frees a reserved host slot no copy was issued into (the copy threw before it started). */
+    void releaseReserved(int hs) {
+        h.lock.lock();
+        try {
+            h.reservedHostSlots--;
+            h.slots.free(hs);
+        } finally {
+            h.lock.unlock();
+        }
+    }
+
     /** A host slot free now, reserved (no eviction, no spill), or -1. */
     int freeHostSlot() {
         h.lock.lock();
@@ -84,7 +94,7 @@ final class HostRoom {
 
     /**
      * Spills a victim to disk or, if {@code mayFree} and the spill fails, evicts it if nothing
-     * references it (not NEEDED): its host copy is dropped here, under this lock, so no pin can
+     * references it (not {@link HostBlocks#needed}): its host copy is dropped here, under this lock, so no pin can
      * arrive for a copy that is going. Either way the id is noted for the cache
      * ({@link HostBlocks#noteLeft}), which retires it (kept by hash) or frees it (evicted) when it
      * next settles; this tier never calls the cache. A victim that stays is back in the policy
@@ -96,7 +106,7 @@ final class HostRoom {
         int hs = h.hostSlot[victim];
         long hi = h.hashHi(victim);
         long lo = h.hashLo(victim);
-        boolean pin = (h.state[victim] & NEEDED) != 0; // its record may become its only copy: pin it as it is written
+        boolean pin = h.needed(victim); // its record may become its only copy: pin it as it is written
         boolean toDisk = t.disk != null && (hi | lo) != 0;
         boolean toRemote = !toDisk && t.remote != null && (hi | lo) != 0 && !pin && mayFree;
         // Copied now, before anything changes (it throws once the cache has closed): once the lock
@@ -108,7 +118,7 @@ final class HostRoom {
         if (pin) {
             h.pinningSpills++;
         }
-        h.lock.unlock();
+        h.unlockForWork();
         try {
             if (toDisk) {
                 stored = writeToDisk(victim, hi, lo, hs, identity, pin);
@@ -137,7 +147,7 @@ final class HostRoom {
         }
         if (spilled) {
             h.state[victim] |= ON_DISK; // the record is found again by hash: the cache retires the id if unreferenced
-        } else if (mayFree && (h.state[victim] & NEEDED) == 0) {
+        } else if (mayFree && !h.needed(victim)) {
             t.counters.hostEvictions.increment(); // nothing references it: its bytes go, the cache frees the id
         } else {
             h.policy.onAdmit(victim, 0, lo); // stays: back in the policy

@@ -2,6 +2,7 @@ package io.tierkv.tiers;
 
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.cache.BelowChanges;
+import io.tierkv.core.cache.BlockOwner;
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.natives.GpuEvent;
 import io.tierkv.natives.PinnedHostBuffer;
@@ -9,11 +10,9 @@ import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.IntConsumer;
-import java.util.function.IntFunction;
 
 import static io.tierkv.tiers.HostBlocks.CLEAN;
 import static io.tierkv.tiers.HostBlocks.MOVING;
-import static io.tierkv.tiers.HostBlocks.NEEDED;
 import static io.tierkv.tiers.HostBlocks.ON_DISK;
 
 /**
@@ -52,9 +51,11 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * fetches them back for prefix matches.
  *
  * <h2>Concurrency and lock order</h2>
- * The cache lock comes before this tier's lock, which comes before the disk tier's. This tier
- * never calls the cache; a victim spilled to disk is first marked MOVING and the lock released
- * for the write. A block freed by the cache while it is MOVING is detached from its slot at once
+ * One lock: this tier's facts are guarded by the cache's own lock, the manager lock, lent at
+ * {@link #attach}, which comes before the disk tier's locks. Whether a block is referenced is the
+ * cache's fact (its HELD bit, read through {@link BlockOwner#referenced}), not a copy kept here.
+ * This tier never calls the cache; a victim spilled to disk is first marked MOVING and the lock
+ * released for the write (every call that spills arrives without the lock held). A block freed by the cache while it is MOVING is detached from its slot at once
  * (its id may be reused straight away) and the orphaned slot is freed by the move when it ends, so
  * a slot being read is never reused. Device copies run on the device tier's stream outside every
  * lock.
@@ -72,7 +73,7 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     /**
      * Keys of departed disk records handed to the cache per {@link #drainChanges}: the cache
-     * settles each under its lock (a host lock and at most one disk lookup apiece), so this bounds
+     * settles each under its lock (at most one disk lookup apiece), so this bounds
      * how long one drain holds it; the rest wait for the next drain (a mover cycle, a demotion),
      * meanwhile their blocks miss at a match as their records would.
      */
@@ -131,8 +132,8 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     @Override
-    public void attach(IntFunction<MemorySegment> identities) {
-        blocks.attach(identities);
+    public void attach(BlockOwner owner) {
+        blocks.attach(owner);
     }
 
     @Override
@@ -207,7 +208,13 @@ final class HostTier implements LowerTier, AutoCloseable {
             return false;
         }
         long start = counters.demotions.startTimer();
-        GpuEvent ev = device.copyToHost(deviceSlot, blocks.slotBytes, blocks.slotOffset(hs));
+        GpuEvent ev;
+        try {
+            ev = device.copyToHost(deviceSlot, blocks.slotBytes, blocks.slotOffset(hs));
+        } catch (RuntimeException | Error e) { // not issued (a device gone): the slot is free again
+            room.releaseReserved(hs);
+            throw e;
+        }
         boolean done = DeviceTier.await(ev, copyTimeoutNanos);
         RemoteTier r = remote;
         if (done && r != null && r.writeThrough && (hi | lo) != 0) {
@@ -222,7 +229,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             }
             ev.close();
             pins.releaseDiskPin(blockId); // the host slot holds it now
-            blocks.state[blockId] &= NEEDED;
+            blocks.state[blockId] = 0;
             blocks.place(blockId, hs, hi, lo);
             blocks.policy.onAdmit(blockId, 0, lo);
         } finally {
@@ -235,75 +242,77 @@ final class HostTier implements LowerTier, AutoCloseable {
     /**
      * {@inheritDoc}
      *
-     * <p>Only the disk path reads the block's identity (the cache's record, through {@link
-     * HostBlocks#identityOf}: the block is in transit, so the cache keeps the id and its record),
-     * so a promotion from the host makes no view of it. A promotion from the host reads no clock
-     * unless its copy must be waited for (the timeout counts from then) or it is the one in
-     * {@link TierCounters.Move#SAMPLE_EVERY} timed.
+     * <p>A host slot that a spill or a late promotion reads is {@link #SOURCE_BUSY}, unless the
+     * late promotion's copy has landed: such moves are ended here (their device slots wait for
+     * the cache's next {@link #releaseLateSlots}), or the block would wait forever.
      */
     @Override
-    public int promote(int blockId, long hashHi, long hashLo, int deviceSlot, long timeoutNanos) {
-        int hs = takeForPromotion(blockId);
-        if (hs >= 0) {
-            return promoteFromHost(blockId, hs, deviceSlot, timeoutNanos);
+    @SuppressWarnings("GuardedBy") // the cache holds the manager lock, blocks.lock, for this call
+    public int preparePromote(int blockId) {
+        if (blocks.hostSlot[blockId] >= 0 && (blocks.state[blockId] & MOVING) != 0) {
+            lateCopies.endLandedPromotions();
+            if ((blocks.state[blockId] & MOVING) != 0) {
+                return SOURCE_BUSY;
+            }
         }
-        return hs == FROM_DISK
+        int hs = blocks.hostSlot[blockId];
+        if (hs >= 0) {
+            blocks.state[blockId] |= MOVING;
+            blocks.policy.onRemove(blockId);
+            return hs;
+        }
+        return pins.diskCopyHeld(blockId) ? SOURCE_DISK : SOURCE_NONE;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Only the disk path reads the block's identity (the cache's record, through {@link
+     * HostBlocks#identityOf}: the block is in transit, so the cache keeps the id and its record),
+     * so a promotion from the host makes no view of it. A promotion from the host takes no lock
+     * unless its copy times out, and reads no clock unless its copy must be waited for (the
+     * timeout counts from then) or it is the one in {@link TierCounters.Move#SAMPLE_EVERY} timed.
+     */
+    @Override
+    public int promote(int blockId, long hashHi, long hashLo, int source, int deviceSlot, long timeoutNanos) {
+        if (source >= 0) {
+            return promoteFromHost(blockId, source, deviceSlot, timeoutNanos);
+        }
+        return source == SOURCE_DISK
                 ? diskLoads.promote(blockId, hashHi, hashLo, blocks.identityOf(blockId), deviceSlot, System.nanoTime())
                 : LOST;
     }
 
-    /** What {@link #takeForPromotion} returns for a block whose copy is on disk only. */
-    private static final int FROM_DISK = -2;
-
-    /**
-     * Finds a block's copy to promote from, waiting while a spill or a late promotion reads its
-     * host slot: the host slot, marked MOVING and out of the host policy; {@link #FROM_DISK}; or
-     * -1 ({@link #LOST}'s case) when it has none.
-     */
-    private int takeForPromotion(int blockId) {
-        blocks.lock.lock();
-        try {
-            while (blocks.hostSlot[blockId] >= 0 && (blocks.state[blockId] & MOVING) != 0) { // a spill or a late promotion reads it
-                // A late promotion of this block reads it until its copy lands: end such moves here
-                // (their device slots wait for the cache's next releaseLateSlots), or wait forever.
-                lateCopies.endLandedPromotions();
-                if ((blocks.state[blockId] & MOVING) == 0) {
-                    break;
-                }
-                blocks.lock.unlock();
-                java.util.concurrent.locks.LockSupport.parkNanos(20_000);
-                blocks.lock.lock();
-            }
-            int hs = blocks.hostSlot[blockId];
-            if (hs >= 0) {
-                blocks.state[blockId] |= MOVING;
-                blocks.policy.onRemove(blockId);
-                return hs;
-            }
-            return pins.diskCopyHeld(blockId) ? FROM_DISK : -1;
-        } finally {
-            blocks.lock.unlock();
-        }
-    }
-
-    /** Host slot {@code hs} (MOVING) to the device; the host copy stays, CLEAN. */
+    /** Host slot {@code hs} (MOVING since {@link #preparePromote}) to the device. */
     private int promoteFromHost(int blockId, int hs, int deviceSlot, long timeoutNanos) {
         long start = counters.promotions.startTimer();
         GpuEvent ev = device.copyFromHost(blocks.slotBytes, blocks.slotOffset(hs), deviceSlot);
-        boolean done = DeviceTier.await(ev, timeoutNanos);
-        blocks.lock.lock();
-        try {
-            if (!done) {
+        if (!DeviceTier.await(ev, timeoutNanos)) {
+            blocks.lock.lock();
+            try {
                 lateCopies.parkPromotion(ev, deviceSlot, blockId); // keep MOVING until it lands
-                return TIMED_OUT;
+            } finally {
+                blocks.lock.unlock();
             }
-            ev.close();
-            blocks.endMove(blockId, CLEAN);
-        } finally {
-            blocks.lock.unlock();
+            return TIMED_OUT;
         }
+        ev.close();
         counters.promotions.recordSampled(blockId, layout.bytesPerBlock(), start);
         return PROMOTED;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A host source ends its read: the host copy stays, CLEAN if the device holds the block now.
+     * A timed-out copy keeps it MOVING until the copy lands ({@code LateCopies}).
+     */
+    @Override
+    @SuppressWarnings("GuardedBy") // the cache holds the manager lock, blocks.lock, for this call
+    public void completePromote(int blockId, int source, int result) {
+        if (source >= 0 && result != TIMED_OUT) {
+            blocks.endMove(blockId, result == PROMOTED ? CLEAN : 0);
+        }
     }
 
     /** Disk to device through the staging buffer; the block stays on disk as a clean copy. */
@@ -461,9 +470,8 @@ final class HostTier implements LowerTier, AutoCloseable {
     public boolean pinBelow(int blockId) {
         blocks.lock.lock();
         try {
-            blocks.state[blockId] |= NEEDED;
             if (blocks.hostSlot[blockId] >= 0) {
-                return true; // a host slot never drops a NEEDED block without a copy elsewhere
+                return true; // a host slot never drops a referenced block without a copy elsewhere
             }
             return pins.holdDiskCopy(blockId);
         } finally {
@@ -475,7 +483,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     public void unpinBelow(int blockId) {
         blocks.lock.lock();
         try {
-            blocks.state[blockId] &= ~NEEDED;
             pins.releaseDiskPin(blockId);
             if (blocks.hostSlot[blockId] < 0 && (blocks.state[blockId] & ON_DISK) != 0) {
                 // Spilled while referenced, now held by hash alone: its id may be retired (the cache

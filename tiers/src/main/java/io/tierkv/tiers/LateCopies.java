@@ -8,7 +8,7 @@ import java.util.function.IntConsumer;
 /**
  * Copies that missed their deadline, until they land: a timed-out promotion keeps its device slot
  * (handed back to the cache only once its copy completed, so no late write lands in a reused slot)
- * and its host copy; a timed-out demotion parks its host slot. All methods run with the host lock
+ * and its host copy; a timed-out demotion parks its host slot. All methods run with the manager lock
  * held.
  */
 final class LateCopies {

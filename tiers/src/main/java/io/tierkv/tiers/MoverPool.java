@@ -53,7 +53,7 @@ final class MoverPool {
      * Queues a read-ahead promotion on its path (DISK_TO_HOST for a block held only on disk, else
      * HOST_TO_DEVICE) and wakes a mover; without mover threads the next {@link #runCycle()} drains
      * it. A full queue rejects the request (counted); the lease that needs the block still
-     * promotes it. May be called under the cache lock: takes only the host tier's and the queue's.
+     * promotes it. May be called under the manager lock: takes it again (reentrant) and the queue's.
      */
     void requestPromotion(int blockId) {
         MovePath path = host.residence(blockId) == LowerTier.RESIDENT_DISK ? MovePath.DISK_TO_HOST

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.LongAdder;
  * counted reserved, so the host's invariants hold while it waits. At most a quarter of the host
  * slots (and 256 blocks) per call.
  *
- * <p>Thread-safe: each thread holds its own slots; the host lock guards the slot table.
+ * <p>Thread-safe: each thread holds its own slots; the manager lock guards the slot table.
  */
 final class RemoteFetch {
 
@@ -119,7 +119,7 @@ final class RemoteFetch {
 
     /**
      * Takes the held slot of a fetched block whose stored identity equals {@code identity}, for
-     * an adoption. Cache lock held; takes the host lock.
+     * an adoption. The manager lock held (reentrant).
      *
      * @return the host slot, still counted reserved, or -1 if this thread holds no such block
      */

@@ -8,7 +8,8 @@ import java.util.function.IntConsumer;
 /**
  * A lower tier that delegates to a host tier and runs a test's hook once at the point a race
  * needs: right after a demotion's, a promotion's or a load's copy landed, while the move holds the
- * block and the cache lock is released (what a mover or another worker may do at that moment).
+ * block and the cache lock is released (what a mover or another worker may do at that moment);
+ * and can say a block's copy below went ({@link #goneBelow}).
  */
 final class HookedLower implements LowerTier {
 
@@ -24,6 +25,11 @@ final class HookedLower implements LowerTier {
      * the cache lock released) instead of a store's fetch, then says all it was asked for came.
      */
     Runnable duringFetch;
+    /**
+     * A block id whose copy below a test says went (as a pinned disk record that another reader
+     * found damaged does), or -1: {@link #residence} answers {@link #RESIDENT_NOWHERE} for it.
+     */
+    volatile int goneBelow = -1;
 
     /** @param host the host tier every call goes to */
     HookedLower(HostTier host) {
@@ -31,8 +37,8 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public void attach(java.util.function.IntFunction<MemorySegment> identities) {
-        host.attach(identities);
+    public void attach(io.tierkv.core.cache.BlockOwner owner) {
+        host.attach(owner);
     }
 
     @Override
@@ -45,8 +51,18 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public int promote(int blockId, long hashHi, long hashLo, int slot, long timeoutNanos) {
-        int result = host.promote(blockId, hashHi, hashLo, slot, timeoutNanos);
+    public int preparePromote(int blockId) {
+        return host.preparePromote(blockId);
+    }
+
+    @Override
+    public void completePromote(int blockId, int source, int result) {
+        host.completePromote(blockId, source, result);
+    }
+
+    @Override
+    public int promote(int blockId, long hashHi, long hashLo, int source, int slot, long timeoutNanos) {
+        int result = host.promote(blockId, hashHi, hashLo, source, slot, timeoutNanos);
         Runnable hook = afterPromote;
         afterPromote = null;
         runIf(result == PROMOTED, hook);
@@ -70,7 +86,7 @@ final class HookedLower implements LowerTier {
 
     @Override
     public int residence(int blockId) {
-        return host.residence(blockId);
+        return blockId == goneBelow ? RESIDENT_NOWHERE : host.residence(blockId);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.tierkv.tiers;
 
+import io.tierkv.core.cache.BlockOwner;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.event.KvEventSink;
@@ -12,7 +13,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,15 +40,28 @@ class HostIdentityReadsTest {
         try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), host -> host);
                 Arena arena = Arena.ofConfined()) {
             HostTier host = stack.host;
-            IntFunction<MemorySegment> records = host.blocks.identities;
+            BlockOwner owner = host.blocks.owner;
             AtomicInteger reads = new AtomicInteger();
             List<Integer> unlockedReads = new CopyOnWriteArrayList<>();
-            host.attach(id -> {
-                reads.incrementAndGet();
-                if (!lockedAndPlaced(host, id)) {
-                    unlockedReads.add(id);
+            host.attach(new BlockOwner() {
+                @Override
+                public java.util.concurrent.locks.ReentrantLock lock() {
+                    return owner.lock();
                 }
-                return records.apply(id);
+
+                @Override
+                public MemorySegment identity(int id) {
+                    reads.incrementAndGet();
+                    if (!lockedAndPlaced(host, id)) {
+                        unlockedReads.add(id);
+                    }
+                    return owner.identity(id);
+                }
+
+                @Override
+                public boolean referenced(int id) {
+                    return owner.referenced(id);
+                }
             });
             List<int[]> storedTokens = new CopyOnWriteArrayList<>();
             host.setEventSink(new KvEventSink() {

@@ -5,18 +5,21 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tierkv.core.cache.BlockOwner;
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.reflect.Field;
-import java.lang.reflect.Method;
 import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A promotion from disk loads the key the cache holds for the block, not one the host tier reads
- * again after {@code takeForPromotion} let its lock go: replays, step by step, an interleaving in
+ * again after {@code preparePromote} planned it and the lock was let go for the copy: replays, step by step, an interleaving in
  * which the block's disk copy is cleared between the two (a match's {@code pinBelow} finds the
  * record evicted, which drops the host tier's disk-only key) and the key is written again by
  * another id of the same identity. With the key read in a second lock section, the promotion
@@ -37,13 +40,36 @@ class PromoteHashReadTest {
             DiskTier disk = stack.disk;
             HostDiskStack.Spilled b = stack.spillCachedBlock(arena);
             int id = b.id();
-            // 1. the promotion's first lock section: a disk-only copy
-            Method take = HostTier.class.getDeclaredMethod("takeForPromotion", int.class);
-            take.setAccessible(true);
-            assertEquals(-2, (int) take.invoke(host, id), "FROM_DISK");
+            BlockOwner owner = host.blocks.owner;
+            AtomicBoolean referenced = new AtomicBoolean();
+            host.attach(new BlockOwner() { // the cache's HELD bit for this id, as a match sets it
+                @Override
+                public ReentrantLock lock() {
+                    return owner.lock();
+                }
+
+                @Override
+                public MemorySegment identity(int blockId) {
+                    return owner.identity(blockId);
+                }
+
+                @Override
+                public boolean referenced(int blockId) {
+                    return blockId == id ? referenced.get() : owner.referenced(blockId);
+                }
+            });
+            // 1. the promotion's plan, under the lock: a disk-only copy
+            host.blocks.lock.lock();
+            try {
+                assertEquals(LowerTier.SOURCE_DISK, host.preparePromote(id));
+            } finally {
+                host.blocks.lock.unlock();
+            }
             // 2. meanwhile: the record is evicted, a match's pinBelow finds it gone (ON_DISK cleared)
             assertEquals(1, disk.maintenance().evict(1));
+            referenced.set(true);
             assertFalse(host.pinBelow(id));
+            referenced.set(false);
             host.unpinBelow(id);
             // 3. another id of the same identity writes the key again
             assertTrue(disk.put(b.hashHi(), b.hashLo(), b.identity(), blockImage(arena.allocate(bb), Managers.LAYOUT, 7, 0)));

@@ -27,12 +27,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A promotion copies a block up with the cache lock released. Once the copy has landed, the host
- * copy is a clean second copy, which the host tier may drop for room before the promotion takes
- * the lock back. In that window the block has no device slot yet and no copy below, and a prefix
- * match that finds it must wait for the promotion rather than call it a miss (found by a review's
- * stress test: a match missed a block that a match right after found on the device). The wait
- * must end as the move ends, however it ends, and take nothing into a sequence closed meanwhile.
+ * A promotion copies a block up with the cache lock released. Its source below is held from the
+ * plan to the commit ({@link LowerTier#preparePromote}, {@link LowerTier#completePromote}): in the
+ * window after the copy landed, the host copy cannot be dropped for room. (Before the source was
+ * held, the host tier dropped it as a clean copy there, and a match missed a block that a match
+ * right after found on the device: a review's stress test.) A copy below can still go in that
+ * window (a pinned disk record that another reader finds damaged: {@link HookedLower#goneBelow}
+ * says so here); a prefix match that finds the block then must wait for the promotion rather than
+ * call it a miss. The wait must end as the move ends, however it ends, and take nothing into a
+ * sequence closed meanwhile.
  */
 class PromotionWindowMatchTest {
 
@@ -110,9 +113,9 @@ class PromotionWindowMatchTest {
 
     /**
      * A promotion that ends by an exception (a disk read error, a device gone) wakes the match at
-     * once and frees the slot it took. The exception is thrown here after the host tier's
-     * promotion, the one point a test can reach; the block's host copy is dropped by then, so it
-     * has no copy left and the match misses.
+     * once and frees the slot it took. The exception is thrown here after the host tier's copy,
+     * the one point a test can reach; the block's copy below has gone by then, so it has no copy
+     * left and the match misses.
      */
     @Test
     void aPromotionEndingByAnExceptionEndsTheWaitAndFreesItsSlot() throws Exception {
@@ -149,8 +152,8 @@ class PromotionWindowMatchTest {
     }
 
     /**
-     * A match of the block's tokens made in the promotion's window: the hook drops the host's
-     * copy, clean now, starts the match on its own thread (it waits for the very promotion the
+     * A match of the block's tokens made in the promotion's window: the hook finds the host's
+     * copy held, says it went, starts the match on its own thread (it waits for the very promotion the
      * hook is part of), checks that it waits, then runs {@code inWindow}.
      */
     private static final class WindowMatch {
@@ -172,9 +175,12 @@ class PromotionWindowMatchTest {
         WindowMatch(HostDiskStack stack, int id, Consumer<WindowMatch> inWindow) {
             this.stack = stack;
             this.id = id;
-            ((HookedLower) stack.lower).afterPromote = () -> {
-                assertEquals(1, stack.host.evict(1), "the clean host copy is dropped");
-                assertEquals(LowerTier.RESIDENT_NOWHERE, stack.host.residence(id), "no copy below in the window");
+            HookedLower lower = (HookedLower) stack.lower;
+            lower.afterPromote = () -> {
+                assertEquals(0, stack.host.evict(1), "the host copy is the promotion's source, held: nothing to drop");
+                assertEquals(LowerTier.RESIDENT_HOST, stack.host.residence(id), "the source below in the window");
+                lower.goneBelow = id; // and then it goes
+                assertEquals(LowerTier.RESIDENT_NOWHERE, stack.lower.residence(id), "no copy below in the window");
                 thread = Thread.ofPlatform().name("matcher").start(this::match);
                 long end = System.nanoTime() + 5_000_000_000L;
                 while (matched.get() == -1 && thread.getState() != Thread.State.TIMED_WAITING
@@ -202,6 +208,7 @@ class PromotionWindowMatchTest {
         /** Waits for the match to end and checks that it waited in the window. */
         void join() throws InterruptedException {
             thread.join(10_000);
+            ((HookedLower) stack.lower).goneBelow = -1;
             assertTrue(waited, "the match waited for the promotion in its window");
         }
 

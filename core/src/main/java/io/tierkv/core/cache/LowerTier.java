@@ -7,33 +7,33 @@ import java.lang.foreign.MemorySegment;
  * and promotes them back. The tier manager in module {@code tiers} implements it over pinned host
  * memory and the disk tier; a single-tier cache has none.
  *
- * <p>Calls arrive without the cache lock held, with the block pinned (in transit): nobody else
- * reads, moves or frees it until the call returns. Implementations are thread-safe.
+ * <p>One lock: the tier guards its per-block facts with the cache's own lock, lent at {@link
+ * #attach} ({@link BlockOwner#lock()}). Calls that copy bytes arrive without it held, with the
+ * block pinned (in transit): nobody else reads, moves or frees it until the call returns; calls
+ * that only change facts arrive with it held, as each says. Implementations are thread-safe.
  *
  * <p>Identity: every call that moves bytes hands over the block's {@link
  * io.tierkv.core.prefix.BlockIdentity} (a view of the cache's own record, valid for the call).
  * A store keyed by hash (disk, remote) stores it with the bytes and compares it on every read by
  * hash: bytes stored for another identity are never handed up, whatever their hash (a counted
  * collision and a miss). A tier keyed by block id (host slots) keeps no copy: it reads the
- * cache's record of an id it holds ({@link #attach}), which stays as it is until the cache calls
+ * cache's record of an id it holds ({@link BlockOwner#identity}), which stays as it is until the cache calls
  * {@link #forget} for that id.
  */
 public interface LowerTier {
 
     /**
-     * Hands this tier the cache's identity records, once, from the cache's constructor, before
-     * any block moves. {@code identities.apply(id)} is a view of block {@code id}'s {@link
-     * io.tierkv.core.prefix.BlockIdentity}, safe to call from any thread; the record it shows is
-     * the block's while this tier holds the id, that is from the move that hands the block down
-     * until {@link #forget}, because the cache rewrites a record only for an id it has freed, and
-     * frees an id it handed down only after {@code forget}. A tier that reads the record after
-     * releasing its own lock (a spill's disk write) copies it first, under that lock. No
-     * default: a tier that wraps another must pass the records on.
+     * Hands this tier the cache's lock and records ({@link BlockOwner}), once, from the cache's
+     * constructor, before any block moves. The tier guards its own per-block facts with {@link
+     * BlockOwner#lock()}, the manager lock, and reads the cache's facts ({@link
+     * BlockOwner#referenced}) and identity records ({@link BlockOwner#identity}) through the view
+     * instead of keeping copies. A tier that reads a record after releasing the lock (a spill's
+     * disk write) copies it first, under the lock. No default: a tier that wraps another must pass
+     * the owner on.
      *
-     * @param identities block id to a view of its identity ({@link
-     *                   io.tierkv.core.prefix.BlockIdentity#bytes} of B token ids)
+     * @param owner the cache's view of itself for the tiers below
      */
-    void attach(java.util.function.IntFunction<MemorySegment> identities);
+    void attach(BlockOwner owner);
 
     /**
      * Copies a sealed block down and confirms the copy is complete.
@@ -48,13 +48,38 @@ public interface LowerTier {
     boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot);
 
     /**
-     * Copies a block's bytes up into a top-tier slot.
+     * Plans a promotion (vLLM's "prepare load"), with the cache lock held and the block in
+     * transit: finds the block's copy below and holds it as the source until {@link
+     * #completePromote}: a host slot is marked as read and leaves the host policy, so nothing
+     * drops or spills it meanwhile. Changes nothing when it answers {@link #SOURCE_NONE} or
+     * {@link #SOURCE_BUSY}. Must not call the cache or block.
+     *
+     * @param blockId the block, not on the top tier
+     * @return the source for {@link #promote}: a host slot ({@code >= 0}), {@link #SOURCE_DISK},
+     *         {@link #SOURCE_NONE} (nothing below holds the block: it is lost), or {@link
+     *         #SOURCE_BUSY} (another move reads its copy now: release the lock a moment and ask
+     *         again)
+     */
+    int preparePromote(int blockId);
+
+    /** {@link #preparePromote} result: nothing below holds the block. */
+    int SOURCE_NONE = -1;
+    /** {@link #preparePromote} result: only the disk holds the block; {@link #promote} reads it there. */
+    int SOURCE_DISK = -2;
+    /** {@link #preparePromote} result: another move reads the block's copy now; nothing was held. */
+    int SOURCE_BUSY = -3;
+
+    /**
+     * Copies a block's bytes up into a top-tier slot from the source {@link #preparePromote}
+     * held, with the cache lock released.
      *
      * @param blockId       the block
      * @param hashHi        its block hash, high word, as the cache holds it: the key of its disk
      *                      record (the lower tier reads no key of its own, which may be gone by the
      *                      time the copy starts)
      * @param hashLo        its block hash, low word
+     * @param source        what {@link #preparePromote} answered: a host slot, {@link
+     *                      #SOURCE_DISK} or {@link #SOURCE_NONE}
      * @param slot          the top-tier slot to fill
      * @param timeoutNanos  how long to wait for the device copy, {@code > 0}, from when the wait
      *                      begins
@@ -62,9 +87,21 @@ public interface LowerTier {
      *         block is gone below (corrupt, missing, evicted, or its key holds another identity)
      *         and the slot is untouched;
      *         {@link #TIMED_OUT} if the copy did not complete in time: the copy may still land,
-     *         so the slot stays reserved until {@link #releaseLateSlots} hands it back
+     *         so the slot stays reserved until {@link #releaseLateSlots} hands it back, and the
+     *         source stays held until then
      */
-    int promote(int blockId, long hashHi, long hashLo, int slot, long timeoutNanos);
+    int promote(int blockId, long hashHi, long hashLo, int source, int slot, long timeoutNanos);
+
+    /**
+     * Ends a promotion (vLLM's "complete load"), with the cache lock held, whatever {@link
+     * #promote} did, also when it threw: a host source is released, back in the host policy, and
+     * kept as a clean second copy if the block was promoted. Must not call the cache or block.
+     *
+     * @param blockId the block
+     * @param source  what {@link #preparePromote} answered
+     * @param result  what {@link #promote} returned, or {@link #LOST} if it threw
+     */
+    void completePromote(int blockId, int source, int result);
 
     /** {@link #promote} result: the slot holds the block. */
     int PROMOTED = 0;

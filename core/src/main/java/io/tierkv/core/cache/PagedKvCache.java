@@ -191,7 +191,7 @@ public final class PagedKvCache implements AutoCloseable {
         this.hasher = new BlockHasher(options.hashAlgorithm(), options.hashKey());
         this.contextHasher = new BlockHasher(HashAlgorithm.SHA256_128, options.hashKey());
         if (lower != null) {
-            lower.attach(records::of); // a tier keyed by id reads the records of the ids it holds
+            lower.attach(new OwnerView(lock, blocks, records)); // one lock; a tier keyed by id reads the records it holds
         }
     }
 

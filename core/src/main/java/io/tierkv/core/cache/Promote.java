@@ -2,17 +2,23 @@ package io.tierkv.core.cache;
 
 import io.tierkv.core.error.CorruptBlockException;
 import io.tierkv.core.error.TransferTimeoutException;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.tierkv.core.cache.BlockStates.TRANSIT;
 
 /**
  * The promote move (from the tier below into a top-tier slot taken for it): plan under the cache
- * lock (the block TRANSIT, the slot reserved), copy with the lock released ({@link
- * LowerTier#promote}, host or disk), commit under the lock (the slot is the block's; or freed and
- * the block lost; or parked until a late copy lands). One instance per cache, called with the
+ * lock (the block TRANSIT, the slot reserved, the source below held: {@link
+ * LowerTier#preparePromote}), copy with the lock released ({@link LowerTier#promote}, host or
+ * disk), commit under the lock ({@link LowerTier#completePromote}; the slot is the block's, or
+ * freed and the block lost, or parked until a late copy lands). One hold of the lock plans and
+ * one commits. One instance per cache, called with the
  * cache lock held.
  */
 final class Promote {
+
+    /** How long a promotion waits, the lock released, before it asks again for a source another move reads. */
+    private static final long BUSY_PARK_NANOS = 20_000;
 
     private final PagedKvCache cache;
     private final BlockStates b;
@@ -40,14 +46,22 @@ final class Promote {
         long timeoutNanos = cache.options.promotionTimeoutNanos();
         long hi = b.hashHi[id]; // read under the lock: the block is TRANSIT, so its hash stays
         long lo = b.hashLo[id];
+        int source = lower.preparePromote(id); // planned in this hold: the source is held from here
+        while (source == LowerTier.SOURCE_BUSY) { // a spill reads the host copy, with the lock released
+            cache.lock.unlock();
+            LockSupport.parkNanos(BUSY_PARK_NANOS);
+            cache.lock.lock();
+            source = lower.preparePromote(id);
+        }
         int result = LowerTier.LOST;
         boolean returned = false;
         cache.lock.unlock();
         try {
-            result = lower.promote(id, hi, lo, s, timeoutNanos); // the identity, where needed, from the attached records
+            result = lower.promote(id, hi, lo, source, s, timeoutNanos); // the identity, where needed, from the attached records
             returned = true;
         } finally {
             cache.lock.lock();
+            lower.completePromote(id, source, result); // committed in this hold: LOST if it threw
             b.bits[id] &= ~TRANSIT;
             admission.unreserve();
             admission.reclaimLateSlots(); // a promotion that waited for a late copy of its block saw it land

@@ -458,7 +458,7 @@ class SequenceContractTest {
         }
 
         @Override
-        public void attach(java.util.function.IntFunction<MemorySegment> identities) {
+        public void attach(BlockOwner owner) {
             // keeps no bytes, so reads no identity
         }
 
@@ -469,7 +469,16 @@ class SequenceContractTest {
         }
 
         @Override
-        public int promote(int blockId, long hashHi, long hashLo, int slot, long timeoutNanos) {
+        public int preparePromote(int blockId) {
+            return SOURCE_DISK; // this fake's promotions all succeed
+        }
+
+        @Override
+        public void completePromote(int blockId, int source, int result) {
+        }
+
+        @Override
+        public int promote(int blockId, long hashHi, long hashLo, int source, int slot, long timeoutNanos) {
             timeout = timeoutNanos;
             return PROMOTED;
         }

@@ -1,0 +1,103 @@
+package io.tierkv.tiers;
+
+import static io.tierkv.core.testing.TestCaches.blockImage;
+import static io.tierkv.core.testing.TestCaches.tokens;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.cache.Sequence;
+import io.tierkv.core.cache.SequenceOptions;
+import io.tierkv.natives.EmulatedDevice;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A device copy that throws before it is issued (a device gone, a driver error) leaves the move's
+ * source as it was and takes nothing for good.
+ * <ul>
+ * <li>A promotion from the host: the host copy is the block's again, back in the host policy, and
+ * the next lease promotes it. Before the source was released in the cache's commit ({@link
+ * io.tierkv.core.cache.LowerTier#completePromote}), the host tier released it only after a copy
+ * that returned, so an exception left the host slot marked as read for good: out of the host
+ * policy, and the next promotion of the block waited for it forever.</li>
+ * <li>A demotion: the host slot it reserved is free again. Before, each such failure kept one for
+ * good, until no demotion found one.</li>
+ * </ul>
+ */
+class FailedDeviceCopiesTest {
+
+    @Test
+    void aPromotionWhoseCopyThrowsLeavesItsHostSourceAsItWas() throws Exception {
+        KvLayout layout = Managers.LAYOUT;
+        int b = layout.blockSizeTokens();
+        long bb = layout.bytesPerBlock();
+        FailingCopiesRuntime runtime = new FailingCopiesRuntime(new EmulatedDevice(16 * bb + (1 << 20)));
+        try (KvBlockManager kv = KvBlockManager.builder(layout).device(runtime, 4 * bb).host(4 * bb)
+                .recentDeviceBlocks(0).movers(0).build();
+             Arena arena = Arena.ofShared(); // read by the timed block's thread too
+             Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            MemorySegment image = blockImage(arena.allocate(bb), layout, 5, 0);
+            s.appendBlock(tokens(0, b), 0, image);
+            int id = s.blockId(0);
+            assertTrue(kv.demoteBlock(id), "demoted to the host");
+
+            runtime.failHostToDevice = true;
+            UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> kv.acquireLease(id));
+            assertEquals("injected", e.getCause().getMessage());
+            runtime.failHostToDevice = false;
+            assertEquals(List.of(), kv.checkInvariants(), "invariants after the failed promotion");
+            assertEquals(1, kv.stats().hostUsedBlocks(), "the host copy stays");
+
+            assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
+                MemorySegment leased = kv.acquireLease(id); // waited forever before
+                try {
+                    assertEquals(-1, leased.mismatch(image), "the block's own bytes");
+                } finally {
+                    kv.releaseLease(id);
+                }
+            }, "the next lease promotes the block");
+            assertEquals(List.of(), kv.checkInvariants(), "invariants after the next lease");
+        }
+    }
+
+    @Test
+    void demotionsWhoseCopiesThrowKeepNoHostSlot() {
+        KvLayout layout = Managers.LAYOUT;
+        int b = layout.blockSizeTokens();
+        long bb = layout.bytesPerBlock();
+        int hostBlocks = 4;
+        FailingCopiesRuntime runtime = new FailingCopiesRuntime(new EmulatedDevice(16 * bb + (1 << 20)));
+        try (KvBlockManager kv = KvBlockManager.builder(layout).device(runtime, 4 * bb).host(hostBlocks * bb)
+                .recentDeviceBlocks(0).movers(0).build();
+             Arena arena = Arena.ofConfined();
+             Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            MemorySegment image = blockImage(arena.allocate(bb), layout, 5, 0);
+            s.appendBlock(tokens(0, b), 0, image);
+            int id = s.blockId(0);
+            runtime.failDeviceToHost = true;
+            for (int i = 0; i <= hostBlocks; i++) {
+                UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> kv.demoteBlock(id));
+                assertEquals("injected", e.getCause().getMessage());
+                kv.acquireLease(id); // as after a refused demotion, the block is a candidate again
+                kv.releaseLease(id); // once its state next changes
+            }
+            runtime.failDeviceToHost = false;
+            assertEquals(0, kv.stats().hostUsedBlocks(), "host slots in use after the failed demotions");
+            assertTrue(kv.demoteBlock(id), "a demotion finds a host slot");
+            MemorySegment leased = kv.acquireLease(id);
+            try {
+                assertEquals(-1, leased.mismatch(image), "the block's own bytes");
+            } finally {
+                kv.releaseLease(id);
+            }
+            assertEquals(List.of(), kv.checkInvariants());
+        }
+    }
+}

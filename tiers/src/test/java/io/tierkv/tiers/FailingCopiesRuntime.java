@@ -1,0 +1,114 @@
+package io.tierkv.tiers;
+
+import io.tierkv.natives.DeviceBuffer;
+import io.tierkv.natives.EmulatedDevice;
+import io.tierkv.natives.GpuEvent;
+import io.tierkv.natives.GpuRuntime;
+import io.tierkv.natives.GpuStream;
+import io.tierkv.natives.MemoryInfo;
+import io.tierkv.natives.PinnedHostBuffer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.util.Optional;
+
+/**
+ * The emulated device, whose host-to-device or device-to-host copies throw while {@link
+ * #failHostToDevice} or {@link #failDeviceToHost} is set (a device gone, a driver error), before
+ * they are issued. Everything else is the emulated device's own.
+ */
+final class FailingCopiesRuntime implements GpuRuntime {
+
+    private final EmulatedDevice device;
+    /** While set, every host-to-device copy throws {@link UncheckedIOException} ("injected"). */
+    volatile boolean failHostToDevice;
+    /** While set, every device-to-host copy throws {@link UncheckedIOException} ("injected"). */
+    volatile boolean failDeviceToHost;
+
+    /** @param device the device every call goes to */
+    FailingCopiesRuntime(EmulatedDevice device) {
+        this.device = device;
+    }
+
+    @Override
+    public String name() {
+        return device.name();
+    }
+
+    @Override
+    public int deviceCount() {
+        return device.deviceCount();
+    }
+
+    @Override
+    public MemoryInfo memoryInfo() {
+        return device.memoryInfo();
+    }
+
+    @Override
+    public boolean deviceMemoryIsHostMemory() {
+        return device.deviceMemoryIsHostMemory();
+    }
+
+    @Override
+    public DeviceBuffer allocateDevice(long bytes) {
+        return device.allocateDevice(bytes);
+    }
+
+    @Override
+    public PinnedHostBuffer allocatePinnedHost(long bytes) {
+        return device.allocatePinnedHost(bytes);
+    }
+
+    @Override
+    public GpuStream createStream() {
+        GpuStream stream = device.createStream();
+        return new GpuStream() {
+            @Override
+            public void copyHostToDevice(MemorySegment src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes) {
+                if (failHostToDevice) {
+                    throw new UncheckedIOException(new IOException("injected"));
+                }
+                stream.copyHostToDevice(src, srcOffset, dst, dstOffset, bytes);
+            }
+
+            @Override
+            public void copyDeviceToHost(DeviceBuffer src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
+                if (failDeviceToHost) {
+                    throw new UncheckedIOException(new IOException("injected"));
+                }
+                stream.copyDeviceToHost(src, srcOffset, dst, dstOffset, bytes);
+            }
+
+            @Override
+            public void copyDeviceToDevice(DeviceBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes) {
+                stream.copyDeviceToDevice(src, srcOffset, dst, dstOffset, bytes);
+            }
+
+            @Override
+            public GpuEvent record() {
+                return stream.record();
+            }
+
+            @Override
+            public Optional<GpuEvent> recordIfPending() {
+                return stream.recordIfPending();
+            }
+
+            @Override
+            public void synchronize() {
+                stream.synchronize();
+            }
+
+            @Override
+            public void close() {
+                stream.close();
+            }
+        };
+    }
+
+    @Override
+    public void close() {
+        device.close();
+    }
+}
