@@ -50,7 +50,7 @@ final class DiskLoads {
         } finally {
             t.staging.release(buffer);
         }
-        t.counters.promotions.recordSampled(blockId, t.layout.bytesPerBlock(), sampledStart);
+        t.counters.promotions.recordSampledLatency(blockId, t.layout.bytesPerBlock(), sampledStart); // counted by the cache
         return LowerTier.PROMOTED;
     }
 

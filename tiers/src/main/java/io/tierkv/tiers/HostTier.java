@@ -297,7 +297,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             return TIMED_OUT;
         }
         ev.close();
-        counters.promotions.recordSampled(blockId, layout.bytesPerBlock(), start);
+        counters.promotions.recordSampledLatency(blockId, layout.bytesPerBlock(), start); // counted by the cache
         return PROMOTED;
     }
 

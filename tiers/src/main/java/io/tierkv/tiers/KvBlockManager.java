@@ -4,8 +4,9 @@ import io.tierkv.core.KvLayout;
 import io.tierkv.core.budget.BudgetKind;
 import io.tierkv.core.budget.BudgetLedger;
 import io.tierkv.core.budget.Budgets;
-import io.tierkv.core.cache.CacheOptions;
 import io.tierkv.core.cache.CacheDiagnostics;
+import io.tierkv.core.cache.CacheOptions;
+import io.tierkv.core.cache.CacheStats;
 import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
@@ -379,8 +380,10 @@ public final class KvBlockManager implements AutoCloseable {
      * first) it gives the final counts, so a caller that totals managers reads it after the close}
      */
     public TierStats stats() {
-        return new TierStats(cache.stats(), host.capacityBlocks(), host.usedBlocks(),
-                TierStats.MoveStats.of(counters.demotions), TierStats.MoveStats.of(counters.promotions),
+        CacheStats cs = cache.stats();
+        return new TierStats(cs, host.capacityBlocks(), host.usedBlocks(),
+                TierStats.MoveStats.of(counters.demotions),
+                counters.promotions.snapshot(cs.promotions(), layout.bytesPerBlock()), // the cache counts promotions
                 TierStats.MoveStats.of(counters.diskSpills), TierStats.MoveStats.of(counters.diskLoads),
                 TierStats.MoveStats.of(counters.diskToHost),
                 counters.diskMisses.sum(), counters.diskSpillFailures.sum(), counters.diskAdoptions.sum(), counters.hostAllocationFailures.sum(),
