@@ -36,19 +36,22 @@ final class DiskLoads {
      */
     int promote(int blockId, long hi, long lo, MemorySegment identity, int deviceSlot, long start) {
         long sampledStart = t.counters.promotions.startTimer(); // promotions share one sampled histogram
+        int found;
         int buffer = t.staging.acquire();
         try {
-            int found = t.disk.load(hi, lo, identity, t.staging.block(buffer));
-            if (found < 0) {
-                t.pins.settleMiss(blockId, found);
-                return LowerTier.LOST;
+            found = t.disk.load(hi, lo, identity, t.staging.block(buffer));
+            if (found >= 0) {
+                t.counters.diskLoads.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
+                GpuEvent ev = device.copyFromHost(t.staging.block(buffer), 0, deviceSlot);
+                ev.synchronize(); // the staging buffer is reused next: wait for the copy whatever the deadline
+                ev.close();
             }
-            t.counters.diskLoads.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
-            GpuEvent ev = device.copyFromHost(t.staging.block(buffer), 0, deviceSlot);
-            ev.synchronize(); // the staging buffer is reused next: wait for the copy whatever the deadline
-            ev.close();
         } finally {
             t.staging.release(buffer);
+        }
+        if (found < 0) { // settled after the buffer went back: it takes the manager lock ({@link StagingPool})
+            t.pins.settleMiss(blockId, found);
+            return LowerTier.LOST;
         }
         t.counters.promotions.recordSampledLatency(blockId, t.layout.bytesPerBlock(), sampledStart); // counted by the cache
         return LowerTier.PROMOTED;

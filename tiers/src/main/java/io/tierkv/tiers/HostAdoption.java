@@ -78,7 +78,10 @@ final class HostAdoption {
 
     /**
      * Reads a record of the expected identity for an adoption, into a free host slot (bound to
-     * the id with it) or through a staging buffer (bound to the record alone).
+     * the id with it) or through a staging buffer (bound to the record alone). With no host slot
+     * and no staging buffer free, it reads the record's header and identity only, as without
+     * {@code readOnAdopt} (the read that follows verifies the payload): the caller holds the
+     * manager lock, so it does not wait for a buffer.
      *
      * @return the block's length on a hit, else {@link DiskTier#ABSENT}, {@link DiskTier#DAMAGED}
      *     or {@link DiskTier#COLLISION}
@@ -91,11 +94,15 @@ final class HostAdoption {
         int hs = t.room.freeHostSlot();
         int found = DiskTier.ABSENT;
         if (hs < 0) {
-            int buffer = t.staging.acquire();
-            try {
-                found = t.disk.load(hi, lo, identity, t.staging.block(buffer));
-            } finally {
-                t.staging.release(buffer);
+            int buffer = t.staging.tryAcquire(); // the manager lock is held: never wait for one ({@link StagingPool})
+            if (buffer < 0) {
+                found = t.disk.match(hi, lo, identity); // header and identity only, as without readOnAdopt
+            } else {
+                try {
+                    found = t.disk.load(hi, lo, identity, t.staging.block(buffer));
+                } finally {
+                    t.staging.release(buffer);
+                }
             }
         } else {
             try {

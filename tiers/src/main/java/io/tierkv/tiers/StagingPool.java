@@ -12,6 +12,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@code transferBytes / bytesPerBlock} buffers of one block each. Their bytes are what the
  * transfer budget counts. Thread-safe: a transfer takes
  * a buffer, waiting while all are in use, and gives it back.
+ *
+ * <p>Lock order: a thread holding a buffer never takes the manager lock (a promotion from disk
+ * gives its buffer back before it settles a miss), and a thread holding the manager lock never
+ * waits for a buffer ({@link #tryAcquire}); otherwise the two could wait for each other for good.
  */
 final class StagingPool implements AutoCloseable {
 
@@ -34,6 +38,16 @@ final class StagingPool implements AutoCloseable {
                 released.awaitUninterruptibly();
             }
             return i;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return a buffer index, or -1 at once if all are in use: for a caller holding the manager lock */
+    int tryAcquire() {
+        lock.lock();
+        try {
+            return free.allocate();
         } finally {
             lock.unlock();
         }

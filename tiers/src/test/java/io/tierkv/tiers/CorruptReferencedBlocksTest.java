@@ -13,23 +13,16 @@ import io.tierkv.core.cache.PagedKvCache;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.error.CorruptBlockException;
-import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.testing.CacheInvariants;
 import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskOptions;
 import io.tierkv.tiers.disk.DiskStats;
-import io.tierkv.tiers.disk.store.DiskFormat;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,12 +51,10 @@ class CorruptReferencedBlocksTest {
 
     private static final int B = 16;
     private static final int[] PROMPT = tokens(4000, B);
-    /** The first record of the first segment: the shared record, written first in every test. */
-    private static final long RECORD = DiskFormat.SEGMENT_HEADER_BYTES;
-    /** Inside its payload: covered by the CRC32C only. */
-    private static final long PAYLOAD = RECORD + DiskFormat.RECORD_HEADER_BYTES + BlockIdentity.bytes(B) + 100;
+    /** Inside the first record's payload (the shared record, written first in every test): covered by the CRC32C only. */
+    private static final long PAYLOAD = RecordDamage.FIRST_PAYLOAD;
     /** Its hash field: the header checksum fails, and a match alone finds it. */
-    private static final long HEADER = RECORD + 16;
+    private static final long HEADER = RecordDamage.FIRST_HEADER;
 
     private final Arena arena = Arena.ofAuto();
     private final KvLayout layout = Managers.LAYOUT;
@@ -137,16 +128,7 @@ class CorruptReferencedBlocksTest {
 
     /** Overwrites 8 bytes at {@code position} of every segment file. */
     private void damage(long position) throws IOException {
-        List<Path> files;
-        try (Stream<Path> list = Files.list(dir.resolve("kv"))) {
-            files = list.filter(p -> p.getFileName().toString().startsWith("seg-")).toList();
-        }
-        assertFalse(files.isEmpty());
-        for (Path f : files) {
-            try (FileChannel ch = FileChannel.open(f, StandardOpenOption.WRITE)) {
-                ch.write(ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5, 6, 7, 8}), position);
-            }
-        }
+        RecordDamage.damage(dir.resolve("kv"), position);
     }
 
     /** The runtime computes the block again and it goes to disk while referenced: a new record, pinned, under the key. */

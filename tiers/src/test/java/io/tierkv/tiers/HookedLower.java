@@ -8,8 +8,8 @@ import java.util.function.IntConsumer;
 /**
  * A lower tier that delegates to a host tier and runs a test's hook once at the point a race
  * needs: right after a demotion's, a promotion's or a load's copy landed, while the move holds the
- * block and the cache lock is released (what a mover or another worker may do at that moment);
- * and can say a block's copy below went ({@link #goneBelow}).
+ * block and the cache lock is released (what a mover or another worker may do at that moment),
+ * or as a promotion is planned, with the lock held.
  */
 final class HookedLower implements LowerTier {
 
@@ -18,6 +18,8 @@ final class HookedLower implements LowerTier {
     Runnable afterDemote;
     /** Run once, right after a promotion's copy landed on the device, with the cache lock released; then cleared. */
     Runnable afterPromote;
+    /** Run once as a promotion is planned, with the cache lock held, before the host tier's plan; then cleared. */
+    Runnable beforePrepare;
     /** Run once, right after a load's copy landed in a host slot, with the cache lock released; then cleared. */
     Runnable afterLoad;
     /**
@@ -25,11 +27,6 @@ final class HookedLower implements LowerTier {
      * the cache lock released) instead of a store's fetch, then says all it was asked for came.
      */
     Runnable duringFetch;
-    /**
-     * A block id whose copy below a test says went (as a pinned disk record that another reader
-     * found damaged does), or -1: {@link #residence} answers {@link #RESIDENT_NOWHERE} for it.
-     */
-    volatile int goneBelow = -1;
 
     /** @param host the host tier every call goes to */
     HookedLower(HostTier host) {
@@ -52,6 +49,9 @@ final class HookedLower implements LowerTier {
 
     @Override
     public int preparePromote(int blockId) {
+        Runnable hook = beforePrepare;
+        beforePrepare = null;
+        runIf(true, hook);
         return host.preparePromote(blockId);
     }
 
@@ -86,7 +86,7 @@ final class HookedLower implements LowerTier {
 
     @Override
     public int residence(int blockId) {
-        return blockId == goneBelow ? RESIDENT_NOWHERE : host.residence(blockId);
+        return host.residence(blockId);
     }
 
     @Override

@@ -36,6 +36,8 @@ final class HostDiskStack implements AutoCloseable {
     final DeviceTier device;
     final PinnedHostBuffer pinned;
     final DiskTier disk;
+    /** The disk tier's directory. */
+    final Path dir;
     final HostTier host;
     /** The cache's lower tier: {@link #host} or the wrapper made of it. */
     final LowerTier lower;
@@ -46,6 +48,7 @@ final class HostDiskStack implements AutoCloseable {
      * @param lowerOf the cache's lower tier, given the host tier (the host tier itself, or a wrapper)
      */
     HostDiskStack(Path dir, Function<HostTier, LowerTier> lowerOf) {
+        this.dir = dir;
         int bb = Managers.LAYOUT.bytesPerBlock();
         runtime = new EmulatedDevice((long) BLOCKS * bb + (1 << 20));
         device = new DeviceTier(runtime, BLOCKS, bb);

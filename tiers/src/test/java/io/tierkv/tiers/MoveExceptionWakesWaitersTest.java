@@ -70,6 +70,41 @@ class MoveExceptionWakesWaitersTest {
         }
     }
 
+    /**
+     * A promotion whose plan throws (the host tier ends landed late copies there, and a failed
+     * copy's event throws) ends its transit and gives its slot back, so the next lease promotes
+     * the block at once. Before, the plan ran outside the move's {@code finally}: the block stayed
+     * in transit for good, and the next lease waited out the promotion timeout.
+     */
+    @Test
+    void aPromotionWhosePlanThrowsEndsItsTransit() throws Exception {
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new); Arena arena = Arena.ofConfined()) {
+            int id;
+            try (Sequence first = stack.cache.openSequence(SequenceOptions.defaults())) {
+                appendWritten(first, 7, tokens(0, 16));
+                id = first.blockId(0);
+            }
+            assertTrue(stack.cache.tierControl().demoteBlock(id), "demoted to the host");
+            try (Sequence holder = stack.cache.openSequence(SequenceOptions.defaults())) {
+                assertEquals(16, holder.matchPrefix(tokens(0, 32)), "the block is found on the host");
+                ((HookedLower) stack.lower).beforePrepare = () -> {
+                    throw new UncheckedIOException(new IOException("injected"));
+                };
+                UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> holder.lease(0, 16));
+                assertEquals("injected", e.getCause().getMessage());
+                long start = System.nanoTime();
+                try (BlockLease lease = holder.lease(0, 16)) {
+                    MemorySegment expected = blockImage(arena.allocate(Managers.LAYOUT.bytesPerBlock()), Managers.LAYOUT, 7, 0);
+                    assertEquals(-1, lease.block(0).mismatch(expected), "the block's bytes");
+                }
+                long tookMillis = (System.nanoTime() - start) / 1_000_000;
+                assertTrue(tookMillis < PROMPT_MILLIS, "the next lease took " + tookMillis + " ms");
+                assertEquals(List.of(), stack.cache.checkInvariants());
+                assertEquals(List.of(), stack.host.checkInvariants());
+            }
+        }
+    }
+
     /** A lease of the holder's first block, taken on another thread while a move holds the block. */
     private static final class WaitingLease {
         private final Sequence holder;

@@ -27,28 +27,65 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A promotion copies a block up with the cache lock released. Its source below is held from the
- * plan to the commit ({@link LowerTier#preparePromote}, {@link LowerTier#completePromote}): in the
- * window after the copy landed, the host copy cannot be dropped for room. (Before the source was
- * held, the host tier dropped it as a clean copy there, and a match missed a block that a match
- * right after found on the device: a review's stress test.) A copy below can still go in that
- * window (a pinned disk record that another reader finds damaged: {@link HookedLower#goneBelow}
- * says so here); a prefix match that finds the block then must wait for the promotion rather than
+ * A promotion copies a block up with the cache lock released; its source below is held from the
+ * plan to the commit ({@link LowerTier#preparePromote}, {@link LowerTier#completePromote}). A
+ * host copy so held cannot go in the window after the copy landed (before it was held, the host
+ * tier dropped it there as a clean copy, and a match missed a block that a match right after found
+ * on the device: a review's stress test). A disk record can: another reader may find it damaged
+ * and quarantine it, which breaks the block's pin. In that window the block has no device slot
+ * yet and no copy below, and a prefix match that finds it must wait for the promotion rather than
  * call it a miss. The wait must end as the move ends, however it ends, and take nothing into a
- * sequence closed meanwhile.
+ * sequence closed meanwhile. Each test promotes a referenced block held only on disk and, in the
+ * window, damages its record and reads it as another reader would.
  */
 class PromotionWindowMatchTest {
 
     @TempDir
     Path dir;
 
+    /** A host copy held as a promotion's source stays in the window: nothing drops it, and a match there hits. */
     @Test
-    void aMatchDuringALeasesPromotionWaitsForItAndHits() throws Exception {
+    void aHostSourceIsHeldInTheWindowAndAMatchThereHits() throws Exception {
         try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
-            int id = cachedOnHost(stack);
+            int id;
+            try (Sequence first = stack.cache.openSequence(SequenceOptions.defaults())) {
+                appendWritten(first, 7, tokens(0, 16));
+                id = first.blockId(0);
+            }
+            assertTrue(stack.cache.tierControl().demoteBlock(id), "demoted to the host");
             try (Sequence holder = stack.cache.openSequence(SequenceOptions.defaults())) {
                 assertEquals(16, holder.matchPrefix(tokens(0, 32)), "the block is found on the host");
-                WindowMatch match = new WindowMatch(stack, id, m -> { });
+                AtomicInteger inWindow = new AtomicInteger(-1);
+                ((HookedLower) stack.lower).afterPromote = () -> {
+                    assertEquals(0, stack.host.evict(1), "the held source is not dropped for room");
+                    assertEquals(LowerTier.RESIDENT_HOST, stack.host.residence(id), "the source below in the window");
+                    Thread t = Thread.ofPlatform().start(() -> {
+                        try (Sequence s = stack.cache.openSequence(SequenceOptions.defaults())) {
+                            inWindow.set(s.matchPrefix(tokens(0, 32)));
+                        }
+                    });
+                    try {
+                        t.join(5_000);
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                };
+                try (BlockLease lease = holder.lease(0, 16)) {
+                    assertNull(((HookedLower) stack.lower).afterPromote, "the hook ran");
+                }
+                assertEquals(16, inWindow.get(), "a match in the window hits the held source at once");
+                assertEquals(List.of(), stack.cache.checkInvariants());
+                assertEquals(List.of(), stack.host.checkInvariants());
+            }
+        }
+    }
+
+    @Test
+    void aMatchDuringALeasesPromotionWaitsForItAndHits() throws Exception {
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new); Arena arena = Arena.ofShared()) {
+            HostDiskStack.Spilled b = stack.spillCachedBlock(arena);
+            try (Sequence holder = heldOnDisk(stack, b)) {
+                WindowMatch match = new WindowMatch(stack, b, arena, m -> { });
                 try (BlockLease lease = holder.lease(0, 16)) { // promotes it; the hook runs in the window
                     assertNull(((HookedLower) stack.lower).afterPromote, "the hook ran");
                 }
@@ -59,30 +96,31 @@ class PromotionWindowMatchTest {
 
     @Test
     void aMatchDuringAReadAheadWaitsForItAndHits() throws Exception {
-        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
-            int id = cachedOnHost(stack);
-            WindowMatch match = new WindowMatch(stack, id, m -> { });
-            assertTrue(stack.cache.tierControl().prefetch(id), "read ahead to the device");
-            assertNull(((HookedLower) stack.lower).afterPromote, "the hook ran");
-            match.assertHitAndIntact();
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new); Arena arena = Arena.ofShared()) {
+            HostDiskStack.Spilled b = stack.spillCachedBlock(arena);
+            try (Sequence holder = heldOnDisk(stack, b)) {
+                WindowMatch match = new WindowMatch(stack, b, arena, m -> { });
+                assertTrue(stack.cache.tierControl().prefetch(b.id()), "read ahead to the device");
+                assertNull(((HookedLower) stack.lower).afterPromote, "the hook ran");
+                match.assertHitAndIntact();
+            }
         }
     }
 
     /** A runtime's cancellation closes the matching sequence from another thread while it waits. */
     @Test
     void aSequenceClosedWhileItsMatchWaitsTakesNothing() throws Exception {
-        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
-            int id = cachedOnHost(stack);
-            try (Sequence holder = stack.cache.openSequence(SequenceOptions.defaults())) {
-                assertEquals(16, holder.matchPrefix(tokens(0, 32)));
-                WindowMatch match = new WindowMatch(stack, id, m -> m.probe.get().close());
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new); Arena arena = Arena.ofShared()) {
+            HostDiskStack.Spilled b = stack.spillCachedBlock(arena);
+            try (Sequence holder = heldOnDisk(stack, b)) {
+                WindowMatch match = new WindowMatch(stack, b, arena, m -> m.probe.get().close());
                 try (BlockLease lease = holder.lease(0, 16)) {
                     assertNull(((HookedLower) stack.lower).afterPromote, "the hook ran");
                 }
                 match.join();
                 assertEquals("sequence closed while its match waited for a block in transit",
                         match.failure.get().getMessage());
-                assertEquals(1, stack.cache.diagnostics().referenceCount(id), "the holder's reference only");
+                assertEquals(1, stack.cache.diagnostics().referenceCount(b.id()), "the holder's reference only");
                 assertEquals(List.of(), stack.cache.checkInvariants());
             }
         }
@@ -90,12 +128,11 @@ class PromotionWindowMatchTest {
 
     @Test
     void anInterruptedWaitIsOneMissAndKeepsTheInterrupt() throws Exception {
-        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
-            int id = cachedOnHost(stack);
-            try (Sequence holder = stack.cache.openSequence(SequenceOptions.defaults())) {
-                assertEquals(16, holder.matchPrefix(tokens(0, 32)));
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new); Arena arena = Arena.ofShared()) {
+            HostDiskStack.Spilled b = stack.spillCachedBlock(arena);
+            try (Sequence holder = heldOnDisk(stack, b)) {
                 CacheStats before = stack.cache.stats();
-                WindowMatch match = new WindowMatch(stack, id, m -> m.thread.interrupt());
+                WindowMatch match = new WindowMatch(stack, b, arena, m -> m.thread.interrupt());
                 try (BlockLease lease = holder.lease(0, 16)) {
                     assertNull(((HookedLower) stack.lower).afterPromote, "the hook ran");
                 }
@@ -113,17 +150,16 @@ class PromotionWindowMatchTest {
 
     /**
      * A promotion that ends by an exception (a disk read error, a device gone) wakes the match at
-     * once and frees the slot it took. The exception is thrown here after the host tier's copy,
-     * the one point a test can reach; the block's copy below has gone by then, so it has no copy
-     * left and the match misses.
+     * once and frees the slot it took. The exception is thrown here after the copy, the one point
+     * a test can reach; the block's record was found damaged by then, so it has no copy left and
+     * the match misses.
      */
     @Test
     void aPromotionEndingByAnExceptionEndsTheWaitAndFreesItsSlot() throws Exception {
-        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
-            int id = cachedOnHost(stack);
-            try (Sequence holder = stack.cache.openSequence(SequenceOptions.defaults())) {
-                assertEquals(16, holder.matchPrefix(tokens(0, 32)));
-                WindowMatch match = new WindowMatch(stack, id, m -> {
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new); Arena arena = Arena.ofShared()) {
+            HostDiskStack.Spilled b = stack.spillCachedBlock(arena);
+            try (Sequence holder = heldOnDisk(stack, b)) {
+                WindowMatch match = new WindowMatch(stack, b, arena, m -> {
                     throw new UncheckedIOException(new IOException("injected read error"));
                 });
                 long start = System.nanoTime();
@@ -140,21 +176,20 @@ class PromotionWindowMatchTest {
         }
     }
 
-    /** Writes one block (tokens 0..15, pattern 7), unreferenced and indexed, and demotes it to the host. */
-    private static int cachedOnHost(HostDiskStack stack) {
-        int id;
-        try (Sequence first = stack.cache.openSequence(SequenceOptions.defaults())) {
-            appendWritten(first, 7, tokens(0, 16));
-            id = first.blockId(0);
-        }
-        assertTrue(stack.cache.tierControl().demoteBlock(id), "demoted to the host");
-        return id;
+    /** A sequence holding the spilled block, found on disk by a match: referenced, its record pinned. */
+    private static Sequence heldOnDisk(HostDiskStack stack, HostDiskStack.Spilled b) {
+        Sequence holder = stack.cache.openSequence(SequenceOptions.defaults());
+        assertEquals(16, holder.matchPrefix(tokens(0, 32)), "the block is found on disk");
+        assertEquals(b.id(), holder.blockId(0));
+        assertEquals(LowerTier.RESIDENT_DISK, stack.host.residence(b.id()), "held on disk only");
+        return holder;
     }
 
     /**
-     * A match of the block's tokens made in the promotion's window: the hook finds the host's
-     * copy held, says it went, starts the match on its own thread (it waits for the very promotion the
-     * hook is part of), checks that it waits, then runs {@code inWindow}.
+     * A match of the block's tokens made in the promotion's window: the hook damages the block's
+     * record and reads it as another reader would (the record is quarantined, the block's pin
+     * broken), starts the match on its own thread (it waits for the very promotion the hook is
+     * part of), checks that it waits, then runs {@code inWindow}.
      */
     private static final class WindowMatch {
         private final HostDiskStack stack;
@@ -172,15 +207,19 @@ class PromotionWindowMatchTest {
         /** Whether the matching thread was interrupted after the match. */
         volatile boolean interruptedAfter;
 
-        WindowMatch(HostDiskStack stack, int id, Consumer<WindowMatch> inWindow) {
+        WindowMatch(HostDiskStack stack, HostDiskStack.Spilled b, Arena arena, Consumer<WindowMatch> inWindow) {
             this.stack = stack;
-            this.id = id;
-            HookedLower lower = (HookedLower) stack.lower;
-            lower.afterPromote = () -> {
-                assertEquals(0, stack.host.evict(1), "the host copy is the promotion's source, held: nothing to drop");
-                assertEquals(LowerTier.RESIDENT_HOST, stack.host.residence(id), "the source below in the window");
-                lower.goneBelow = id; // and then it goes
-                assertEquals(LowerTier.RESIDENT_NOWHERE, stack.lower.residence(id), "no copy below in the window");
+            this.id = b.id();
+            MemorySegment read = arena.allocate(Managers.LAYOUT.bytesPerBlock());
+            ((HookedLower) stack.lower).afterPromote = () -> {
+                try {
+                    RecordDamage.damage(stack.dir, RecordDamage.FIRST_PAYLOAD);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+                assertTrue(stack.disk.load(b.hashHi(), b.hashLo(), b.identity(), read) < 0,
+                        "another reader finds the record damaged");
+                assertEquals(LowerTier.RESIDENT_NOWHERE, stack.host.residence(id), "no copy below in the window");
                 thread = Thread.ofPlatform().name("matcher").start(this::match);
                 long end = System.nanoTime() + 5_000_000_000L;
                 while (matched.get() == -1 && thread.getState() != Thread.State.TIMED_WAITING
@@ -208,7 +247,6 @@ class PromotionWindowMatchTest {
         /** Waits for the match to end and checks that it waited in the window. */
         void join() throws InterruptedException {
             thread.join(10_000);
-            ((HookedLower) stack.lower).goneBelow = -1;
             assertTrue(waited, "the match waited for the promotion in its window");
         }
 

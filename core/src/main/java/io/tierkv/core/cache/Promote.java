@@ -46,12 +46,12 @@ final class Promote {
         long timeoutNanos = cache.options.promotionTimeoutNanos();
         long hi = b.hashHi[id]; // read under the lock: the block is TRANSIT, so its hash stays
         long lo = b.hashLo[id];
-        int source = lower.preparePromote(id); // planned in this hold: the source is held from here
-        while (source == LowerTier.SOURCE_BUSY) { // a spill reads the host copy, with the lock released
-            cache.lock.unlock();
-            LockSupport.parkNanos(BUSY_PARK_NANOS);
-            cache.lock.lock();
-            source = lower.preparePromote(id);
+        int source;
+        try {
+            source = prepare(id);
+        } catch (RuntimeException | Error e) { // nothing is held below: the move ends as a copy that threw
+            end(id, s, false);
+            throw e;
         }
         int result = LowerTier.LOST;
         boolean returned = false;
@@ -62,13 +62,7 @@ final class Promote {
         } finally {
             cache.lock.lock();
             lower.completePromote(id, source, result); // committed in this hold: LOST if it threw
-            b.bits[id] &= ~TRANSIT;
-            admission.unreserve();
-            admission.reclaimLateSlots(); // a promotion that waited for a late copy of its block saw it land
-            if (!returned) { // it threw before issuing its copy or after waiting for it: the block stays below
-                admission.freeSlot(s); // and the slot goes back, which wakes the waiters (a match waiting for this move)
-                cache.endTransit(id);
-            }
+            end(id, s, returned);
         }
         if (result == LowerTier.PROMOTED) {
             cache.counters.promotions++;
@@ -92,5 +86,37 @@ final class Promote {
             throw new TransferTimeoutException("promote block " + id, timeoutNanos);
         }
         throw new CorruptBlockException("block " + id, "missing or corrupt below the top tier", -1, -1);
+    }
+
+    /**
+     * Holds the block's source below ({@link LowerTier#preparePromote}), in the caller's hold of
+     * the lock; while another move reads it, releases the lock a moment and asks again.
+     */
+    @SuppressWarnings("GuardedBy") // cache.lock held by the caller
+    private int prepare(int id) {
+        int source = lower.preparePromote(id);
+        while (source == LowerTier.SOURCE_BUSY) { // a spill reads the host copy, with the lock released
+            cache.lock.unlock();
+            LockSupport.parkNanos(BUSY_PARK_NANOS);
+            cache.lock.lock();
+            source = lower.preparePromote(id);
+        }
+        return source;
+    }
+
+    /**
+     * Ends the move's transit, lock held; one that threw (before its copy was issued, or after it
+     * was waited for) gives its slot back and wakes the waiters, the block staying below.
+     */
+    @SuppressWarnings("GuardedBy") // cache.lock held by the caller
+    private void end(int id, int s, boolean returned) {
+        Admission admission = cache.admission;
+        b.bits[id] &= ~TRANSIT;
+        admission.unreserve();
+        admission.reclaimLateSlots(); // a promotion that waited for a late copy of its block saw it land
+        if (!returned) {
+            admission.freeSlot(s); // which wakes the waiters (a match waiting for this move)
+            cache.endTransit(id);
+        }
     }
 }
