@@ -3,10 +3,7 @@ package io.tierkv.tiers;
 import io.tierkv.natives.DeviceBuffer;
 import io.tierkv.natives.EmulatedDevice;
 import io.tierkv.natives.GpuEvent;
-import io.tierkv.natives.GpuRuntime;
 import io.tierkv.natives.GpuStream;
-import io.tierkv.natives.MemoryInfo;
-import io.tierkv.natives.PinnedHostBuffer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -17,9 +14,8 @@ import java.util.Optional;
  * #failHostToDevice} or {@link #failDeviceToHost} is set (a device gone, a driver error), before
  * they are issued. Everything else is the emulated device's own.
  */
-final class FailingCopiesRuntime implements GpuRuntime {
+final class FailingCopiesRuntime extends DelegatingRuntime {
 
-    private final EmulatedDevice device;
     /** While set, every host-to-device copy throws {@link UncheckedIOException} ("injected"). */
     volatile boolean failHostToDevice;
     /** While set, every device-to-host copy throws {@link UncheckedIOException} ("injected"). */
@@ -27,37 +23,7 @@ final class FailingCopiesRuntime implements GpuRuntime {
 
     /** @param device the device every call goes to */
     FailingCopiesRuntime(EmulatedDevice device) {
-        this.device = device;
-    }
-
-    @Override
-    public String name() {
-        return device.name();
-    }
-
-    @Override
-    public int deviceCount() {
-        return device.deviceCount();
-    }
-
-    @Override
-    public MemoryInfo memoryInfo() {
-        return device.memoryInfo();
-    }
-
-    @Override
-    public boolean deviceMemoryIsHostMemory() {
-        return device.deviceMemoryIsHostMemory();
-    }
-
-    @Override
-    public DeviceBuffer allocateDevice(long bytes) {
-        return device.allocateDevice(bytes);
-    }
-
-    @Override
-    public PinnedHostBuffer allocatePinnedHost(long bytes) {
-        return device.allocatePinnedHost(bytes);
+        super(device);
     }
 
     @Override
@@ -105,10 +71,5 @@ final class FailingCopiesRuntime implements GpuRuntime {
                 stream.close();
             }
         };
-    }
-
-    @Override
-    public void close() {
-        device.close();
     }
 }

@@ -76,11 +76,7 @@ final class HostDiskStack implements AutoCloseable {
      * @return the block
      */
     Spilled spillCachedBlock(Arena arena) {
-        int id;
-        try (Sequence first = cache.openSequence(SequenceOptions.defaults())) {
-            appendWritten(first, 7, tokens(0, 16));
-            id = first.blockId(0);
-        }
+        int id = cachedBlock();
         try (Sequence holder = cache.openSequence(SequenceOptions.defaults())) {
             assertEquals(16, holder.matchPrefix(tokens(0, 32)));
             assertTrue(cache.tierControl().demoteBlock(id), "demoted to the host");
@@ -95,6 +91,21 @@ final class HostDiskStack implements AutoCloseable {
             assertTrue(host.spill(id), "spilled to disk");
             return spilled;
         }
+    }
+
+    /** {@return a block written (tokens 0..15, pattern 7) and cached: unreferenced, indexed, on the device} */
+    int cachedBlock() {
+        try (Sequence first = cache.openSequence(SequenceOptions.defaults())) {
+            appendWritten(first, 7, tokens(0, 16));
+            return first.blockId(0);
+        }
+    }
+
+    /** {@return {@link #cachedBlock}, demoted to the host} */
+    int cachedOnHost() {
+        int id = cachedBlock();
+        assertTrue(cache.tierControl().demoteBlock(id), "demoted to the host");
+        return id;
     }
 
     @Override

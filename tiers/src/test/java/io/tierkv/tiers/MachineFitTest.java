@@ -250,32 +250,11 @@ class MachineFitTest {
      * The emulated device, but any allocation (device or pinned host) counts and fails: the
      * checks must refuse before one is made.
      */
-    private static final class NoAllocation implements GpuRuntime {
-        private final EmulatedDevice device;
+    private static final class NoAllocation extends DelegatingRuntime {
         private int allocations;
 
         NoAllocation(EmulatedDevice device) {
-            this.device = device;
-        }
-
-        @Override
-        public String name() {
-            return device.name();
-        }
-
-        @Override
-        public int deviceCount() {
-            return 1;
-        }
-
-        @Override
-        public MemoryInfo memoryInfo() {
-            return device.memoryInfo();
-        }
-
-        @Override
-        public boolean deviceMemoryIsHostMemory() {
-            return true;
+            super(device);
         }
 
         @Override
@@ -288,16 +267,6 @@ class MachineFitTest {
         public PinnedHostBuffer allocatePinnedHost(long bytes) {
             allocations++;
             throw new AssertionError("allocatePinnedHost(" + bytes + ") after the size checks should have refused");
-        }
-
-        @Override
-        public GpuStream createStream() {
-            return device.createStream();
-        }
-
-        @Override
-        public void close() {
-            device.close();
         }
     }
 

@@ -79,12 +79,7 @@ class MoveExceptionWakesWaitersTest {
     @Test
     void aPromotionWhosePlanThrowsEndsItsTransit() throws Exception {
         try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new); Arena arena = Arena.ofConfined()) {
-            int id;
-            try (Sequence first = stack.cache.openSequence(SequenceOptions.defaults())) {
-                appendWritten(first, 7, tokens(0, 16));
-                id = first.blockId(0);
-            }
-            assertTrue(stack.cache.tierControl().demoteBlock(id), "demoted to the host");
+            int id = stack.cachedOnHost();
             try (Sequence holder = stack.cache.openSequence(SequenceOptions.defaults())) {
                 assertEquals(16, holder.matchPrefix(tokens(0, 32)), "the block is found on the host");
                 ((HookedLower) stack.lower).beforePrepare = () -> {

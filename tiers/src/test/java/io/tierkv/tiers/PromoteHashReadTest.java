@@ -9,11 +9,9 @@ import io.tierkv.core.cache.BlockOwner;
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.reflect.Field;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,17 +40,7 @@ class PromoteHashReadTest {
             int id = b.id();
             BlockOwner owner = host.blocks.owner;
             AtomicBoolean referenced = new AtomicBoolean();
-            host.attach(new BlockOwner() { // the cache's HELD bit for this id, as a match sets it
-                @Override
-                public ReentrantLock lock() {
-                    return owner.lock();
-                }
-
-                @Override
-                public MemorySegment identity(int blockId) {
-                    return owner.identity(blockId);
-                }
-
+            host.attach(new DelegatingOwner(owner) { // the cache's HELD bit for this id, as a match sets it
                 @Override
                 public boolean referenced(int blockId) {
                     return blockId == id ? referenced.get() : owner.referenced(blockId);

@@ -1,6 +1,5 @@
 package io.tierkv.tiers;
 
-import static io.tierkv.core.testing.TestCaches.appendWritten;
 import static io.tierkv.core.testing.TestCaches.blockImage;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -47,12 +46,7 @@ class PromotionWindowMatchTest {
     @Test
     void aHostSourceIsHeldInTheWindowAndAMatchThereHits() throws Exception {
         try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
-            int id;
-            try (Sequence first = stack.cache.openSequence(SequenceOptions.defaults())) {
-                appendWritten(first, 7, tokens(0, 16));
-                id = first.blockId(0);
-            }
-            assertTrue(stack.cache.tierControl().demoteBlock(id), "demoted to the host");
+            int id = stack.cachedOnHost();
             try (Sequence holder = stack.cache.openSequence(SequenceOptions.defaults())) {
                 assertEquals(16, holder.matchPrefix(tokens(0, 32)), "the block is found on the host");
                 AtomicInteger inWindow = new AtomicInteger(-1);
