@@ -27,8 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The host tier keeps no identity of its own (issue 19: it kept a 96-byte copy of the cache's
  * record per host slot, 48 B per block id off the heap in a manager with half its ids on the
  * host): it reads the cache's record of an id it holds. The cache rewrites that record only after
- * it has freed the id, which it may do as soon as the host lock is released. So every read is made
- * with the host lock held, and a spill copies the record under the lock before its disk write.
+ * it has freed the id, which it may do as soon as the manager lock is released. So every read is made
+ * with the manager lock held, and a spill copies the record under the lock before its disk write.
  */
 class HostIdentityReadsTest {
 
@@ -70,7 +70,7 @@ class HostIdentityReadsTest {
                     "the spilled record carries the block's identity");
             assertTrue(stack.cache.tierControl().loadBelow(spilled.id()), "loaded back into a host slot");
 
-            assertEquals(List.of(), unlockedReads, "ids whose record was read without the host lock or a host slot");
+            assertEquals(List.of(), unlockedReads, "ids whose record was read without the manager lock or a host slot");
             // the demotion's and the load's CPU events, the spill's copy, the test's own copy
             assertEquals(4, reads.get(), "records read");
             assertEquals(2, storedTokens.size(), "CPU BlockStored events");
@@ -110,7 +110,7 @@ class HostIdentityReadsTest {
         }
     }
 
-    /** Whether this thread holds the host lock and the block has a host slot. */
+    /** Whether this thread holds the manager lock and the block has a host slot. */
     @SuppressWarnings("GuardedBy") // the slot is read only once the lock is known to be held
     private static boolean lockedAndPlaced(HostTier host, int id) {
         return host.blocks.lock.isHeldByCurrentThread() && host.blocks.hostSlot[id] >= 0;

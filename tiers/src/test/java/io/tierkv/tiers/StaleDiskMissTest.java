@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A read-ahead load (disk to host) reads a cached block's record with the host lock released. If
+ * A read-ahead load (disk to host) reads a cached block's record with the manager lock released. If
  * the record was evicted, the read misses; meanwhile another id of the same identity may spill a
  * new record under the key and a prefix match may pin it for this block and reference it. The
  * miss, settled after the lock is taken back, must not then drop the copy the match relies on
@@ -65,7 +65,7 @@ class StaleDiskMissTest {
                 awaitQueued(diskLock, mover); // the load is about to read the record
                 host.blocks.lock.lock();
             } finally {
-                diskLock.unlock(); // its read misses; it then waits for the host lock
+                diskLock.unlock(); // its read misses; it then waits for the manager lock
             }
             try {
                 awaitQueued(host.blocks.lock, mover);

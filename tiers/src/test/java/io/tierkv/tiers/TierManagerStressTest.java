@@ -57,7 +57,7 @@ class TierManagerStressTest {
     }
 
     /**
-     * Without a disk every host victim is freed through the cache, with the host lock released
+     * Without a disk every host victim is freed through the cache, with the manager lock released
      * around the call; an invariant check between any two steps (here back to back, no pause)
      * must find the host consistent: a resident host block is in the policy unless it moves.
      */
