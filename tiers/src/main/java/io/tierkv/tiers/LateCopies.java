@@ -74,7 +74,7 @@ final class LateCopies {
         try {
             for (int n = late.size(); n > 0; n--) {
                 LateCopy c = late.poll();
-                if (!c.event().isComplete()) {
+                if (!ended(c)) {
                     late.add(c);
                     continue;
                 }
@@ -106,11 +106,26 @@ final class LateCopies {
     void endLandedPromotions() {
         for (int n = late.size(); n > 0; n--) {
             LateCopy c = late.poll();
-            if (c.deviceSlot() >= 0 && c.orphanedHostSlot() < 0 && !c.moveEnded() && c.event().isComplete()) {
+            if (c.deviceSlot() >= 0 && c.orphanedHostSlot() < 0 && !c.moveEnded() && ended(c)) {
                 endMove(c);
                 c = new LateCopy(c.event(), c.deviceSlot(), c.blockId(), -1, true);
             }
             late.add(c);
+        }
+    }
+
+    /**
+     * Whether a late copy has ended: completed, or failed (its event throws {@link
+     * io.tierkv.natives.GpuException}, or any exception). Either way no write of it lands later,
+     * so its slots can go back; a failure is reported as a fault. Never throws: a late copy taken
+     * out of the queue to be looked at always goes back in or is settled.
+     */
+    private static boolean ended(LateCopy c) {
+        try {
+            return c.event().isComplete();
+        } catch (RuntimeException e) {
+            TierEvents.fault("late copy failed: " + e);
+            return true;
         }
     }
 
@@ -135,11 +150,15 @@ final class LateCopies {
         }
     }
 
-    /** Waits for every late copy and releases its event (at close). */
+    /** Waits for every late copy and releases its event (at close); a copy that failed is reported as a fault. */
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostInvariants) hold blocks.lock, h.lock here
     void awaitAll() {
         for (LateCopy c : late) {
-            c.event().synchronize();
+            try {
+                c.event().synchronize();
+            } catch (RuntimeException e) {
+                TierEvents.fault("late copy failed: " + e);
+            }
             c.event().close();
         }
         late.clear();

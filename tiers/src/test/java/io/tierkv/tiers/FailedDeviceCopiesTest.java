@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
+import io.tierkv.core.error.TransferTimeoutException;
 import io.tierkv.natives.EmulatedDevice;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -99,5 +100,70 @@ class FailedDeviceCopiesTest {
             }
             assertEquals(List.of(), kv.checkInvariants());
         }
+    }
+
+    /**
+     * A timed-out promotion's late copy whose event then reports a failure ({@link
+     * io.tierkv.natives.GpuException} from {@code isComplete}) has ended: its device slot goes back
+     * and its host source is released, and the next lease promotes the block. Before, the late copy
+     * was taken out of its queue to be looked at and the exception dropped it: the lease threw, the
+     * device slot was never handed back, and the host slot stayed marked as read for good.
+     */
+    @Test
+    void aLateCopyWhoseEventReportsAFailureEnds() throws Exception {
+        KvLayout layout = Managers.LAYOUT;
+        int b = layout.blockSizeTokens();
+        long bb = layout.bytesPerBlock();
+        EmulatedDevice device = new EmulatedDevice(16 * bb + (1 << 20));
+        FailingCopiesRuntime runtime = new FailingCopiesRuntime(device);
+        try (KvBlockManager kv = KvBlockManager.builder(layout).device(runtime, 4 * bb).host(4 * bb)
+                .recentDeviceBlocks(0).movers(0).promotionTimeoutNanos(50_000_000).build();
+             Arena arena = Arena.ofShared(); // read by the timed block's thread too
+             Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            MemorySegment image = blockImage(arena.allocate(bb), layout, 5, 0);
+            s.appendBlock(tokens(0, b), 0, image);
+            int id = s.blockId(0);
+            assertTrue(kv.demoteBlock(id), "demoted to the host");
+
+            device.stallCopies();
+            assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
+            runtime.failEvents = true; // the late copy's event now reports that it failed
+            device.resumeCopies();
+            assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
+                MemorySegment leased = kv.acquireLease(id); // threw GpuException before; then waited forever
+                try {
+                    runtime.failEvents = false;
+                    assertEquals(-1, leased.mismatch(image), "the block's own bytes");
+                } finally {
+                    kv.releaseLease(id);
+                }
+            }, "the next lease promotes the block");
+            assertEquals(List.of(), kv.checkInvariants());
+        }
+    }
+
+    /** A manager closed with a late copy whose event reports a failure closes, and frees its memory. */
+    @Test
+    void aManagerClosedWithAFailedLateCopyCloses() {
+        KvLayout layout = Managers.LAYOUT;
+        int b = layout.blockSizeTokens();
+        long bb = layout.bytesPerBlock();
+        EmulatedDevice device = new EmulatedDevice(16 * bb + (1 << 20));
+        FailingCopiesRuntime runtime = new FailingCopiesRuntime(device);
+        KvBlockManager kv = KvBlockManager.builder(layout).device(runtime, 4 * bb).host(4 * bb)
+                .recentDeviceBlocks(0).movers(0).promotionTimeoutNanos(50_000_000).build();
+        try (Arena arena = Arena.ofConfined()) {
+            try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+                s.appendBlock(tokens(0, b), 0, blockImage(arena.allocate(bb), layout, 5, 0));
+                int id = s.blockId(0);
+                assertTrue(kv.demoteBlock(id), "demoted to the host");
+                device.stallCopies();
+                assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
+            }
+            runtime.failEvents = true;
+            device.resumeCopies();
+            kv.close(); // threw GpuException before, its memory left open
+        }
+        assertEquals(0, device.openResources(), "device resources left open");
     }
 }
