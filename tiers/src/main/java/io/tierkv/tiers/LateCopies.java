@@ -150,7 +150,13 @@ final class LateCopies {
         }
     }
 
-    /** Waits for every late copy and releases its event (at close); a copy that failed is reported as a fault. */
+    /**
+     * Waits for every late copy (at close: a DMA cannot be recalled, so the memory it writes is
+     * not freed before it lands), then settles it as {@link #releaseLateSlots} does: a promotion's
+     * read of its host copy ends, so a lease still waiting for that read sees it end; parked and
+     * orphaned host slots are freed. Device slots are not handed back (the cache is closing). A
+     * copy that failed is reported as a fault.
+     */
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostInvariants) hold blocks.lock, h.lock here
     void awaitAll() {
         for (LateCopy c : late) {
@@ -160,6 +166,14 @@ final class LateCopies {
                 TierEvents.fault("late copy failed: " + e);
             }
             c.event().close();
+            if (c.deviceSlot() < 0) {
+                h.slots.free(-1 - c.blockId());
+            } else if (c.orphanedHostSlot() >= 0) {
+                h.orphanedSlots--;
+                h.slots.free(c.orphanedHostSlot());
+            } else if (!c.moveEnded()) {
+                endMove(c);
+            }
         }
         late.clear();
     }

@@ -166,4 +166,41 @@ class FailedDeviceCopiesTest {
         }
         assertEquals(0, device.openResources(), "device resources left open");
     }
+
+    /**
+     * A lease of a block whose host copy a late promotion still reads (its copy stalled) waits at
+     * most the promotion timeout, then fails with {@link TransferTimeoutException}; once the copy
+     * lands the block promotes. Before, the wait had no deadline: a copy that never landed held
+     * the lease for good.
+     */
+    @Test
+    void aLeaseWaitingForALateCopyOfItsBlockTimesOut() throws Exception {
+        KvLayout layout = Managers.LAYOUT;
+        int b = layout.blockSizeTokens();
+        long bb = layout.bytesPerBlock();
+        EmulatedDevice device = new EmulatedDevice(16 * bb + (1 << 20));
+        try (KvBlockManager kv = KvBlockManager.builder(layout).device(device, 4 * bb).host(4 * bb)
+                .recentDeviceBlocks(0).movers(0).promotionTimeoutNanos(50_000_000).build();
+             Arena arena = Arena.ofShared(); // read by the timed block's thread too
+             Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            MemorySegment image = blockImage(arena.allocate(bb), layout, 5, 0);
+            s.appendBlock(tokens(0, b), 0, image);
+            int id = s.blockId(0);
+            assertTrue(kv.demoteBlock(id), "demoted to the host");
+            device.stallCopies();
+            assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
+            assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
+                TransferTimeoutException e = assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id));
+                assertTrue(e.getMessage().contains("another move reads its copy below"), e.getMessage());
+            }, "a lease waiting for the late copy's read of its source"); // waited forever before
+            device.resumeCopies();
+            MemorySegment leased = kv.acquireLease(id);
+            try {
+                assertEquals(-1, leased.mismatch(image), "the block's own bytes");
+            } finally {
+                kv.releaseLease(id);
+            }
+            assertEquals(List.of(), kv.checkInvariants());
+        }
+    }
 }

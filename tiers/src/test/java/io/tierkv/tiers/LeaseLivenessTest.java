@@ -125,9 +125,11 @@ class LeaseLivenessTest {
     void aLeaseBehindALatePromotionOfItsBlockIsGrantedOnceTheLateCopyLandsWithNoMover() throws Exception {
         long bb = Managers.LAYOUT.bytesPerBlock();
         EmulatedDevice device = device(8);
+        // The second lease waits for the late copy at most the promotion timeout: 500 ms, of which
+        // the copy stays stalled 100 (FailedDeviceCopiesTest: one that never lands fails the lease).
         KvBlockManager kv = KvBlockManager.builder(Managers.LAYOUT).device(device, 8 * bb).host(8 * bb)
                 .recentDeviceBlocks(0).movers(0).admissionTimeoutNanos(2_000_000)
-                .promotionTimeoutNanos(50_000_000).build();
+                .promotionTimeoutNanos(500_000_000).build();
         invariants.track(kv, kv::checkInvariants);
         PagedKvCache cache = kv.cache();
         int id = cachedBlockOnTheHost(kv);

@@ -71,9 +71,9 @@ class MoveExceptionWakesWaitersTest {
     }
 
     /**
-     * A promotion whose plan throws (the host tier ends landed late copies there, and a failed
-     * copy's event throws) ends its transit and gives its slot back, so the next lease promotes
-     * the block at once. Before, the plan ran outside the move's {@code finally}: the block stayed
+     * A promotion whose plan throws (a lower tier that breaks its contract: the host tier's plan
+     * ends landed late copies, whose events it asks, and must not throw) ends its transit and gives
+     * its slot back, so the next lease promotes the block at once. Before, the plan ran outside the move's {@code finally}: the block stayed
      * in transit for good, and the next lease waited out the promotion timeout.
      */
     @Test

@@ -3,6 +3,7 @@ package io.tierkv.tiers;
 import static io.tierkv.core.testing.TestCaches.blockImage;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -20,6 +21,7 @@ import java.lang.reflect.Field;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,7 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
  * budget) each waited for the other for good. Now the promotion gives its buffer back before it
  * settles the miss, and the match does not wait for a buffer: with none free it adopts the record
  * by its header and identity, as without {@code readOnAdopt}, and the read that follows verifies
- * the payload.
+ * the payload. Each half is asserted on its own: the match ends while the buffer is taken, and the
+ * buffer is free while the promotion waits for the manager lock.
  */
 class StagingBufferLockOrderTest {
 
@@ -98,11 +101,26 @@ class StagingBufferLockOrderTest {
                     matched.set(t);
                 }
             });
-            m.join(5_000); // the buffer still taken: the match must not wait for it under the lock
-            host.staging.release(gate);
+            m.join(5_000);
+            assertFalse(m.isAlive(), "the match waits for a staging buffer under the manager lock:\n" + stack(m));
+            ReentrantLock managerLock = host.blocks.lock;
+            managerLock.lock(); // the promotion's miss, settled under the lock, must wait for it
+            try {
+                host.staging.release(gate);
+                long end = System.nanoTime() + 5_000_000_000L;
+                while (!managerLock.hasQueuedThread(p) && System.nanoTime() < end) {
+                    Thread.sleep(1);
+                }
+                assertTrue(managerLock.hasQueuedThread(p), "the promotion waits for the manager lock:\n" + stack(p));
+                int free = host.staging.tryAcquire();
+                assertTrue(free >= 0, "the promotion gave its buffer back before it waited for the manager lock");
+                host.staging.release(free);
+            } finally {
+                managerLock.unlock();
+            }
             p.join(5_000);
-            if (p.isAlive() || m.isAlive()) {
-                fail("stuck:\npromote-x:\n" + stack(p) + "\nmatch-y:\n" + stack(m)); // kv left open: close would hang
+            if (p.isAlive()) {
+                fail("stuck:\npromote-x:\n" + stack(p)); // kv left open: close would hang
             }
             assertEquals(B, matched.get(), "the match adopted Y by its header while no buffer was free");
             assertInstanceOf(CorruptBlockException.class, promoted.get(), "X's record is damaged: a counted loss");

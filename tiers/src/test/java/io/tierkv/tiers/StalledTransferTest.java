@@ -149,4 +149,46 @@ class StalledTransferTest {
         assertEquals(-1, firstMismatch(b, 2, 0, 16), "B reads its own bytes");
         b.close();
     }
+
+    /**
+     * A manager closed while a promotion's copy is late waits for the copy, then ends the
+     * promotion's read of its host copy, as a late copy that lands before close does (a lease
+     * still waiting for that read then sees it end). Before, close dropped the late copy and left
+     * the host copy marked as read.
+     */
+    @Test
+    void closeEndsTheHostReadOfALatePromotion() throws Exception {
+        long bb = Managers.LAYOUT.bytesPerBlock();
+        EmulatedDevice device = invariants.track(new EmulatedDevice(8 * bb + (1 << 20)), List::of);
+        KvBlockManager kv = KvBlockManager.builder(Managers.LAYOUT).device(device, 8 * bb).host(8 * bb)
+                .recentDeviceBlocks(0).movers(0).promotionTimeoutNanos(50_000_000).build();
+        PagedKvCache cache = kv.cache();
+        int id;
+        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, tokens(0, 16));
+            id = s.blockId(0);
+        }
+        assertTrue(cache.tierControl().demoteBlock(id));
+        java.lang.reflect.Field f = KvBlockManager.class.getDeclaredField("host");
+        f.setAccessible(true);
+        HostTier host = (HostTier) f.get(kv);
+        device.stallCopies();
+        assertThrows(TransferTimeoutException.class, () -> cache.acquireLease(id), "the promotion is late");
+        Thread resume = Thread.ofPlatform().start(() -> {
+            try {
+                Thread.sleep(300); // close is waiting for the late copy by then
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            device.resumeCopies();
+        });
+        kv.close();
+        resume.join();
+        host.blocks.lock.lock();
+        try {
+            assertEquals(0, host.blocks.state[id] & HostBlocks.MOVING, "the host copy is read no more");
+        } finally {
+            host.blocks.lock.unlock();
+        }
+    }
 }

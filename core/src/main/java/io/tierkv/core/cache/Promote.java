@@ -35,7 +35,8 @@ final class Promote {
      * is the block's on success, freed or parked (a late copy) otherwise.
      *
      * @return the slot
-     * @throws TransferTimeoutException if the copy does not complete in time
+     * @throws TransferTimeoutException if the copy does not complete in time, or another move
+     *                                  still reads the block's copy below after the timeout
      * @throws CorruptBlockException    if the block is lost below
      */
     @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Admission, TierControl, PagedKvCache), another path
@@ -48,7 +49,7 @@ final class Promote {
         long lo = b.hashLo[id];
         int source;
         try {
-            source = prepare(id);
+            source = prepare(id, timeoutNanos);
         } catch (RuntimeException | Error e) { // nothing is held below: the move ends as a copy that threw
             end(id, s, false);
             throw e;
@@ -90,12 +91,23 @@ final class Promote {
 
     /**
      * Holds the block's source below ({@link LowerTier#preparePromote}), in the caller's hold of
-     * the lock; while another move reads it, releases the lock a moment and asks again.
+     * the lock; while another move reads it, releases the lock a moment and asks again, for at most
+     * {@code timeoutNanos} (a spill's disk write, or a late copy of the block that may never land).
+     *
+     * @throws TransferTimeoutException if another move still reads the source after the timeout
      */
     @SuppressWarnings("GuardedBy") // cache.lock held by the caller
-    private int prepare(int id) {
+    private int prepare(int id, long timeoutNanos) {
         int source = lower.preparePromote(id);
+        long deadline = 0;
         while (source == LowerTier.SOURCE_BUSY) { // a spill reads the host copy, with the lock released
+            long now = System.nanoTime();
+            if (deadline == 0) {
+                deadline = now + timeoutNanos;
+            } else if (now - deadline >= 0) {
+                throw new TransferTimeoutException("promote block " + id + ": another move reads its copy below",
+                        timeoutNanos);
+            }
             cache.lock.unlock();
             LockSupport.parkNanos(BUSY_PARK_NANOS);
             cache.lock.lock();
