@@ -11,15 +11,16 @@ import static io.tierkv.tiers.HostBlocks.PINNED;
  * records went (broken pins). All methods run with the manager lock held unless they say otherwise.
  *
  * <h2>Referenced blocks are never lost below</h2>
- * Whether a block is referenced is the cache's fact, its HELD bit, read here through
- * {@link HostBlocks#needed} under the one lock; the cache announces its changes ({@link
- * HostTier#pinBelow}, {@link HostTier#unpinBelow}, {@link HostTier#forget}) in the same hold. A host slot never drops a referenced block without a
- * copy elsewhere (it leaves only by a spill, or as a clean copy of a device-resident block). Its
- * disk record is pinned in the disk tier exactly while the block is referenced, ON_DISK and has no
- * host slot (PINNED: this id holds one pin on the record). The pin is taken in the same disk-tier
- * call that writes the record ({@link DiskTier#putPinned} when the block is referenced as
- * the spill starts), so there is no moment at which the record is evictable and already the only
- * copy; if the block became referenced during the spill, the record is pinned before the host slot is
+ * Whether a block is referenced is the cache's fact, its HELD bit, read here through {@link
+ * HostBlocks#needed} under the one lock; the cache announces its changes ({@link
+ * HostTier#pinBelow}, {@link HostTier#unpinBelow}, {@link HostTier#forget}) in the same hold. A
+ * host slot never drops a referenced block without a copy elsewhere (it leaves only by a spill, or
+ * as a clean copy of a device-resident block). Its disk record is pinned in the disk tier exactly
+ * while the block is referenced, ON_DISK and has no host slot (PINNED: this id holds one pin on the
+ * record). The pin is taken in the same disk-tier call that writes the record ({@link
+ * DiskTier#putPinned} when the block is referenced as the spill starts), so there is no moment at
+ * which the record is evictable and already the only copy; if the block became referenced during
+ * the spill, the record is pinned before the host slot is
  * dropped, and a record gone by then means the spill failed and the block stays on the host. A
  * disk tier that cannot make room without evicting pinned records refuses the spill
  * ({@code CapacityExhaustedException}, counted in {@link TierStats#diskSpillFailures()}); the

@@ -17,12 +17,12 @@ import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The host tier's facts, under the manager lock ({@link #lock}, lent by the cache): per block id its host slot and its host-side state
- * bits; per host slot its bytes (a range of the pinned buffer) and its block's hash (its
- * identity is the cache's record of the id, {@link #identityOf}, kept as it is while this tier
- * holds the id); the hashes of blocks held on disk with no host slot, and the disk pins ids
- * hold, for just those ids; the host policy and the slot counts. The parts of the host tier read and write
- * these fields directly, always with {@link #lock} held.
+ * The host tier's facts, under the manager lock ({@link #lock}, lent by the cache): per block id
+ * its host slot and its host-side state bits; per host slot its bytes (a range of the pinned
+ * buffer) and its block's hash (its identity is the cache's record of the id, {@link #identityOf},
+ * kept as it is while this tier holds the id); the hashes of blocks held on disk with no host slot,
+ * and the disk pins ids hold, for just those ids; the host policy and the slot counts. The parts of
+ * the host tier read and write these fields directly, always with {@link #lock} held.
  *
  * <pre>
  * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED, PINNED)

@@ -16,10 +16,10 @@ final class HostInvariants {
     /**
      * Host-side invariants: free + used == capacity, no slot twice, the policy holds exactly the
      * host-resident blocks that are neither moving nor queued for a spill, and an id holds a disk
-     * pin only while it is referenced ({@link HostBlocks#needed}), ON_DISK and without a host slot. Unless a pinning spill is in
-     * flight, the disk's pins are exactly those the ids hold: each pin held by as many ids as it
-     * counts (on its record, or broken), every pinned record held by an id, no broken pin without
-     * a holder.
+     * pin only while it is referenced ({@link HostBlocks#needed}), ON_DISK and without a host slot.
+     * Unless a pinning spill is in flight, the disk's pins are exactly those the ids hold: each pin
+     * held by as many ids as it counts (on its record, or broken), every pinned record held by an
+     * id, no broken pin without a holder.
      *
      * @return violations, empty when consistent
      */

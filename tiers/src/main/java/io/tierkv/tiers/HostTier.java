@@ -55,10 +55,10 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * {@link #attach}, which comes before the disk tier's locks. Whether a block is referenced is the
  * cache's fact (its HELD bit, read through {@link BlockOwner#referenced}), not a copy kept here.
  * This tier never calls the cache; a victim spilled to disk is first marked MOVING and the lock
- * released for the write (every call that spills arrives without the lock held). A block freed by the cache while it is MOVING is detached from its slot at once
- * (its id may be reused straight away) and the orphaned slot is freed by the move when it ends, so
- * a slot being read is never reused. Device copies run on the device tier's stream outside every
- * lock.
+ * released for the write (every call that spills arrives without the lock held). A block freed
+ * by the cache while it is MOVING is detached from its slot at once (its id may be reused
+ * straight away) and the orphaned slot is freed by the move when it ends, so a slot being read
+ * is never reused. Device copies run on the device tier's stream outside every lock.
  *
  * <h2>Failure</h2>
  * A demotion that finds no host slot, or whose copy does not complete by its deadline, leaves the
