@@ -118,7 +118,11 @@ final class LateCopies {
      * Whether a late copy has ended: completed, or failed (its event throws {@link
      * io.tierkv.natives.GpuException}, or any exception). Either way no write of it lands later,
      * so its slots can go back; a failure is reported as a fault. Never throws: a late copy taken
-     * out of the queue to be looked at always goes back in or is settled.
+     * out of the queue to be looked at always goes back in or is settled. "No write lands after a
+     * failure" holds on the emulated device, whose stream fails for good at its first failed copy
+     * and skips every later one ({@code CopyQueue}), and on CUDA and HIP for the errors an event
+     * query reports for work before it, which are sticky: the context is unusable after them (the
+     * CUDA Runtime API's "sticky errors"; HIP follows it).
      */
     private static boolean ended(LateCopy c) {
         try {

@@ -193,6 +193,7 @@ class FailedDeviceCopiesTest {
                 TransferTimeoutException e = assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id));
                 assertTrue(e.getMessage().contains("another move reads its copy below"), e.getMessage());
             }, "a lease waiting for the late copy's read of its source"); // waited forever before
+            assertEquals(2, kv.stats().cache().failedPromotions(), "the late copy, and the wait that timed out");
             device.resumeCopies();
             MemorySegment leased = kv.acquireLease(id);
             try {

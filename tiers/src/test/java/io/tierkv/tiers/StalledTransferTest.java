@@ -191,4 +191,61 @@ class StalledTransferTest {
             host.blocks.lock.unlock();
         }
     }
+
+    /**
+     * A lease that waits for a late promotion's read of its block's host copy while the manager
+     * closes ends with "closed" and starts no copy (found by a review: once close had ended the
+     * late move, the waiting lease took the source and copied into a device tier being freed;
+     * a lease was granted after close, or failed inside the torn-down device tier).
+     */
+    @Test
+    void aLeaseWaitingAtCloseStartsNoCopy() throws Exception {
+        long bb = Managers.LAYOUT.bytesPerBlock();
+        EmulatedDevice device = invariants.track(new EmulatedDevice(8 * bb + (1 << 20)), List::of);
+        KvBlockManager kv = KvBlockManager.builder(Managers.LAYOUT).device(device, 8 * bb).host(8 * bb)
+                .recentDeviceBlocks(0).movers(0).promotionTimeoutNanos(3_000_000_000L).build();
+        PagedKvCache cache = kv.cache();
+        int id;
+        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, tokens(0, 16));
+            id = s.blockId(0);
+        }
+        assertTrue(cache.tierControl().demoteBlock(id));
+        device.stallCopies();
+        assertThrows(TransferTimeoutException.class, () -> cache.acquireLease(id), "the promotion is late");
+        java.util.concurrent.atomic.AtomicReference<Object> got = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread lease = Thread.ofPlatform().start(() -> {
+            try {
+                got.set(cache.acquireLease(id));
+            } catch (Throwable t) {
+                got.set(t);
+            }
+        });
+        long end = System.nanoTime() + 5_000_000_000L;
+        while (!stackOf(lease).contains("Promote.prepare") && System.nanoTime() < end) {
+            Thread.sleep(1);
+        }
+        assertTrue(stackOf(lease).contains("Promote.prepare"), "the lease waits for the late copy's read");
+        Thread resume = Thread.ofPlatform().start(() -> {
+            try {
+                Thread.sleep(300); // close is waiting for the late copy by then
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            device.resumeCopies();
+        });
+        kv.close();
+        resume.join();
+        lease.join(10_000);
+        assertInstanceOf(IllegalStateException.class, got.get(), "the waiting lease, once the manager closed");
+        assertEquals("cache is closed", ((Throwable) got.get()).getMessage());
+    }
+
+    private static String stackOf(Thread t) {
+        StringBuilder sb = new StringBuilder();
+        for (StackTraceElement e : t.getStackTrace()) {
+            sb.append(e).append('\n');
+        }
+        return sb.toString();
+    }
 }

@@ -51,6 +51,9 @@ final class Promote {
         try {
             source = prepare(id, timeoutNanos);
         } catch (RuntimeException | Error e) { // nothing is held below: the move ends as a copy that threw
+            if (e instanceof TransferTimeoutException) {
+                cache.counters.failedPromotions++; // as a copy that timed out
+            }
             end(id, s, false);
             throw e;
         }
@@ -95,6 +98,7 @@ final class Promote {
      * {@code timeoutNanos} (a spill's disk write, or a late copy of the block that may never land).
      *
      * @throws TransferTimeoutException if another move still reads the source after the timeout
+     * @throws IllegalStateException    if the cache closed while it waited
      */
     @SuppressWarnings("GuardedBy") // cache.lock held by the caller
     private int prepare(int id, long timeoutNanos) {
@@ -111,6 +115,7 @@ final class Promote {
             cache.lock.unlock();
             LockSupport.parkNanos(BUSY_PARK_NANOS);
             cache.lock.lock();
+            cache.checkOpen(); // closed meanwhile: its memory is going, so no copy may start
             source = lower.preparePromote(id);
         }
         return source;
