@@ -126,9 +126,12 @@ class FailedDeviceCopiesTest {
             assertTrue(kv.demoteBlock(id), "demoted to the host");
 
             device.stallCopies();
-            assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
-            runtime.failEvents = true; // the late copy's event now reports that it failed
-            device.resumeCopies();
+            try {
+                assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
+                runtime.failEvents = true; // the late copy's event now reports that it failed
+            } finally {
+                device.resumeCopies(); // or close would wait for the late copy for good
+            }
             assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
                 MemorySegment leased = kv.acquireLease(id); // threw GpuException before; then waited forever
                 try {
@@ -159,9 +162,10 @@ class FailedDeviceCopiesTest {
                 assertTrue(kv.demoteBlock(id), "demoted to the host");
                 device.stallCopies();
                 assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
+            } finally {
+                runtime.failEvents = true;
+                device.resumeCopies(); // or close would wait for the late copy for good
             }
-            runtime.failEvents = true;
-            device.resumeCopies();
             kv.close(); // threw GpuException before, its memory left open
         }
         assertEquals(0, device.openResources(), "device resources left open");
@@ -188,13 +192,16 @@ class FailedDeviceCopiesTest {
             int id = s.blockId(0);
             assertTrue(kv.demoteBlock(id), "demoted to the host");
             device.stallCopies();
-            assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
-            assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
-                TransferTimeoutException e = assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id));
-                assertTrue(e.getMessage().contains("another move reads its copy below"), e.getMessage());
-            }, "a lease waiting for the late copy's read of its source"); // waited forever before
-            assertEquals(2, kv.stats().cache().failedPromotions(), "the late copy, and the wait that timed out");
-            device.resumeCopies();
+            try {
+                assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
+                assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
+                    TransferTimeoutException e = assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id));
+                    assertTrue(e.getMessage().contains("another move reads its copy below"), e.getMessage());
+                }, "a lease waiting for the late copy's read of its source"); // waited forever before
+                assertEquals(2, kv.stats().cache().failedPromotions(), "the late copy, and the wait that timed out");
+            } finally {
+                device.resumeCopies(); // or close would wait for the late copy for good
+            }
             MemorySegment leased = kv.acquireLease(id);
             try {
                 assertEquals(-1, leased.mismatch(image), "the block's own bytes");
