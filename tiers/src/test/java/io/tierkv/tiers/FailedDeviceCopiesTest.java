@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tierkv.core.KvLayout;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import io.tierkv.core.error.TransferTimeoutException;
 import io.tierkv.natives.EmulatedDevice;
+import io.tierkv.natives.GpuRuntime;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -34,20 +34,18 @@ import org.junit.jupiter.api.Test;
  */
 class FailedDeviceCopiesTest {
 
+    private static final long BB = Managers.LAYOUT.bytesPerBlock();
+    /** Host blocks of every manager here. */
+    private static final int HOST_BLOCKS = 4;
+
     @Test
     void aPromotionWhoseCopyThrowsLeavesItsHostSourceAsItWas() throws Exception {
-        KvLayout layout = Managers.LAYOUT;
-        int b = layout.blockSizeTokens();
-        long bb = layout.bytesPerBlock();
-        FailingCopiesRuntime runtime = new FailingCopiesRuntime(new EmulatedDevice(16 * bb + (1 << 20)));
-        try (KvBlockManager kv = KvBlockManager.builder(layout).device(runtime, 4 * bb).host(4 * bb)
-                .recentDeviceBlocks(0).movers(0).build();
+        FailingCopiesRuntime runtime = new FailingCopiesRuntime(device());
+        try (KvBlockManager kv = manager(runtime, 5_000_000_000L);
              Arena arena = Arena.ofShared(); // read by the timed block's thread too
              Sequence s = kv.openSequence(SequenceOptions.defaults())) {
-            MemorySegment image = blockImage(arena.allocate(bb), layout, 5, 0);
-            s.appendBlock(tokens(0, b), 0, image);
-            int id = s.blockId(0);
-            assertTrue(kv.demoteBlock(id), "demoted to the host");
+            MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
+            int id = onTheHost(kv, s, image);
 
             runtime.failHostToDevice = true;
             UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> kv.acquireLease(id));
@@ -56,34 +54,23 @@ class FailedDeviceCopiesTest {
             assertEquals(List.of(), kv.checkInvariants(), "invariants after the failed promotion");
             assertEquals(1, kv.stats().hostUsedBlocks(), "the host copy stays");
 
-            assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
-                MemorySegment leased = kv.acquireLease(id); // waited forever before
-                try {
-                    assertEquals(-1, leased.mismatch(image), "the block's own bytes");
-                } finally {
-                    kv.releaseLease(id);
-                }
-            }, "the next lease promotes the block");
+            assertTimeoutPreemptively(Duration.ofSeconds(10), () -> assertLeasedIntact(kv, id, image),
+                    "the next lease promotes the block"); // waited forever before
             assertEquals(List.of(), kv.checkInvariants(), "invariants after the next lease");
         }
     }
 
     @Test
     void demotionsWhoseCopiesThrowKeepNoHostSlot() {
-        KvLayout layout = Managers.LAYOUT;
-        int b = layout.blockSizeTokens();
-        long bb = layout.bytesPerBlock();
-        int hostBlocks = 4;
-        FailingCopiesRuntime runtime = new FailingCopiesRuntime(new EmulatedDevice(16 * bb + (1 << 20)));
-        try (KvBlockManager kv = KvBlockManager.builder(layout).device(runtime, 4 * bb).host(hostBlocks * bb)
-                .recentDeviceBlocks(0).movers(0).build();
+        FailingCopiesRuntime runtime = new FailingCopiesRuntime(device());
+        try (KvBlockManager kv = manager(runtime, 5_000_000_000L);
              Arena arena = Arena.ofConfined();
              Sequence s = kv.openSequence(SequenceOptions.defaults())) {
-            MemorySegment image = blockImage(arena.allocate(bb), layout, 5, 0);
-            s.appendBlock(tokens(0, b), 0, image);
+            MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
+            s.appendBlock(tokens(0, Managers.LAYOUT.blockSizeTokens()), 0, image);
             int id = s.blockId(0);
             runtime.failDeviceToHost = true;
-            for (int i = 0; i <= hostBlocks; i++) {
+            for (int i = 0; i <= HOST_BLOCKS; i++) {
                 UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> kv.demoteBlock(id));
                 assertEquals("injected", e.getCause().getMessage());
                 kv.acquireLease(id); // as after a refused demotion, the block is a candidate again
@@ -92,12 +79,7 @@ class FailedDeviceCopiesTest {
             runtime.failDeviceToHost = false;
             assertEquals(0, kv.stats().hostUsedBlocks(), "host slots in use after the failed demotions");
             assertTrue(kv.demoteBlock(id), "a demotion finds a host slot");
-            MemorySegment leased = kv.acquireLease(id);
-            try {
-                assertEquals(-1, leased.mismatch(image), "the block's own bytes");
-            } finally {
-                kv.releaseLease(id);
-            }
+            assertLeasedIntact(kv, id, image);
             assertEquals(List.of(), kv.checkInvariants());
         }
     }
@@ -111,20 +93,13 @@ class FailedDeviceCopiesTest {
      */
     @Test
     void aLateCopyWhoseEventReportsAFailureEnds() throws Exception {
-        KvLayout layout = Managers.LAYOUT;
-        int b = layout.blockSizeTokens();
-        long bb = layout.bytesPerBlock();
-        EmulatedDevice device = new EmulatedDevice(16 * bb + (1 << 20));
+        EmulatedDevice device = device();
         FailingCopiesRuntime runtime = new FailingCopiesRuntime(device);
-        try (KvBlockManager kv = KvBlockManager.builder(layout).device(runtime, 4 * bb).host(4 * bb)
-                .recentDeviceBlocks(0).movers(0).promotionTimeoutNanos(50_000_000).build();
+        try (KvBlockManager kv = manager(runtime, 50_000_000);
              Arena arena = Arena.ofShared(); // read by the timed block's thread too
              Sequence s = kv.openSequence(SequenceOptions.defaults())) {
-            MemorySegment image = blockImage(arena.allocate(bb), layout, 5, 0);
-            s.appendBlock(tokens(0, b), 0, image);
-            int id = s.blockId(0);
-            assertTrue(kv.demoteBlock(id), "demoted to the host");
-
+            MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
+            int id = onTheHost(kv, s, image);
             device.stallCopies();
             try {
                 assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
@@ -148,18 +123,12 @@ class FailedDeviceCopiesTest {
     /** A manager closed with a late copy whose event reports a failure closes, and frees its memory. */
     @Test
     void aManagerClosedWithAFailedLateCopyCloses() {
-        KvLayout layout = Managers.LAYOUT;
-        int b = layout.blockSizeTokens();
-        long bb = layout.bytesPerBlock();
-        EmulatedDevice device = new EmulatedDevice(16 * bb + (1 << 20));
+        EmulatedDevice device = device();
         FailingCopiesRuntime runtime = new FailingCopiesRuntime(device);
-        KvBlockManager kv = KvBlockManager.builder(layout).device(runtime, 4 * bb).host(4 * bb)
-                .recentDeviceBlocks(0).movers(0).promotionTimeoutNanos(50_000_000).build();
+        KvBlockManager kv = manager(runtime, 50_000_000);
         try (Arena arena = Arena.ofConfined()) {
             try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
-                s.appendBlock(tokens(0, b), 0, blockImage(arena.allocate(bb), layout, 5, 0));
-                int id = s.blockId(0);
-                assertTrue(kv.demoteBlock(id), "demoted to the host");
+                int id = onTheHost(kv, s, blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0));
                 device.stallCopies();
                 assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
             } finally {
@@ -179,18 +148,12 @@ class FailedDeviceCopiesTest {
      */
     @Test
     void aLeaseWaitingForALateCopyOfItsBlockTimesOut() throws Exception {
-        KvLayout layout = Managers.LAYOUT;
-        int b = layout.blockSizeTokens();
-        long bb = layout.bytesPerBlock();
-        EmulatedDevice device = new EmulatedDevice(16 * bb + (1 << 20));
-        try (KvBlockManager kv = KvBlockManager.builder(layout).device(device, 4 * bb).host(4 * bb)
-                .recentDeviceBlocks(0).movers(0).promotionTimeoutNanos(50_000_000).build();
+        EmulatedDevice device = device();
+        try (KvBlockManager kv = manager(device, 50_000_000);
              Arena arena = Arena.ofShared(); // read by the timed block's thread too
              Sequence s = kv.openSequence(SequenceOptions.defaults())) {
-            MemorySegment image = blockImage(arena.allocate(bb), layout, 5, 0);
-            s.appendBlock(tokens(0, b), 0, image);
-            int id = s.blockId(0);
-            assertTrue(kv.demoteBlock(id), "demoted to the host");
+            MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
+            int id = onTheHost(kv, s, image);
             device.stallCopies();
             try {
                 assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
@@ -202,13 +165,36 @@ class FailedDeviceCopiesTest {
             } finally {
                 device.resumeCopies(); // or close would wait for the late copy for good
             }
-            MemorySegment leased = kv.acquireLease(id);
-            try {
-                assertEquals(-1, leased.mismatch(image), "the block's own bytes");
-            } finally {
-                kv.releaseLease(id);
-            }
+            assertLeasedIntact(kv, id, image);
             assertEquals(List.of(), kv.checkInvariants());
+        }
+    }
+
+    private static EmulatedDevice device() {
+        return new EmulatedDevice(16 * BB + (1 << 20));
+    }
+
+    /** A manager of 4 device and {@value #HOST_BLOCKS} host blocks, no movers, no recent blocks kept on the device. */
+    private static KvBlockManager manager(GpuRuntime runtime, long promotionTimeoutNanos) {
+        return KvBlockManager.builder(Managers.LAYOUT).device(runtime, 4 * BB).host(HOST_BLOCKS * BB)
+                .recentDeviceBlocks(0).movers(0).promotionTimeoutNanos(promotionTimeoutNanos).build();
+    }
+
+    /** Appends one block of {@code image}'s bytes (tokens 0..B-1) to {@code s}, demotes it, and returns its id. */
+    private static int onTheHost(KvBlockManager kv, Sequence s, MemorySegment image) {
+        s.appendBlock(tokens(0, Managers.LAYOUT.blockSizeTokens()), 0, image);
+        int id = s.blockId(0);
+        assertTrue(kv.demoteBlock(id), "demoted to the host");
+        return id;
+    }
+
+    /** Leases the block, checks its bytes are {@code image}'s, and releases it. */
+    private static void assertLeasedIntact(KvBlockManager kv, int id, MemorySegment image) {
+        MemorySegment leased = kv.acquireLease(id);
+        try {
+            assertEquals(-1, leased.mismatch(image), "the block's own bytes");
+        } finally {
+            kv.releaseLease(id);
         }
     }
 }

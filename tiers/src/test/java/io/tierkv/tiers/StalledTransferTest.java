@@ -158,30 +158,13 @@ class StalledTransferTest {
      */
     @Test
     void closeEndsTheHostReadOfALatePromotion() throws Exception {
-        long bb = Managers.LAYOUT.bytesPerBlock();
-        EmulatedDevice device = invariants.track(new EmulatedDevice(8 * bb + (1 << 20)), List::of);
-        KvBlockManager kv = KvBlockManager.builder(Managers.LAYOUT).device(device, 8 * bb).host(8 * bb)
-                .recentDeviceBlocks(0).movers(0).promotionTimeoutNanos(50_000_000).build();
-        PagedKvCache cache = kv.cache();
-        int id;
-        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
-            appendWritten(s, 1, tokens(0, 16));
-            id = s.blockId(0);
-        }
-        assertTrue(cache.tierControl().demoteBlock(id));
+        EmulatedDevice device = stallableDevice();
+        KvBlockManager kv = lateOnTheHost(device, 50_000_000);
+        int id = LATE_BLOCK;
         java.lang.reflect.Field f = KvBlockManager.class.getDeclaredField("host");
         f.setAccessible(true);
         HostTier host = (HostTier) f.get(kv);
-        device.stallCopies();
-        assertThrows(TransferTimeoutException.class, () -> cache.acquireLease(id), "the promotion is late");
-        Thread resume = Thread.ofPlatform().start(() -> {
-            try {
-                Thread.sleep(300); // close is waiting for the late copy by then
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            device.resumeCopies();
-        });
+        Thread resume = resumeAfter(device, 300); // close is waiting for the late copy by then
         kv.close();
         resume.join();
         host.blocks.lock.lock();
@@ -200,23 +183,13 @@ class StalledTransferTest {
      */
     @Test
     void aLeaseWaitingAtCloseStartsNoCopy() throws Exception {
-        long bb = Managers.LAYOUT.bytesPerBlock();
-        EmulatedDevice device = invariants.track(new EmulatedDevice(8 * bb + (1 << 20)), List::of);
-        KvBlockManager kv = KvBlockManager.builder(Managers.LAYOUT).device(device, 8 * bb).host(8 * bb)
-                .recentDeviceBlocks(0).movers(0).promotionTimeoutNanos(3_000_000_000L).build();
+        EmulatedDevice device = stallableDevice();
+        KvBlockManager kv = lateOnTheHost(device, 3_000_000_000L); // the second lease must not time out first
         PagedKvCache cache = kv.cache();
-        int id;
-        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
-            appendWritten(s, 1, tokens(0, 16));
-            id = s.blockId(0);
-        }
-        assertTrue(cache.tierControl().demoteBlock(id));
-        device.stallCopies();
-        assertThrows(TransferTimeoutException.class, () -> cache.acquireLease(id), "the promotion is late");
         java.util.concurrent.atomic.AtomicReference<Object> got = new java.util.concurrent.atomic.AtomicReference<>();
         Thread lease = Thread.ofPlatform().start(() -> {
             try {
-                got.set(cache.acquireLease(id));
+                got.set(cache.acquireLease(LATE_BLOCK));
             } catch (Throwable t) {
                 got.set(t);
             }
@@ -226,19 +199,51 @@ class StalledTransferTest {
             Thread.sleep(1);
         }
         assertTrue(stackOf(lease).contains("Promote.prepare"), "the lease waits for the late copy's read");
-        Thread resume = Thread.ofPlatform().start(() -> {
-            try {
-                Thread.sleep(300); // close is waiting for the late copy by then
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            device.resumeCopies();
-        });
+        Thread resume = resumeAfter(device, 300); // close is waiting for the late copy by then
         kv.close();
         resume.join();
         lease.join(10_000);
         assertInstanceOf(IllegalStateException.class, got.get(), "the waiting lease, once the manager closed");
         assertEquals("cache is closed", ((Throwable) got.get()).getMessage());
+    }
+
+    /** The id of the one block {@link #lateOnTheHost} writes: the first id a fresh manager hands out. */
+    private static final int LATE_BLOCK = 0;
+
+    private EmulatedDevice stallableDevice() {
+        long bb = Managers.LAYOUT.bytesPerBlock();
+        return invariants.track(new EmulatedDevice(8 * bb + (1 << 20)), List::of);
+    }
+
+    /**
+     * A manager whose one block ({@link #LATE_BLOCK}) is cached on the host and whose promotion
+     * timed out with its copy stalled: the copy is late, and the host copy is read until it lands.
+     */
+    private static KvBlockManager lateOnTheHost(EmulatedDevice device, long promotionTimeoutNanos) {
+        long bb = Managers.LAYOUT.bytesPerBlock();
+        KvBlockManager kv = KvBlockManager.builder(Managers.LAYOUT).device(device, 8 * bb).host(8 * bb)
+                .recentDeviceBlocks(0).movers(0).promotionTimeoutNanos(promotionTimeoutNanos).build();
+        PagedKvCache cache = kv.cache();
+        try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            appendWritten(s, 1, tokens(0, 16));
+            assertEquals(LATE_BLOCK, s.blockId(0));
+        }
+        assertTrue(cache.tierControl().demoteBlock(LATE_BLOCK));
+        device.stallCopies();
+        assertThrows(TransferTimeoutException.class, () -> cache.acquireLease(LATE_BLOCK), "the promotion is late");
+        return kv;
+    }
+
+    /** {@return a thread that resumes the device's copies after {@code millis}} */
+    private static Thread resumeAfter(EmulatedDevice device, long millis) {
+        return Thread.ofPlatform().start(() -> {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            device.resumeCopies();
+        });
     }
 
     private static String stackOf(Thread t) {
