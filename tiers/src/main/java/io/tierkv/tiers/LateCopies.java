@@ -78,17 +78,9 @@ final class LateCopies {
                     late.add(c);
                     continue;
                 }
-                c.event().close();
+                settle(c);
                 if (c.deviceSlot() >= 0) {
-                    if (c.orphanedHostSlot() >= 0) { // the block was freed meanwhile: its id may be another's now
-                        h.orphanedSlots--;
-                        h.slots.free(c.orphanedHostSlot());
-                    } else if (!c.moveEnded()) {
-                        endMove(c);
-                    }
                     sink.accept(c.deviceSlot());
-                } else {
-                    h.slots.free(-1 - c.blockId());
                 }
             }
         } finally {
@@ -169,16 +161,27 @@ final class LateCopies {
             } catch (RuntimeException e) {
                 TierEvents.fault("late copy failed: " + e);
             }
-            c.event().close();
-            if (c.deviceSlot() < 0) {
-                h.slots.free(-1 - c.blockId());
-            } else if (c.orphanedHostSlot() >= 0) {
-                h.orphanedSlots--;
-                h.slots.free(c.orphanedHostSlot());
-            } else if (!c.moveEnded()) {
-                endMove(c);
-            }
+            settle(c);
         }
         late.clear();
+    }
+
+    /**
+     * Settles a late copy that has ended, on this side: releases its event; frees a demotion's
+     * parked host slot, or a promotion's orphaned one (the block was freed meanwhile: its id may be
+     * another's now), or ends the promotion's read of its block's host copy. Its device slot, if
+     * any, is the caller's to hand back. Lock held.
+     */
+    @SuppressWarnings("GuardedBy") // the callers hold blocks.lock, h.lock here
+    private void settle(LateCopy c) {
+        c.event().close();
+        if (c.deviceSlot() < 0) {
+            h.slots.free(-1 - c.blockId());
+        } else if (c.orphanedHostSlot() >= 0) {
+            h.orphanedSlots--;
+            h.slots.free(c.orphanedHostSlot());
+        } else if (!c.moveEnded()) {
+            endMove(c);
+        }
     }
 }

@@ -111,18 +111,6 @@ final class Recovery {
      */
     static volatile boolean TRUST_CHAIN = true;
 
-    /** Whether a nonce is an ancestor of a live segment's: its records may still be indexed ({@link UnmovedRecords}). */
-    private static boolean ofAnAncestor(long nonce, Set<Long> live) {
-        long n = nonce;
-        for (int i = 0; i < SegmentTable.ANCESTORS; i++) {
-            n = SegmentTable.successor(n);
-            if (live.contains(n)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /** A journal entry, as a set member: a record deleted at this offset of the segment of this nonce. */
     record Deleted(long nonce, long offset, long hashHi, long hashLo) {}
 
@@ -233,7 +221,8 @@ final class Recovery {
         long[] keep = new long[entries.length + 4 * unmoved.rejournaled.size()];
         int k = 0;
         for (int i = 0; i + 3 < entries.length; i += 4) {
-            if (nonces.contains(entries[i]) || ofAnAncestor(entries[i], nonces)) {
+            // a live segment's entry, or an ancestor's: its records may still be indexed (UnmovedRecords)
+            if (nonces.contains(entries[i]) || SegmentTable.isAncestorOfAny(entries[i], nonces::contains)) {
                 System.arraycopy(entries, i, keep, k, 4);
                 k += 4;
             }

@@ -290,10 +290,22 @@ final class SegmentTable {
      *     {@value #ANCESTORS} steps on
      */
     static boolean isAncestor(long older, long nonce) {
+        return isAncestorOfAny(older, n -> n == nonce);
+    }
+
+    /**
+     * Whether {@code older} is one of the {@value #ANCESTORS} nonces before some nonce {@code
+     * nonces} accepts, as {@link #isAncestor}.
+     *
+     * @param older  a record's nonce
+     * @param nonces which nonces count (for example the live segments')
+     * @return whether one of {@code older}'s first {@value #ANCESTORS} successors is accepted
+     */
+    static boolean isAncestorOfAny(long older, java.util.function.LongPredicate nonces) {
         long n = older;
         for (int i = 0; i < ANCESTORS; i++) {
             n = successor(n);
-            if (n == nonce) {
+            if (nonces.test(n)) {
                 return true;
             }
         }
