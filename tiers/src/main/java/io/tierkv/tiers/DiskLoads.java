@@ -94,7 +94,7 @@ final class DiskLoads {
                 blocks.reservedHostSlots--;
                 if (found >= 0) { // verified bytes; the id cannot change while the cache pins it in transit
                     t.pins.releaseDiskPin(blockId); // the host slot holds it now; a spill pins the record again
-                    blocks.place(blockId, hs, hi, lo); // the disk record stays too, unless it was evicted meanwhile
+                    blocks.place(blockId, hs); // the disk record stays too, unless it was evicted meanwhile
                     blocks.policy.onAdmit(blockId, 0, lo);
                 } else {
                     blocks.slots.free(hs); // a miss: the lease that needs the block finds it and reports it

@@ -44,7 +44,7 @@ final class HostAdoption {
                 h.lock.lock();
                 try {
                     h.reservedHostSlots--;
-                    bindFetched(blockId, hi, lo, hs);
+                    bindFetched(blockId, lo, hs);
                 } finally {
                     h.lock.unlock();
                 }
@@ -67,7 +67,7 @@ final class HostAdoption {
         if (!t.readOnAdopt) {
             h.lock.lock();
             try {
-                bindAdopted(blockId, hi, lo, -1);
+                bindAdopted(blockId, -1);
             } finally {
                 h.lock.unlock();
             }
@@ -122,7 +122,7 @@ final class HostAdoption {
         if (found >= 0) {
             h.lock.lock();
             try {
-                bindAdopted(blockId, hi, lo, hs);
+                bindAdopted(blockId, hs);
                 if (hs >= 0) {
                     h.policy.onAdmit(blockId, 0, lo);
                 }
@@ -141,16 +141,18 @@ final class HostAdoption {
      * host slot holds its only local copy, as after a demotion. Lock held.
      */
     @GuardedBy("h.lock")
-    void bindFetched(int blockId, long hi, long lo, int hs) {
+    void bindFetched(int blockId, long lo, int hs) {
         h.state[blockId] = 0;
-        h.place(blockId, hs, hi, lo);
+        h.place(blockId, hs);
         h.policy.onAdmit(blockId, 0, lo);
     }
 
     /** Binds an adopted disk record to a block id, with its bytes in host slot {@code hs} or none (-1). Lock held. */
     @GuardedBy("h.lock")
-    void bindAdopted(int blockId, long hi, long lo, int hs) {
+    void bindAdopted(int blockId, int hs) {
         h.state[blockId] = ON_DISK;
-        h.place(blockId, hs, hi, lo);
+        if (hs >= 0) {
+            h.place(blockId, hs);
+        }
     }
 }

@@ -19,23 +19,21 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The host tier's facts, under the manager lock ({@link #lock}, lent by the cache): per block id
  * its host slot and its host-side state bits; per host slot its bytes (a range of the pinned
- * buffer) and its block's hash (its identity is the cache's record of the id, {@link #identityOf},
- * kept as it is while this tier holds the id); the hashes of blocks held on disk with no host slot,
- * and the disk pins ids hold, for just those ids; the host policy and the slot counts. The parts of
- * the host tier read and write these fields directly, always with {@link #lock} held.
+ * buffer); the disk pins ids hold, for just those ids; the host policy and the slot counts. The
+ * parts of the host tier read and write these fields directly, always with {@link #lock} held.
  *
  * <pre>
  * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED, PINNED)
  *                                                              = 5 bytes of heap per block id
  * per host slot: [bytesPerBlock bytes] at hs * bytesPerBlock in one pinned buffer (no segment
- *                object per slot: copies take the offset) | hash 2 longs (heap)
- * per id ON_DISK with no host slot: its hash ({@link IdLongs}, two words)
+ *                object per slot: copies take the offset)
  * per PINNED id: the record serial its pin names ({@link IdLongs}, one word)
  * ids whose host copy left for room, with their hashes, until the cache drains them
  * </pre>
- * A block's hash is where its copy is: its host slot's while it has one, else (held by hash
- * alone) the id's entry, which {@link #unplace} makes when an ON_DISK block leaves its slot and
- * which goes when ON_DISK does ({@link #clearOnDisk}) or the id is forgotten ({@link #clear}).
+ * A block's hash and identity are the cache's records of the id ({@link #hashHi}, {@link
+ * #identityOf}): this tier keeps no copy of either. The cache sets them before it hands the id
+ * down (a demotion, an adoption) and keeps them until {@link HostTier#forget}, so they are the
+ * block's for as long as this tier holds the id.
  */
 final class HostBlocks {
 
@@ -72,11 +70,6 @@ final class HostBlocks {
     @GuardedBy("lock") final EvictionPolicy policy;
     @GuardedBy("lock") final int[] hostSlot;
     @GuardedBy("lock") final byte[] state;
-    /** Per host slot: the hash of the block in it. */
-    @GuardedBy("lock") private final long[] slotHashHi;
-    @GuardedBy("lock") private final long[] slotHashLo;
-    /** Per id held on disk by hash alone (ON_DISK, no host slot): its hash, words hi and lo. */
-    @GuardedBy("lock") private final IdLongs diskOnlyHashes = new IdLongs(2);
     /** Per PINNED id: the pin it holds on its disk record ({@link io.tierkv.tiers.disk.store.RecordPins#pin}). */
     @GuardedBy("lock") private final IdLongs diskPins = new IdLongs(1);
     /** Host slots taken for a copy in flight (a demotion, a load, an adoption's read). */
@@ -114,44 +107,39 @@ final class HostBlocks {
         this.hostSlot = new int[maxBlocks];
         Arrays.fill(hostSlot, -1);
         this.state = new byte[maxBlocks];
-        this.slotHashHi = new long[hostBlocks];
-        this.slotHashLo = new long[hostBlocks];
     }
 
-    /** {@return the high word of the block's hash: its host slot's, or its disk-only entry's; 0 if it has neither} */
+    /**
+     * {@return the high word of the block's hash: the cache's record ({@link BlockOwner#hashHi}),
+     * 0 for a block sealed without one} Lock held.
+     */
     @GuardedBy("lock")
     long hashHi(int blockId) {
-        int hs = hostSlot[blockId];
-        return hs >= 0 ? slotHashHi[hs] : diskOnlyHashes.get(blockId, 0, 0L);
+        return owner.hashHi(blockId);
     }
 
     /** {@return the low word of the block's hash, as {@link #hashHi}} */
     @GuardedBy("lock")
     long hashLo(int blockId) {
-        int hs = hostSlot[blockId];
-        return hs >= 0 ? slotHashLo[hs] : diskOnlyHashes.get(blockId, 1, 0L);
+        return owner.hashLo(blockId);
     }
 
-    /** {@return whether this id holds a hash here (a host slot, or a disk copy kept by hash)} */
+    /** {@return whether the block has a hash (a block sealed without one is never written to disk)} Lock held. */
     @GuardedBy("lock")
     boolean hasHash(int blockId) {
         return (hashHi(blockId) | hashLo(blockId)) != 0;
     }
 
-    /** Clears ON_DISK: the block's disk copy is gone; a block with no host slot forgets its hash too. Lock held. */
+    /** Clears ON_DISK: the block's disk copy is gone. Lock held. */
     @GuardedBy("lock")
     void clearOnDisk(int blockId) {
         state[blockId] &= ~ON_DISK;
-        if (hostSlot[blockId] < 0) {
-            diskOnlyHashes.remove(blockId);
-        }
     }
 
-    /** Forgets everything this tier knew of an id with no host slot left (its state, disk-only hash; its pin must be released already). Lock held. */
+    /** Forgets everything this tier knew of an id with no host slot left (its pin must be released already). Lock held. */
     @GuardedBy("lock")
     void clear(int blockId) {
         state[blockId] = 0;
-        diskOnlyHashes.remove(blockId);
     }
 
     /** {@return the pin this PINNED id holds on its disk record, or {@link DiskTier#NO_PIN}} */
@@ -176,12 +164,6 @@ final class HostBlocks {
         return pin;
     }
 
-    /** {@return the disk-only hashes, by id: for the invariants} */
-    @GuardedBy("lock")
-    IdLongs diskOnlyHashes() {
-        return diskOnlyHashes;
-    }
-
     /** {@return the pins ids hold, by id: for the invariants} */
     @GuardedBy("lock")
     IdLongs diskPins() {
@@ -189,39 +171,25 @@ final class HostBlocks {
     }
 
     /**
-     * Puts a block's copy in host slot {@code hs} and reports it findable on the host (its
-     * identity read from the cache's record); {@code hs == -1} records the hash with no host copy.
-     * Lock held.
+     * Puts a block's copy in host slot {@code hs} and reports it findable on the host (its hash
+     * and identity read from the cache's records). Lock held.
      */
     @GuardedBy("lock")
-    void place(int blockId, int hs, long hi, long lo) {
+    void place(int blockId, int hs) {
         hostSlot[blockId] = hs;
-        if (hs < 0) {
-            diskOnlyHashes.set(blockId, 0, hi);
-            diskOnlyHashes.set(blockId, 1, lo);
-            return;
-        }
-        diskOnlyHashes.remove(blockId);
-        slotHashHi[hs] = hi;
-        slotHashLo[hs] = lo;
         if (events.enabled()) {
-            events.blockStored(KvMedium.CPU, hi, lo, identityOf(blockId));
+            events.blockStored(KvMedium.CPU, hashHi(blockId), hashLo(blockId), identityOf(blockId));
         }
     }
 
     /**
      * Detaches a block from its host slot, if it has one, and reports it no longer findable on the
-     * host; a block ON_DISK keeps its hash (held by hash alone now). Lock held.
+     * host. Lock held, and the id still the block's (before the cache frees it).
      */
     @GuardedBy("lock")
     void unplace(int blockId) {
-        int hs = hostSlot[blockId];
-        if (hs >= 0) {
-            events.blockRemoved(KvMedium.CPU, slotHashHi[hs], slotHashLo[hs]);
-            if ((state[blockId] & ON_DISK) != 0) {
-                diskOnlyHashes.set(blockId, 0, slotHashHi[hs]);
-                diskOnlyHashes.set(blockId, 1, slotHashLo[hs]);
-            }
+        if (hostSlot[blockId] >= 0) {
+            events.blockRemoved(KvMedium.CPU, hashHi(blockId), hashLo(blockId));
             hostSlot[blockId] = -1;
         }
     }

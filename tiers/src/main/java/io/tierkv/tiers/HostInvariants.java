@@ -36,7 +36,6 @@ final class HostInvariants {
             int parked = t.lateCopies.parkedHostSlots();
             boolean[] seen = new boolean[h.slots.capacity()];
             int pinned = 0;
-            int diskOnlyIds = 0;
             for (int id = 0; id < h.hostSlot.length; id++) {
                 int hs = h.hostSlot[id];
                 boolean pinOk = h.needed(id) && (h.state[id] & ON_DISK) != 0 && hs < 0;
@@ -50,14 +49,7 @@ final class HostInvariants {
                 if ((h.state[id] & PINNED) != 0) {
                     pinned++;
                 }
-                boolean diskOnly = hs < 0 && (h.state[id] & ON_DISK) != 0;
-                if (diskOnly) {
-                    diskOnlyIds++;
-                }
-                if (diskOnly != h.diskOnlyHashes().contains(id)) {
-                    bad.add("block " + id + " state " + h.state[id] + " host slot " + hs
-                            + (diskOnly ? " has no" : " keeps a") + " disk-only hash entry");
-                } else if (diskOnly && !h.hasHash(id)) {
+                if ((h.state[id] & ON_DISK) != 0 && !h.hasHash(id)) {
                     bad.add("block " + id + " is held on disk by a zero hash");
                 }
                 if (hs < 0) {
@@ -82,10 +74,6 @@ final class HostInvariants {
             if (resident + parked + h.reservedHostSlots + h.orphanedSlots != h.slots.usedCount()) {
                 bad.add("host resident " + resident + " + parked " + parked + " + reserved " + h.reservedHostSlots
                         + " + orphaned " + h.orphanedSlots + " != used " + h.slots.usedCount());
-            }
-            if (diskOnlyIds != h.diskOnlyHashes().size()) {
-                bad.add("disk-only hash entries " + h.diskOnlyHashes().size() + " != ids ON_DISK without a host slot "
-                        + diskOnlyIds);
             }
             if (pinned != h.diskPins().size()) {
                 bad.add("disk pin entries " + h.diskPins().size() + " != PINNED ids " + pinned);

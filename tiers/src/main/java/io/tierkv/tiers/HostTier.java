@@ -230,7 +230,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             ev.close();
             pins.releaseDiskPin(blockId); // the host slot holds it now
             blocks.state[blockId] = 0;
-            blocks.place(blockId, hs, hi, lo);
+            blocks.place(blockId, hs);
             blocks.policy.onAdmit(blockId, 0, lo);
         } finally {
             blocks.lock.unlock();

@@ -25,6 +25,16 @@ class DelegatingOwner implements BlockOwner {
     }
 
     @Override
+    public long hashHi(int blockId) {
+        return owner.hashHi(blockId);
+    }
+
+    @Override
+    public long hashLo(int blockId) {
+        return owner.hashLo(blockId);
+    }
+
+    @Override
     public boolean referenced(int blockId) {
         return owner.referenced(blockId);
     }

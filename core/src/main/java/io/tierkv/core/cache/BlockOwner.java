@@ -5,13 +5,13 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * What the cache, the one owner of every block's state, lends the tiers below it ({@link
- * LowerTier#attach}): its lock, the manager lock, and read-only views of two of its per-block
- * facts. A tier below keeps its own per-block facts under this same lock, so every fact about a
+ * LowerTier#attach}): its lock, the manager lock, and read-only views of three of its per-block
+ * facts (identity, hash, referenced). A tier below keeps its own per-block facts under this same lock, so every fact about a
  * block is read and changed under one lock, and the tier reads the cache's facts instead of
  * keeping copies of them (DESIGN.md, "Tier stores and the one owner of block state").
  *
  * <p>Thread-safety: {@link #lock()} and {@link #identity} may be called from any thread; {@link
- * #referenced} only with {@link #lock()} held.
+ * #hashHi}, {@link #hashLo} and {@link #referenced} only with {@link #lock()} held.
  */
 public interface BlockOwner {
 
@@ -33,6 +33,23 @@ public interface BlockOwner {
      * @param blockId a block id, {@code 0 <= blockId < maxBlocks}
      */
     MemorySegment identity(int blockId);
+
+    /**
+     * {@return the high word of block {@code blockId}'s hash}, 0 for a block sealed without one. The
+     * cache's one record of it, set before the block is handed down (a demotion, an adoption) and
+     * kept until {@link LowerTier#forget}, as {@link #identity} is: a tier below keeps no copy.
+     * Lock held.
+     *
+     * @param blockId a block id, {@code 0 <= blockId < maxBlocks}
+     */
+    long hashHi(int blockId);
+
+    /**
+     * {@return the low word of block {@code blockId}'s hash}, as {@link #hashHi}. Lock held.
+     *
+     * @param blockId a block id, {@code 0 <= blockId < maxBlocks}
+     */
+    long hashLo(int blockId);
 
     /**
      * {@return whether block {@code blockId} is referenced (sealed, and a table, lease or match

@@ -3,7 +3,7 @@ package io.tierkv.core.cache;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.ReentrantLock;
 
-/** The cache's {@link BlockOwner}: its lock, its identity records, its HELD bits. Thread-safe as the interface says. */
+/** The cache's {@link BlockOwner}: its lock, its identity records, its hashes, its HELD bits. Thread-safe as the interface says. */
 final class OwnerView implements BlockOwner {
 
     private final ReentrantLock lock;
@@ -24,6 +24,16 @@ final class OwnerView implements BlockOwner {
     @Override
     public MemorySegment identity(int blockId) {
         return records.of(blockId);
+    }
+
+    @Override
+    public long hashHi(int blockId) {
+        return blocks.hashHi[blockId];
+    }
+
+    @Override
+    public long hashLo(int blockId) {
+        return blocks.hashLo[blockId];
     }
 
     @Override
