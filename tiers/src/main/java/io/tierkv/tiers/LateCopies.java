@@ -16,9 +16,9 @@ final class LateCopies {
     /**
      * A copy that missed its deadline: a promotion's ({@code deviceSlot >= 0}; its host slot is
      * freed with it if the cache freed the block meanwhile, {@code orphanedHostSlot >= 0}; its
-     * block's read of the host copy ended at landing, before the device slot goes back, if
-     * {@code moveEnded}) or a demotion's parked host slot ({@code deviceSlot < 0},
-     * {@code blockId = -1 - slot}).
+     * copy seen to end and its block's read of the host copy ended with it, before the device slot
+     * goes back, if {@code moveEnded}: its event is not asked again) or a demotion's parked host
+     * slot ({@code deviceSlot < 0}, {@code blockId = -1 - slot}).
      */
     private record LateCopy(GpuEvent event, int deviceSlot, int blockId, int orphanedHostSlot, boolean moveEnded) {
         LateCopy(GpuEvent event, int deviceSlot, int blockId) {
@@ -74,7 +74,7 @@ final class LateCopies {
         try {
             for (int n = late.size(); n > 0; n--) {
                 LateCopy c = late.poll();
-                if (!ended(c)) {
+                if (!c.moveEnded() && !ended(c)) { // one that ended was reported when it was seen to
                     late.add(c);
                     continue;
                 }
@@ -109,7 +109,8 @@ final class LateCopies {
     /**
      * Whether a late copy has ended: completed, or failed (its event throws {@link
      * io.tierkv.natives.GpuException}, or any exception). Either way no write of it lands later,
-     * so its slots can go back; a failure is reported as a fault. Never throws: a late copy taken
+     * so its slots can go back; a failure is reported as a fault, so a copy seen to end is not
+     * asked again ({@link LateCopy#moveEnded}). Never throws: a late copy taken
      * out of the queue to be looked at always goes back in or is settled. "No write lands after a
      * failure" holds on the emulated device, whose stream fails for good at its first failed copy
      * and skips every later one ({@code CopyQueue}), and on CUDA and HIP for the errors an event
@@ -151,15 +152,17 @@ final class LateCopies {
      * not freed before it lands), then settles it as {@link #releaseLateSlots} does: a promotion's
      * read of its host copy ends, so a lease still waiting for that read sees it end; parked and
      * orphaned host slots are freed. Device slots are not handed back (the cache is closing). A
-     * copy that failed is reported as a fault.
+     * copy that failed is reported as a fault, unless it was seen to end before.
      */
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostInvariants) hold blocks.lock, h.lock here
     void awaitAll() {
         for (LateCopy c : late) {
-            try {
-                c.event().synchronize();
-            } catch (RuntimeException e) {
-                TierEvents.fault("late copy failed: " + e);
+            if (!c.moveEnded()) {
+                try {
+                    c.event().synchronize();
+                } catch (RuntimeException e) {
+                    TierEvents.fault("late copy failed: " + e);
+                }
             }
             settle(c);
         }

@@ -3,6 +3,7 @@ package io.tierkv.tiers;
 import static io.tierkv.core.testing.TestCaches.blockImage;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,8 +16,12 @@ import io.tierkv.natives.GpuRuntime;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -167,6 +172,54 @@ class FailedDeviceCopiesTest {
             }
             assertLeasedIntact(kv, id, image);
             assertEquals(List.of(), kv.checkInvariants());
+        }
+    }
+
+    /**
+     * A failed late copy is reported once ({@code io.tierkv.TierFault}) though two parties look
+     * at it: a lease that waits for the copy's read of its block's host copy finds it ended, and
+     * the cache then takes back its device slot. Before, each reported it.
+     */
+    @Test
+    void aFailedLateCopyIsReportedOnce() throws Exception {
+        EmulatedDevice device = device();
+        FailingCopiesRuntime runtime = new FailingCopiesRuntime(device);
+        Path file = Files.createTempFile("tierkv-faults", ".jfr");
+        try (KvBlockManager kv = manager(runtime, 1_000_000_000L);
+             Arena arena = Arena.ofShared(); // read by the timed block's thread too
+             Sequence s = kv.openSequence(SequenceOptions.defaults());
+             Recording faults = new Recording()) {
+            faults.enable("io.tierkv.TierFault");
+            faults.start();
+            MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
+            int id = onTheHost(kv, s, image);
+            device.stallCopies();
+            Thread waiting;
+            try {
+                assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
+                waiting = Thread.ofPlatform().start(() -> {
+                    kv.acquireLease(id); // a failure here shows as a second failed promotion below
+                    kv.releaseLease(id);
+                });
+                Thread.sleep(200); // the lease waits for the late copy's read of the host copy
+                runtime.failEvents = true; // the late copy's event now reports that it failed
+            } finally {
+                device.resumeCopies(); // or close would wait for the late copy for good
+            }
+            waiting.join(10_000);
+            assertFalse(waiting.isAlive(), "the waiting lease ended");
+            runtime.failEvents = false;
+            assertEquals(1, kv.stats().cache().failedPromotions(), "the late copy; the waiting lease promoted");
+            assertLeasedIntact(kv, id, image);
+            assertEquals(List.of(), kv.checkInvariants());
+            faults.stop();
+            faults.dump(file);
+            List<String> reported = RecordingFile.readAllEvents(file).stream()
+                    .filter(e -> e.getEventType().getName().equals("io.tierkv.TierFault"))
+                    .map(e -> e.getString("what")).filter(w -> w.startsWith("late copy failed")).toList();
+            assertEquals(1, reported.size(), "reports of the failed late copy: " + reported);
+        } finally {
+            Files.deleteIfExists(file);
         }
     }
 
