@@ -68,7 +68,7 @@ final class DiskLoads {
         long lo;
         blocks.lock.lock();
         try {
-            if (t.disk == null || blocks.hostSlot[blockId] >= 0 || (blocks.state[blockId] & ON_DISK) == 0) {
+            if (t.disk == null || blocks.hostSlot(blockId) >= 0 || !blocks.is(blockId, ON_DISK)) {
                 return false;
             }
             if (!t.pins.diskCopyHeld(blockId)) { // its record failed verification elsewhere since it was pinned

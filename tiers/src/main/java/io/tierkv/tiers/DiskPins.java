@@ -70,10 +70,10 @@ final class DiskPins {
      */
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     boolean diskCopyHeld(int blockId) {
-        if ((h.state[blockId] & ON_DISK) == 0) {
+        if (!h.is(blockId, ON_DISK)) {
             return false;
         }
-        if ((h.state[blockId] & PINNED) != 0 && !h.closed && t.disk.pinning().pinBroken(h.diskPin(blockId))) {
+        if (h.is(blockId, PINNED) && !h.closed && t.disk.pinning().pinBroken(h.diskPin(blockId))) {
             diskCopyGone(blockId);
             return false;
         }
@@ -119,8 +119,8 @@ final class DiskPins {
      */
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     boolean settleIfGone(int blockId) {
-        boolean gone = (h.state[blockId] & ON_DISK) != 0
-                && ((h.state[blockId] & PINNED) != 0 ? t.disk.pinning().pinBroken(h.diskPin(blockId))
+        boolean gone = h.is(blockId, ON_DISK)
+                && (h.is(blockId, PINNED) ? t.disk.pinning().pinBroken(h.diskPin(blockId))
                         : !t.disk.contains(h.hashHi(blockId), h.hashLo(blockId)));
         if (gone) {
             diskCopyGone(blockId);
@@ -142,7 +142,7 @@ final class DiskPins {
      */
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     void releaseDiskPin(int blockId) {
-        if ((h.state[blockId] & PINNED) != 0) {
+        if (h.is(blockId, PINNED)) {
             long pin = h.takeDiskPin(blockId);
             if (!h.closed) {
                 t.disk.pinning().unpin(h.hashHi(blockId), h.hashLo(blockId), pin);
@@ -193,8 +193,8 @@ final class DiskPins {
      */
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     boolean holdDiskCopy(int blockId) {
-        byte st = h.state[blockId];
-        if (!h.needed(blockId) || (st & ON_DISK) == 0 || h.hostSlot[blockId] >= 0) {
+        byte st = h.state(blockId);
+        if (!h.needed(blockId) || (st & ON_DISK) == 0 || h.hostSlot(blockId) >= 0) {
             return false;
         }
         if ((st & PINNED) != 0) {
@@ -213,8 +213,8 @@ final class DiskPins {
     @SuppressWarnings("GuardedBy") // the callers (HostTier, HostRoom, HostInvariants) hold blocks.lock, h.lock here
     void checkDiskPins(java.util.List<String> bad) {
         java.util.Map<Long, int[]> holders = new java.util.LinkedHashMap<>(); // pin -> {ids holding it, one of them}
-        for (int id = 0; id < h.state.length; id++) {
-            if ((h.state[id] & PINNED) != 0) {
+        for (int id = 0; id < h.maxBlocks; id++) {
+            if (h.is(id, PINNED)) {
                 int[] holder = holders.computeIfAbsent(h.diskPin(id), p -> new int[2]);
                 holder[0]++;
                 holder[1] = id;

@@ -142,7 +142,7 @@ final class HostAdoption {
      */
     @GuardedBy("h.lock")
     void bindFetched(int blockId, long lo, int hs) {
-        h.state[blockId] = 0;
+        h.setState(blockId, (byte) 0);
         h.place(blockId, hs);
         h.policy.onAdmit(blockId, 0, lo);
     }
@@ -150,7 +150,7 @@ final class HostAdoption {
     /** Binds an adopted disk record to a block id, with its bytes in host slot {@code hs} or none (-1). Lock held. */
     @GuardedBy("h.lock")
     void bindAdopted(int blockId, int hs) {
-        h.state[blockId] = ON_DISK;
+        h.setState(blockId, ON_DISK);
         if (hs >= 0) {
             h.place(blockId, hs);
         }

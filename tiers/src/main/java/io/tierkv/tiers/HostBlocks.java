@@ -13,23 +13,25 @@ import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The host tier's facts, under the manager lock ({@link #lock}, lent by the cache): per block id
- * its host slot and its host-side state bits; per host slot its bytes (a range of the pinned
+ * The host tier's own facts, under the manager lock ({@link #lock}, lent by the cache), and its
+ * access to the facts the cache keeps for it: per host slot its bytes (a range of the pinned
  * buffer); the disk pins ids hold, for just those ids; the host policy and the slot counts. The
  * parts of the host tier read and write these fields directly, always with {@link #lock} held.
  *
  * <pre>
- * per block id: hostSlot int (-1 none) | state byte (CLEAN, ON_DISK, MOVING, QUEUED, PINNED)
- *                                                              = 5 bytes of heap per block id
  * per host slot: [bytesPerBlock bytes] at hs * bytesPerBlock in one pinned buffer (no segment
  *                object per slot: copies take the offset)
  * per PINNED id: the record serial its pin names ({@link IdLongs}, one word)
  * ids whose host copy left for room, with their hashes, until the cache drains them
  * </pre>
+ * Where a block is held here, its host slot ({@link #hostSlot}) and its state bits ({@link
+ * #state}: {@link #CLEAN}, {@link #ON_DISK}, {@link #MOVING}, {@link #QUEUED}, {@link #PINNED}),
+ * is the cache's record ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}): this tier
+ * writes it there and keeps no copy, so the cache's invariants see it in the same hold of the
+ * lock as its own facts.
  * A block's hash and identity are the cache's records of the id ({@link #hashHi}, {@link
  * #identityOf}): this tier keeps no copy of either. The cache sets them before it hands the id
  * down (a demotion, an adoption) and keeps them until {@link HostTier#forget}, so they are the
@@ -37,16 +39,16 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class HostBlocks {
 
-    /** The device holds the block too: this host copy is a clean second copy. */
-    static final byte CLEAN = 1;
-    /** A disk record holds the block. */
-    static final byte ON_DISK = 2;
-    /** A spill or a promotion reads the host slot. */
-    static final byte MOVING = 4;
-    /** Out of the host policy while it waits in the mover's host-to-disk queue. */
-    static final byte QUEUED = 8;
-    /** This id holds one pin on its disk record: referenced ({@link #needed}), ON_DISK and no host slot. */
-    static final byte PINNED = 32;
+    /** The device holds the block too: this host copy is a clean second copy ({@link BlockOwner#HOST_CLEAN}). */
+    static final byte CLEAN = BlockOwner.HOST_CLEAN;
+    /** A disk record holds the block ({@link BlockOwner#ON_DISK}). */
+    static final byte ON_DISK = BlockOwner.ON_DISK;
+    /** A spill or a promotion reads the host slot ({@link BlockOwner#HOST_MOVING}). */
+    static final byte MOVING = BlockOwner.HOST_MOVING;
+    /** Out of the host policy while it waits in the mover's host-to-disk queue ({@link BlockOwner#HOST_QUEUED}). */
+    static final byte QUEUED = BlockOwner.HOST_QUEUED;
+    /** This id holds one pin on its disk record: referenced ({@link #needed}), ON_DISK and no host slot ({@link BlockOwner#DISK_PINNED}). */
+    static final byte PINNED = BlockOwner.DISK_PINNED;
     /** {@code HostRoom#writeToDisk} result: nothing stored. */
     static final long NOT_STORED = DiskTier.NO_PIN;
     /** {@code HostRoom#writeToDisk} result: stored without a pin (record serials, the pins, are positive). */
@@ -68,8 +70,8 @@ final class HostBlocks {
     /** The cache's view of its own records ({@link io.tierkv.core.cache.LowerTier#attach}); set once, at build. */
     BlockOwner owner;
     @GuardedBy("lock") final EvictionPolicy policy;
-    @GuardedBy("lock") final int[] hostSlot;
-    @GuardedBy("lock") final byte[] state;
+    /** Block ids, fixed at construction. */
+    final int maxBlocks;
     /** Per PINNED id: the pin it holds on its disk record ({@link io.tierkv.tiers.disk.store.RecordPins#pin}). */
     @GuardedBy("lock") private final IdLongs diskPins = new IdLongs(1);
     /** Host slots taken for a copy in flight (a demotion, a load, an adoption's read). */
@@ -104,9 +106,7 @@ final class HostBlocks {
         this.slotCount = hostBlocks;
         this.identityBytes = BlockIdentity.bytes(layout.blockSizeTokens());
         this.policy = EvictionPolicies.create(policyName, maxBlocks);
-        this.hostSlot = new int[maxBlocks];
-        Arrays.fill(hostSlot, -1);
-        this.state = new byte[maxBlocks];
+        this.maxBlocks = maxBlocks;
     }
 
     /**
@@ -130,16 +130,52 @@ final class HostBlocks {
         return (hashHi(blockId) | hashLo(blockId)) != 0;
     }
 
+    /** {@return the host slot that holds the block, or -1: the cache's record ({@link BlockOwner#hostSlot})} Lock held. */
+    @GuardedBy("lock")
+    int hostSlot(int blockId) {
+        return owner.hostSlot(blockId);
+    }
+
+    /** {@return the block's state bits here: the cache's record ({@link BlockOwner#belowBits})} Lock held. */
+    @GuardedBy("lock")
+    byte state(int blockId) {
+        return owner.belowBits(blockId);
+    }
+
+    /** Sets the block's state bits here to {@code bits}. Lock held. */
+    @GuardedBy("lock")
+    void setState(int blockId, byte bits) {
+        owner.setBelowBits(blockId, bits);
+    }
+
+    /** {@return whether the block has any of state bits {@code flags}} Lock held. */
+    @GuardedBy("lock")
+    boolean is(int blockId, int flags) {
+        return (owner.belowBits(blockId) & flags) != 0;
+    }
+
+    /** Sets state bits {@code flags} of the block. Lock held. */
+    @GuardedBy("lock")
+    void mark(int blockId, int flags) {
+        owner.setBelowBits(blockId, (byte) (owner.belowBits(blockId) | flags));
+    }
+
+    /** Clears state bits {@code flags} of the block. Lock held. */
+    @GuardedBy("lock")
+    void unmark(int blockId, int flags) {
+        owner.setBelowBits(blockId, (byte) (owner.belowBits(blockId) & ~flags));
+    }
+
     /** Clears ON_DISK: the block's disk copy is gone. Lock held. */
     @GuardedBy("lock")
     void clearOnDisk(int blockId) {
-        state[blockId] &= ~ON_DISK;
+        unmark(blockId, ON_DISK);
     }
 
     /** Forgets everything this tier knew of an id with no host slot left (its pin must be released already). Lock held. */
     @GuardedBy("lock")
     void clear(int blockId) {
-        state[blockId] = 0;
+        setState(blockId, (byte) 0);
     }
 
     /** {@return the pin this PINNED id holds on its disk record, or {@link DiskTier#NO_PIN}} */
@@ -151,14 +187,14 @@ final class HostBlocks {
     /** Records the pin an id now holds on its disk record and marks it PINNED. Lock held. */
     @GuardedBy("lock")
     void setDiskPin(int blockId, long pin) {
-        state[blockId] |= PINNED;
+        mark(blockId, PINNED);
         diskPins.set(blockId, 0, pin);
     }
 
     /** Takes away a PINNED id's pin record and the mark. Lock held. @return the pin */
     @GuardedBy("lock")
     long takeDiskPin(int blockId) {
-        state[blockId] &= ~PINNED;
+        unmark(blockId, PINNED);
         long pin = diskPin(blockId);
         diskPins.remove(blockId);
         return pin;
@@ -176,7 +212,7 @@ final class HostBlocks {
      */
     @GuardedBy("lock")
     void place(int blockId, int hs) {
-        hostSlot[blockId] = hs;
+        owner.setHostSlot(blockId, hs);
         if (events.enabled()) {
             events.blockStored(KvMedium.CPU, hashHi(blockId), hashLo(blockId), identityOf(blockId));
         }
@@ -188,18 +224,17 @@ final class HostBlocks {
      */
     @GuardedBy("lock")
     void unplace(int blockId) {
-        if (hostSlot[blockId] >= 0) {
+        if (hostSlot(blockId) >= 0) {
             events.blockRemoved(KvMedium.CPU, hashHi(blockId), hashLo(blockId));
-            hostSlot[blockId] = -1;
+            owner.setHostSlot(blockId, -1);
         }
     }
 
     /** Ends a promotion's read of the host copy (the cache keeps the block in transit meanwhile). */
     @GuardedBy("lock")
     void endMove(int blockId, byte addFlag) {
-        state[blockId] &= ~(MOVING | QUEUED); // a queued spill of a block promoted meanwhile is skipped
-        state[blockId] |= addFlag;
-        if (hostSlot[blockId] >= 0) {
+        setState(blockId, (byte) ((state(blockId) & ~(MOVING | QUEUED)) | addFlag)); // a queued spill of a block promoted meanwhile is skipped
+        if (hostSlot(blockId) >= 0) {
             policy.onAdmit(blockId, 0, hashLo(blockId));
         }
     }

@@ -36,20 +36,20 @@ final class HostInvariants {
             int parked = t.lateCopies.parkedHostSlots();
             boolean[] seen = new boolean[h.slots.capacity()];
             int pinned = 0;
-            for (int id = 0; id < h.hostSlot.length; id++) {
-                int hs = h.hostSlot[id];
-                boolean pinOk = h.needed(id) && (h.state[id] & ON_DISK) != 0 && hs < 0;
-                if ((h.state[id] & PINNED) != 0 && !pinOk) {
-                    bad.add("block " + id + " holds a disk pin but state " + h.state[id] + " host slot " + hs
+            for (int id = 0; id < h.maxBlocks; id++) {
+                int hs = h.hostSlot(id);
+                boolean pinOk = h.needed(id) && h.is(id, ON_DISK) && hs < 0;
+                if (h.is(id, PINNED) && !pinOk) {
+                    bad.add("block " + id + " holds a disk pin but state " + h.state(id) + " host slot " + hs
                             + " (expected referenced, ON_DISK, no host slot)");
                 }
-                if (((h.state[id] & PINNED) != 0) != (h.diskPin(id) != DiskTier.NO_PIN)) {
-                    bad.add("block " + id + " state " + h.state[id] + " but disk pin " + h.diskPin(id));
+                if ((h.is(id, PINNED)) != (h.diskPin(id) != DiskTier.NO_PIN)) {
+                    bad.add("block " + id + " state " + h.state(id) + " but disk pin " + h.diskPin(id));
                 }
-                if ((h.state[id] & PINNED) != 0) {
+                if (h.is(id, PINNED)) {
                     pinned++;
                 }
-                if ((h.state[id] & ON_DISK) != 0 && !h.hasHash(id)) {
+                if (h.is(id, ON_DISK) && !h.hasHash(id)) {
                     bad.add("block " + id + " is held on disk by a zero hash");
                 }
                 if (hs < 0) {
@@ -66,7 +66,7 @@ final class HostInvariants {
                 if (!h.slots.isAllocated(hs)) {
                     bad.add("block " + id + " host slot " + hs + " not allocated");
                 }
-                boolean out = (h.state[id] & (MOVING | QUEUED)) != 0;
+                boolean out = h.is(id, MOVING | QUEUED);
                 if (out == h.policy.contains(id)) {
                     bad.add("block " + id + " moving or queued=" + out + " but in host policy=" + h.policy.contains(id));
                 }

@@ -47,7 +47,7 @@ final class HostRoom {
                 if (victim < 0) {
                     return -1;
                 }
-                if ((h.state[victim] & CLEAN) != 0) {
+                if (h.is(victim, CLEAN)) {
                     dropCleanCopy(victim);
                     continue;
                 }
@@ -103,7 +103,7 @@ final class HostRoom {
      */
     @SuppressWarnings("GuardedBy") // the callers (HostTier, this class) hold blocks.lock, h.lock here
     boolean leaveHost(int victim, boolean mayFree) {
-        int hs = h.hostSlot[victim];
+        int hs = h.hostSlot(victim);
         long hi = h.hashHi(victim);
         long lo = h.hashLo(victim);
         boolean pin = h.needed(victim); // its record may become its only copy: pin it as it is written
@@ -113,7 +113,7 @@ final class HostRoom {
         // is released the cache may free the id and reuse its record.
         MemorySegment identity = toDisk || toRemote ? h.copyIdentity(victim) : null;
         h.policy.onRemove(victim);
-        h.state[victim] |= MOVING;
+        h.mark(victim, MOVING);
         long stored = NOT_STORED;
         if (pin) {
             h.pinningSpills++;
@@ -133,7 +133,7 @@ final class HostRoom {
         }
         boolean spilled = stored != NOT_STORED;
         long heldPin = pin ? stored : DiskTier.NO_PIN; // a pinning spill returns its pin
-        if (h.hostSlot[victim] != hs) { // freed by the cache while it moved: the slot is an orphan now
+        if (h.hostSlot(victim) != hs) { // freed by the cache while it moved: the slot is an orphan now
             h.orphanedSlots--;
             h.slots.free(hs);
             if (heldPin != DiskTier.NO_PIN) {
@@ -141,12 +141,12 @@ final class HostRoom {
             }
             return true;
         }
-        h.state[victim] &= ~MOVING;
+        h.unmark(victim, MOVING);
         if (spilled) {
             spilled = t.pins.settlePin(victim, hi, lo, heldPin);
         }
         if (spilled) {
-            h.state[victim] |= ON_DISK; // the record is found again by hash: the cache retires the id if unreferenced
+            h.mark(victim, ON_DISK); // the record is found again by hash: the cache retires the id if unreferenced
         } else if (mayFree && !h.needed(victim)) {
             t.counters.hostEvictions.increment(); // nothing references it: its bytes go, the cache frees the id
         } else {
@@ -207,7 +207,7 @@ final class HostRoom {
     @GuardedBy("h.lock")
     void toBackOfPolicy(int victim) {
         h.policy.onRemove(victim);
-        if (h.hostSlot[victim] >= 0 && (h.state[victim] & (MOVING | QUEUED)) == 0) {
+        if (h.hostSlot(victim) >= 0 && !h.is(victim, MOVING | QUEUED)) {
             h.policy.onAdmit(victim, 0, h.hashLo(victim));
         }
     }
@@ -215,11 +215,11 @@ final class HostRoom {
     @SuppressWarnings("GuardedBy") // the callers (HostTier, this class) hold blocks.lock, h.lock here
     void dropHostCopy(int blockId) {
         h.policy.onRemove(blockId);
-        if (h.hostSlot[blockId] >= 0) {
-            h.slots.free(h.hostSlot[blockId]);
+        if (h.hostSlot(blockId) >= 0) {
+            h.slots.free(h.hostSlot(blockId));
             h.unplace(blockId);
         }
-        h.state[blockId] &= ~CLEAN;
+        h.unmark(blockId, CLEAN);
     }
 
     /**
@@ -243,11 +243,11 @@ final class HostRoom {
                 if (victim < 0 || (h.hashHi(victim) | h.hashLo(victim)) == 0) {
                     break;
                 }
-                if ((h.state[victim] & CLEAN) != 0) { // the device holds it too: dropping costs nothing
+                if (h.is(victim, CLEAN)) { // the device holds it too: dropping costs nothing
                     dropCleanCopy(victim);
                 } else if (queue.test(victim)) {
                     h.policy.onRemove(victim);
-                    h.state[victim] |= QUEUED;
+                    h.mark(victim, QUEUED);
                 } else {
                     break;
                 }
@@ -270,11 +270,11 @@ final class HostRoom {
     boolean spillQueued(int blockId) {
         h.lock.lock();
         try {
-            if ((h.state[blockId] & QUEUED) == 0) {
+            if (!h.is(blockId, QUEUED)) {
                 return false;
             }
-            h.state[blockId] &= ~QUEUED;
-            if (h.hostSlot[blockId] < 0 || (h.state[blockId] & MOVING) != 0) {
+            h.unmark(blockId, QUEUED);
+            if (h.hostSlot(blockId) < 0 || h.is(blockId, MOVING)) {
                 return false; // left the host, or a promotion is reading it (it re-admits the block)
             }
             return leaveHost(blockId, false);
@@ -299,7 +299,7 @@ final class HostRoom {
                 if (victim < 0) {
                     break;
                 }
-                if ((h.state[victim] & CLEAN) != 0) {
+                if (h.is(victim, CLEAN)) {
                     dropCleanCopy(victim);
                     done++;
                 } else if (leaveHost(victim, true)) {

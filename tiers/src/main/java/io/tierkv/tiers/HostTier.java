@@ -28,7 +28,9 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * records are keyed by block hash, so they outlive block ids and serve later prefix hits
  * ({@link #adopt}).
  *
- * per-id and per-slot layout: {@code HostBlocks}.
+ * Where a block is held here (its host slot and state bits) is the cache's record, which this tier
+ * writes ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}); per-slot layout: {@code
+ * HostBlocks}.
  *
  * <h2>Identity</h2>
  * Host slots hold blocks by id, so a host hit is the block's own bytes, and the block's identity
@@ -42,7 +44,8 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * bound to it, a disk miss: never another block's bytes.
  *
  * <h2>Parts</h2>
- * {@code HostBlocks} holds every per-id and per-slot fact of this tier under its one lock;
+ * {@code HostBlocks} holds this tier's per-slot facts and reads and writes its per-id facts in the
+ * cache's records, all under the one lock;
  * {@code HostRoom} makes room (victims, spills, evictions); {@code DiskPins} keeps referenced
  * blocks' disk records pinned; {@code HostAdoption} binds disk records found by a prefix match;
  * {@code LateCopies} tracks copies that missed their deadline; {@code DiskLoads} reads disk
@@ -181,8 +184,8 @@ final class HostTier implements LowerTier, AutoCloseable {
             case CPU -> {
                 blocks.lock.lock();
                 try {
-                    for (int id = 0; id < blocks.hostSlot.length; id++) {
-                        if (blocks.hostSlot[id] >= 0) {
+                    for (int id = 0; id < blocks.maxBlocks; id++) {
+                        if (blocks.hostSlot(id) >= 0) {
                             out.add(new io.tierkv.core.event.KvBlockHash(blocks.hashHi(id), blocks.hashLo(id)));
                         }
                     }
@@ -229,7 +232,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             }
             ev.close();
             pins.releaseDiskPin(blockId); // the host slot holds it now
-            blocks.state[blockId] = 0;
+            blocks.setState(blockId, (byte) 0);
             blocks.place(blockId, hs);
             blocks.policy.onAdmit(blockId, 0, lo);
         } finally {
@@ -249,15 +252,15 @@ final class HostTier implements LowerTier, AutoCloseable {
     @Override
     @SuppressWarnings("GuardedBy") // the cache holds the manager lock, blocks.lock, for this call
     public int preparePromote(int blockId) {
-        if (blocks.hostSlot[blockId] >= 0 && (blocks.state[blockId] & MOVING) != 0) {
+        if (blocks.hostSlot(blockId) >= 0 && blocks.is(blockId, MOVING)) {
             lateCopies.endLandedPromotions();
-            if ((blocks.state[blockId] & MOVING) != 0) {
+            if (blocks.is(blockId, MOVING)) {
                 return SOURCE_BUSY;
             }
         }
-        int hs = blocks.hostSlot[blockId];
+        int hs = blocks.hostSlot(blockId);
         if (hs >= 0) {
-            blocks.state[blockId] |= MOVING;
+            blocks.mark(blockId, MOVING);
             blocks.policy.onRemove(blockId);
             return hs;
         }
@@ -324,7 +327,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         int hs;
         blocks.lock.lock();
         try {
-            hs = blocks.hostSlot[blockId];
+            hs = blocks.hostSlot(blockId);
             if (hs < 0 && !pins.diskCopyHeld(blockId)) {
                 return false;
             }
@@ -364,11 +367,11 @@ final class HostTier implements LowerTier, AutoCloseable {
     public boolean takeOverCopy(int blockId) {
         blocks.lock.lock();
         try {
-            if (blocks.hostSlot[blockId] >= 0 && (blocks.state[blockId] & CLEAN) != 0) {
-                blocks.state[blockId] &= ~CLEAN;
+            if (blocks.hostSlot(blockId) >= 0 && blocks.is(blockId, CLEAN)) {
+                blocks.unmark(blockId, CLEAN);
                 return true;
             }
-            return blocks.hostSlot[blockId] < 0 && pins.diskCopyHeld(blockId);
+            return blocks.hostSlot(blockId) < 0 && pins.diskCopyHeld(blockId);
         } finally {
             blocks.lock.unlock();
         }
@@ -392,7 +395,7 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     @SuppressWarnings("GuardedBy") // the callers hold blocks.lock
     private int residenceLocked(int blockId) {
-        if (blocks.hostSlot[blockId] >= 0) {
+        if (blocks.hostSlot(blockId) >= 0) {
             return RESIDENT_HOST;
         }
         return pins.diskCopyHeld(blockId) ? RESIDENT_DISK : RESIDENT_NOWHERE;
@@ -441,7 +444,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     public boolean spill(int blockId) {
         blocks.lock.lock();
         try {
-            if (disk == null || blocks.hostSlot[blockId] < 0 || (blocks.state[blockId] & (MOVING | CLEAN)) != 0
+            if (disk == null || blocks.hostSlot(blockId) < 0 || blocks.is(blockId, MOVING | CLEAN)
                     || (blocks.hashHi(blockId) | blocks.hashLo(blockId)) == 0) {
                 return false;
             }
@@ -470,7 +473,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     public boolean pinBelow(int blockId) {
         blocks.lock.lock();
         try {
-            if (blocks.hostSlot[blockId] >= 0) {
+            if (blocks.hostSlot(blockId) >= 0) {
                 return true; // a host slot never drops a referenced block without a copy elsewhere
             }
             return pins.holdDiskCopy(blockId);
@@ -484,7 +487,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         blocks.lock.lock();
         try {
             pins.releaseDiskPin(blockId);
-            if (blocks.hostSlot[blockId] < 0 && (blocks.state[blockId] & ON_DISK) != 0) {
+            if (blocks.hostSlot(blockId) < 0 && blocks.is(blockId, ON_DISK)) {
                 // Spilled while referenced, now held by hash alone: its id may be retired (the cache
                 // settles the note), or ids would stay live until the record itself went.
                 blocks.noteLeft(blockId, blocks.hashHi(blockId), blocks.hashLo(blockId));
@@ -498,10 +501,10 @@ final class HostTier implements LowerTier, AutoCloseable {
     public void forget(int blockId) {
         blocks.lock.lock();
         try {
-            if ((blocks.state[blockId] & MOVING) != 0 && blocks.hostSlot[blockId] >= 0) {
+            if (blocks.is(blockId, MOVING) && blocks.hostSlot(blockId) >= 0) {
                 // A spill or a late promotion is reading the slot: detach it now (the id may be
                 // reused at once); the spill, or the late copy's release, frees the orphaned slot.
-                lateCopies.orphanPromotion(blockId, blocks.hostSlot[blockId]);
+                lateCopies.orphanPromotion(blockId, blocks.hostSlot(blockId));
                 blocks.orphanedSlots++;
                 blocks.policy.onRemove(blockId);
                 blocks.unplace(blockId);

@@ -35,6 +35,31 @@ class DelegatingOwner implements BlockOwner {
     }
 
     @Override
+    public int maxBlocks() {
+        return owner.maxBlocks();
+    }
+
+    @Override
+    public int hostSlot(int blockId) {
+        return owner.hostSlot(blockId);
+    }
+
+    @Override
+    public void setHostSlot(int blockId, int hostSlot) {
+        owner.setHostSlot(blockId, hostSlot);
+    }
+
+    @Override
+    public byte belowBits(int blockId) {
+        return owner.belowBits(blockId);
+    }
+
+    @Override
+    public void setBelowBits(int blockId, byte bits) {
+        owner.setBelowBits(blockId, bits);
+    }
+
+    @Override
     public boolean referenced(int blockId) {
         return owner.referenced(blockId);
     }

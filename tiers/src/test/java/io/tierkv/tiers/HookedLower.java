@@ -9,7 +9,7 @@ import java.util.function.IntConsumer;
  * A lower tier that delegates to a host tier and runs a test's hook once at the point a race
  * needs: right after a demotion's, a promotion's or a load's copy landed, while the move holds the
  * block and the cache lock is released (what a mover or another worker may do at that moment),
- * or as a promotion is planned, with the lock held.
+ * or as a promotion is planned or an id forgotten, with the lock held.
  */
 final class HookedLower implements LowerTier {
 
@@ -22,6 +22,8 @@ final class HookedLower implements LowerTier {
     Runnable beforePrepare;
     /** Run once, right after a load's copy landed in a host slot, with the cache lock released; then cleared. */
     Runnable afterLoad;
+    /** Run once, right after the host tier forgot an id the cache frees, with the cache lock held; then cleared. */
+    IntConsumer afterForget;
     /**
      * Set: the tier fetches ahead, and a match's next fetch runs this (on the matching thread,
      * the cache lock released) instead of a store's fetch, then says all it was asked for came.
@@ -121,6 +123,11 @@ final class HookedLower implements LowerTier {
     @Override
     public void forget(int blockId) {
         host.forget(blockId);
+        IntConsumer hook = afterForget;
+        afterForget = null;
+        if (hook != null) {
+            hook.accept(blockId);
+        }
     }
 
     @Override

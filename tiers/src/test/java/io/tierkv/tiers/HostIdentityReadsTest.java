@@ -20,6 +20,7 @@ import static io.tierkv.core.testing.TestCaches.appendWritten;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -100,8 +101,8 @@ class HostIdentityReadsTest {
                 assertThrows(IllegalStateException.class, () -> host.spill(id));
                 host.blocks.lock.lock();
                 try {
-                    assertEquals(hs, host.blocks.hostSlot[id], "still in its host slot");
-                    assertEquals(0, host.blocks.state[id] & HostBlocks.MOVING, "not moving");
+                    assertEquals(hs, host.blocks.hostSlot(id), "still in its host slot");
+                    assertFalse(host.blocks.is(id, HostBlocks.MOVING), "not moving");
                     assertEquals(0, host.blocks.pinningSpills, "no spill counted as pinning");
                 } finally {
                     host.blocks.lock.unlock();
@@ -113,14 +114,14 @@ class HostIdentityReadsTest {
     /** Whether this thread holds the manager lock and the block has a host slot. */
     @SuppressWarnings("GuardedBy") // the slot is read only once the lock is known to be held
     private static boolean lockedAndPlaced(HostTier host, int id) {
-        return host.blocks.lock.isHeldByCurrentThread() && host.blocks.hostSlot[id] >= 0;
+        return host.blocks.lock.isHeldByCurrentThread() && host.blocks.hostSlot(id) >= 0;
     }
 
     private static int hostSlot(HostTier host, int id) {
         host.blocks.lock.lock();
         try {
-            assertTrue(host.blocks.hostSlot[id] >= 0, "block " + id + " has a host slot");
-            return host.blocks.hostSlot[id];
+            assertTrue(host.blocks.hostSlot(id) >= 0, "block " + id + " has a host slot");
+            return host.blocks.hostSlot(id);
         } finally {
             host.blocks.lock.unlock();
         }

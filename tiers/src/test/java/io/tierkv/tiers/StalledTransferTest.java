@@ -4,6 +4,7 @@ import static io.tierkv.core.testing.TestCaches.appendWritten;
 import static io.tierkv.core.testing.TestCaches.firstMismatch;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -169,7 +170,7 @@ class StalledTransferTest {
         resume.join();
         host.blocks.lock.lock();
         try {
-            assertEquals(0, host.blocks.state[id] & HostBlocks.MOVING, "the host copy is read no more");
+            assertFalse(host.blocks.is(id, HostBlocks.MOVING), "the host copy is read no more");
         } finally {
             host.blocks.lock.unlock();
         }

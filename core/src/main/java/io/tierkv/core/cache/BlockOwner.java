@@ -5,15 +5,70 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * What the cache, the one owner of every block's state, lends the tiers below it ({@link
- * LowerTier#attach}): its lock, the manager lock, and read-only views of three of its per-block
- * facts (identity, hash, referenced). A tier below keeps its own per-block facts under this same lock, so every fact about a
- * block is read and changed under one lock, and the tier reads the cache's facts instead of
- * keeping copies of them (DESIGN.md, "Tier stores and the one owner of block state").
+ * LowerTier#attach}): its lock, the manager lock; read-only views of three of its per-block facts
+ * (identity, hash, referenced); and the record of where a block is held below the top tier (its
+ * host slot and {@linkplain #belowBits below bits}), which the tier below writes here instead of
+ * keeping it itself. Every fact about a block is thus kept once, by the cache, and read and
+ * changed under one lock (DESIGN.md, "Tier stores and the one owner of block state"). What a
+ * tier keeps of its own is keyed by its own resources: its slots' bytes and policy, and the disk
+ * store's holds on its records.
  *
- * <p>Thread-safety: {@link #lock()} and {@link #identity} may be called from any thread; {@link
- * #hashHi}, {@link #hashLo} and {@link #referenced} only with {@link #lock()} held.
+ * <p>Thread-safety: {@link #lock()}, {@link #identity} and {@link #maxBlocks} may be called from
+ * any thread; every other method only with {@link #lock()} held.
  */
 public interface BlockOwner {
+
+    /** Below bit: the device holds the block too, so its host copy is a clean second copy. */
+    byte HOST_CLEAN = 1;
+    /** Below bit: a disk record holds the block. */
+    byte ON_DISK = 2;
+    /** Below bit: a move below (a spill, a promotion, a late copy) reads the block's host slot. */
+    byte HOST_MOVING = 4;
+    /** Below bit: out of the host policy while it waits in a mover's host-to-disk queue. */
+    byte HOST_QUEUED = 8;
+    /**
+     * Below bit: this id holds one pin on its disk record (referenced, ON_DISK, no host slot); the
+     * pin's serial is the disk store's, kept by the tier.
+     */
+    byte DISK_PINNED = 32;
+
+    /** {@return block ids, {@code maxBlocks}: every id-keyed method takes {@code 0 <= blockId < maxBlocks()}} */
+    int maxBlocks();
+
+    /**
+     * {@return block {@code blockId}'s host slot, or -1 if no host slot holds it} Lock held.
+     *
+     * @param blockId a block id, {@code 0 <= blockId < maxBlocks}
+     */
+    int hostSlot(int blockId);
+
+    /**
+     * Records the host slot that holds block {@code blockId}, or -1 for none; the tier below calls
+     * this as its copy arrives or goes. Lock held. The cache frees an id only after {@link
+     * LowerTier#forget}, which leaves it -1.
+     *
+     * @param blockId  a block id, {@code 0 <= blockId < maxBlocks}
+     * @param hostSlot a host slot of the tier below, or -1
+     */
+    void setHostSlot(int blockId, int hostSlot);
+
+    /**
+     * {@return block {@code blockId}'s below bits: {@link #HOST_CLEAN}, {@link #ON_DISK}, {@link
+     * #HOST_MOVING}, {@link #HOST_QUEUED}, {@link #DISK_PINNED}; 0 for a block held nowhere below}
+     * Lock held.
+     *
+     * @param blockId a block id, {@code 0 <= blockId < maxBlocks}
+     */
+    byte belowBits(int blockId);
+
+    /**
+     * Records block {@code blockId}'s below bits, as {@link #belowBits} reads them. Lock held; 0
+     * once the tier below has let go of the id ({@link LowerTier#forget}).
+     *
+     * @param blockId a block id, {@code 0 <= blockId < maxBlocks}
+     * @param bits    the bits
+     */
+    void setBelowBits(int blockId, byte bits);
 
     /**
      * {@return the manager lock} A tier below guards its own per-block facts with it. It is

@@ -5,7 +5,8 @@ import io.tierkv.core.pool.SlotAllocator;
 /**
  * The cache's facts about every block, as primitive arrays indexed by block id (no object per
  * block): its state, flags, reference count, leases, recent-block protection, top-tier slot,
- * retention priority and block hash, plus the allocator of block ids. One instance per cache; the
+ * retention priority and block hash, where it is held below the top tier (host slot and the
+ * below bits, with a lower tier only), plus the allocator of block ids. One instance per cache; the
  * other parts of the cache read and write these arrays directly, always under the cache lock
  * (except the one-writer rule for an unshared OPEN block's positions, which touches none of them).
  * The cache's reference to this object is {@code @GuardedBy("lock")}, which Error Prone checks.
@@ -14,7 +15,12 @@ import io.tierkv.core.pool.SlotAllocator;
  * bits byte (state: bits 0-1, flags: bits 2-6) | refs char | leases char | protect char
  * slot int | hashHi long | hashLo long                          = 27 bytes of heap per block id
  * priority byte, only for a policy that reads it ({@link io.tierkv.core.policy.EvictionPolicy#readsPriority})
+ * hostSlot int | below byte, only with a lower tier            = 5 bytes more per block id
  * </pre>
+ *
+ * <p>Below the top tier ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}): the tier
+ * below records where it holds each block here, under the same lock, and keeps no copy; the
+ * cache reads these facts for its invariants (a free id holds nothing below).
  *
  * <p>References, leases and protections are unsigned 16-bit counts: leases and protections are
  * each taken with a reference, so none exceeds {@code refs}, which {@link #addRef} bounds by
@@ -57,6 +63,10 @@ final class BlockStates {
     final char[] protect;
     /** Top-tier slot, or -1 when the block's bytes live only below. */
     final int[] slot;
+    /** Per block id its host slot, or -1 for none; null without a lower tier ({@link BlockOwner#hostSlot}). */
+    final int[] hostSlot;
+    /** Per block id its below bits ({@link BlockOwner#belowBits}); null without a lower tier. */
+    final byte[] below;
     /** Per block id its retention priority, or null where the policy reads none. */
     private final byte[] priority;
     final long[] hashHi;
@@ -68,8 +78,9 @@ final class BlockStates {
      *
      * @param maxBlocks  block ids, {@code >= 1}
      * @param priorities whether to keep each block's retention priority
+     * @param tiersBelow whether a lower tier records where it holds blocks ({@link #hostSlot}, {@link #below})
      */
-    BlockStates(int maxBlocks, boolean priorities) {
+    BlockStates(int maxBlocks, boolean priorities, boolean tiersBelow) {
         this.ids = new SlotAllocator(maxBlocks);
         this.bits = new byte[maxBlocks];
         this.refs = new char[maxBlocks];
@@ -78,6 +89,11 @@ final class BlockStates {
         this.slot = new int[maxBlocks];
         java.util.Arrays.fill(slot, -1);
         this.priority = priorities ? new byte[maxBlocks] : null;
+        this.hostSlot = tiersBelow ? new int[maxBlocks] : null;
+        if (tiersBelow) {
+            java.util.Arrays.fill(hostSlot, -1);
+        }
+        this.below = tiersBelow ? new byte[maxBlocks] : null;
         this.hashHi = new long[maxBlocks];
         this.hashLo = new long[maxBlocks];
     }

@@ -16,7 +16,9 @@ import static io.tierkv.core.cache.BlockStates.TWIN;
  * leases; the index holds exactly the indexed blocks, the twins exactly the TWIN blocks (sealed,
  * unindexed); the policy holds exactly the candidates;
  * recent-block protection equals a recount; with a lower tier, exactly the referenced SEALED
- * blocks are HELD there; slots used equal resident blocks plus reserved and late slots. Called
+ * blocks are HELD there, and a free id is held nowhere below (no host slot, no below bits:
+ * {@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}); slots used equal resident blocks
+ * plus reserved and late slots. Called
  * with the cache lock held, so the recount is atomic.
  */
 final class CacheInvariants {
@@ -63,6 +65,10 @@ final class CacheInvariants {
                 if (b.slot[id] >= 0 || b.refs[id] != 0 || b.bits[id] != 0) {
                     bad.add("free block " + id + " holds slot " + b.slot[id] + " refs " + (int) b.refs[id]
                             + " flags " + b.bits[id]);
+                }
+                if (hasLower && (b.hostSlot[id] != -1 || b.below[id] != 0)) {
+                    bad.add("free block " + id + " still held below: host slot " + b.hostSlot[id] + " below bits "
+                            + b.below[id]);
                 }
                 continue;
             }

@@ -179,7 +179,7 @@ public final class PagedKvCache implements AutoCloseable {
         this.lower = lower;
         int n = options.maxBlocks();
         this.policy = EvictionPolicies.create(options.policy(), n);
-        this.blocks = new BlockStates(n, policy.readsPriority());
+        this.blocks = new BlockStates(n, policy.readsPriority(), lower != null);
         IdentityTable records = new IdentityTable(metaArena, n, blockTokens);
         this.identities = records;
         this.written = new WrittenPositions(metaArena, n, blockTokens, layout.layers());
