@@ -233,7 +233,8 @@ final class HostBlocks {
     /** Ends a promotion's read of the host copy (the cache keeps the block in transit meanwhile). */
     @GuardedBy("lock")
     void endMove(int blockId, byte addFlag) {
-        setState(blockId, (byte) ((state(blockId) & ~(MOVING | QUEUED)) | addFlag)); // a queued spill of a block promoted meanwhile is skipped
+        // A queued spill of a block promoted meanwhile is skipped: QUEUED goes with MOVING.
+        setState(blockId, (byte) ((state(blockId) & ~(MOVING | QUEUED)) | addFlag));
         if (hostSlot(blockId) >= 0) {
             policy.onAdmit(blockId, 0, hashLo(blockId));
         }

@@ -43,7 +43,7 @@ final class HostInvariants {
                     bad.add("block " + id + " holds a disk pin but state " + h.state(id) + " host slot " + hs
                             + " (expected referenced, ON_DISK, no host slot)");
                 }
-                if ((h.is(id, PINNED)) != (h.diskPin(id) != DiskTier.NO_PIN)) {
+                if (h.is(id, PINNED) != (h.diskPin(id) != DiskTier.NO_PIN)) {
                     bad.add("block " + id + " state " + h.state(id) + " but disk pin " + h.diskPin(id));
                 }
                 if (h.is(id, PINNED)) {
