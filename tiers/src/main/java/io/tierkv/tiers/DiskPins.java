@@ -37,7 +37,8 @@ import static io.tierkv.tiers.HostBlocks.PINNED;
  * record still leaves the disk when it fails verification (found by any reader: a promotion, a
  * read, read-ahead, a match, a spill that verifies it) or is removed; its pins become broken pins
  * ({@link io.tierkv.tiers.disk.store.RecordPins#pinBroken}, asked without the disk lock). Every id holding one finds out the
- * next time anything asks about its disk copy ({@link HostTier#residence}, {@link HostTier#takeOverCopy},
+ * next time anything asks about its disk copy ({@link HostTier#diskCopyHeld}, which the cache asks for
+ * where a block is and whether a copy takes over from the device,
  * {@link HostTier#pinBelow}, a promotion, read or read-ahead), and at once for the
  * indexed id through the eviction notice ({@link HostTier#settleDrop}): the copy is gone (ON_DISK
  * and PINNED cleared) and the broken pin released through {@link io.tierkv.tiers.disk.store.RecordPins#unpin}, which touches no
@@ -187,7 +188,7 @@ final class DiskPins {
      * For a referenced block held on disk without a host slot: pins its record if this id does not
      * hold a pin yet. A record already gone (evicted before the pin; its notice not yet drained,
      * or pinned and since found damaged: a broken pin) clears ON_DISK at once, so nothing trusts
-     * it meanwhile ({@link HostTier#takeOverCopy}). Lock held.
+     * it meanwhile ({@link HostTier#diskCopyHeld}). Lock held.
      *
      * @return whether the record is on disk and pinned by this id
      */

@@ -189,7 +189,7 @@ final class HostRoom {
     /**
      * Drops a clean host copy (the device holds the block too). A referenced block whose disk
      * record was a second clean copy gets that record pinned now: the device may hand its slot
-     * over to the record at any time ({@link HostTier#takeOverCopy}). Lock held.
+     * over to the record at any time (the cache takes the record over, {@link HostTier#diskCopyHeld}). Lock held.
      */
     @GuardedBy("h.lock")
     void dropCleanCopy(int victim) {

@@ -363,42 +363,15 @@ final class HostTier implements LowerTier, AutoCloseable {
         this.matchedBelowListener = listener;
     }
 
+    /** {@inheritDoc} See {@code DiskPins#diskCopyHeld}. */
     @Override
-    public boolean takeOverCopy(int blockId) {
+    public boolean diskCopyHeld(int blockId) {
         blocks.lock.lock();
         try {
-            if (blocks.hostSlot(blockId) >= 0 && blocks.is(blockId, CLEAN)) {
-                blocks.unmark(blockId, CLEAN);
-                return true;
-            }
-            return blocks.hostSlot(blockId) < 0 && pins.diskCopyHeld(blockId);
+            return pins.diskCopyHeld(blockId);
         } finally {
             blocks.lock.unlock();
         }
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>A disk copy whose pin turned out broken is settled on the way (it is gone; see the class
-     * comment), which changes no copy that exists.
-     */
-    @Override
-    public int residence(int blockId) {
-        blocks.lock.lock();
-        try {
-            return residenceLocked(blockId);
-        } finally {
-            blocks.lock.unlock();
-        }
-    }
-
-    @SuppressWarnings("GuardedBy") // the callers hold blocks.lock
-    private int residenceLocked(int blockId) {
-        if (blocks.hostSlot(blockId) >= 0) {
-            return RESIDENT_HOST;
-        }
-        return pins.diskCopyHeld(blockId) ? RESIDENT_DISK : RESIDENT_NOWHERE;
     }
 
     /**
@@ -424,17 +397,16 @@ final class HostTier implements LowerTier, AutoCloseable {
     /**
      * {@inheritDoc} For an id holding a pin, its pin says exactly whether its record went (a
      * broken pin is released here); for one holding none, a key that is on disk again (written
-     * anew since) makes the notice stale ({@code DiskPins#settleIfGone}). An id whose host-side
-     * hash is another key's is not this notice's block.
+     * anew since) makes the notice stale ({@code DiskPins#settleIfGone}). An id whose hash (the
+     * cache's) is another key's is not this notice's block.
      */
     @Override
-    public int settleDrop(int blockId, long hashHi, long hashLo) {
+    public void settleDrop(int blockId, long hashHi, long hashLo) {
         blocks.lock.lock();
         try {
             if (blocks.hashHi(blockId) == hashHi && blocks.hashLo(blockId) == hashLo) {
                 pins.settleIfGone(blockId);
             }
-            return residenceLocked(blockId);
         } finally {
             blocks.lock.unlock();
         }

@@ -2,6 +2,7 @@ package io.tierkv.tiers;
 
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.core.cache.PagedKvCache;
+import io.tierkv.core.cache.TierControl;
 import io.tierkv.core.pressure.PressureMonitor;
 import io.tierkv.core.pressure.PressureWatermarks;
 import java.util.ArrayList;
@@ -17,7 +18,8 @@ import java.util.function.Consumer;
  */
 final class MoverPool {
 
-    private final HostTier host;
+    /** The cache's tier-facing calls: where a block's copy is, for a read-ahead's path. */
+    private final TierControl control;
     private final MoveQueue[] queues = new MoveQueue[MovePath.values().length];
     private final List<Mover> movers = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
@@ -32,7 +34,7 @@ final class MoverPool {
      */
     MoverPool(PagedKvCache cache, HostTier host, PressureMonitor monitor, PressureWatermarks watermarks,
             TierCounters counters, Consumer<Throwable> errorHandler, int threads, int queueCapacity) {
-        this.host = host;
+        this.control = cache.tierControl();
         for (MovePath p : MovePath.values()) {
             queues[p.ordinal()] = new MoveQueue(queueCapacity);
         }
@@ -56,7 +58,7 @@ final class MoverPool {
      * promotes it. May be called under the manager lock: takes it again (reentrant) and the queue's.
      */
     void requestPromotion(int blockId) {
-        MovePath path = host.residence(blockId) == LowerTier.RESIDENT_DISK ? MovePath.DISK_TO_HOST
+        MovePath path = control.residence(blockId) == LowerTier.RESIDENT_DISK ? MovePath.DISK_TO_HOST
                 : MovePath.HOST_TO_DEVICE;
         queues[path.ordinal()].offer(blockId);
         if (!movers.isEmpty()) {

@@ -82,13 +82,8 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public boolean takeOverCopy(int blockId) {
-        return host.takeOverCopy(blockId);
-    }
-
-    @Override
-    public int residence(int blockId) {
-        return host.residence(blockId);
+    public boolean diskCopyHeld(int blockId) {
+        return host.diskCopyHeld(blockId);
     }
 
     @Override
@@ -141,8 +136,8 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public int settleDrop(int blockId, long hashHi, long hashLo) {
-        return host.settleDrop(blockId, hashHi, hashLo);
+    public void settleDrop(int blockId, long hashHi, long hashLo) {
+        host.settleDrop(blockId, hashHi, hashLo);
     }
 
     @Override

@@ -52,7 +52,7 @@ class PromotionWindowMatchTest {
                 AtomicInteger inWindow = new AtomicInteger(-1);
                 ((HookedLower) stack.lower).afterPromote = () -> {
                     assertEquals(0, stack.host.evict(1), "the held source is not dropped for room");
-                    assertEquals(LowerTier.RESIDENT_HOST, stack.host.residence(id), "the source below in the window");
+                    assertEquals(LowerTier.RESIDENT_HOST, stack.cache.tierControl().residence(id), "the source below in the window");
                     Thread t = Thread.ofPlatform().start(() -> {
                         try (Sequence s = stack.cache.openSequence(SequenceOptions.defaults())) {
                             inWindow.set(s.matchPrefix(tokens(0, 32)));
@@ -175,7 +175,7 @@ class PromotionWindowMatchTest {
         Sequence holder = stack.cache.openSequence(SequenceOptions.defaults());
         assertEquals(16, holder.matchPrefix(tokens(0, 32)), "the block is found on disk");
         assertEquals(b.id(), holder.blockId(0));
-        assertEquals(LowerTier.RESIDENT_DISK, stack.host.residence(b.id()), "held on disk only");
+        assertEquals(LowerTier.RESIDENT_DISK, stack.cache.tierControl().residence(b.id()), "held on disk only");
         return holder;
     }
 
@@ -213,7 +213,7 @@ class PromotionWindowMatchTest {
                 }
                 assertTrue(stack.disk.load(b.hashHi(), b.hashLo(), b.identity(), read) < 0,
                         "another reader finds the record damaged");
-                assertEquals(LowerTier.RESIDENT_NOWHERE, stack.host.residence(id), "no copy below in the window");
+                assertEquals(LowerTier.RESIDENT_NOWHERE, stack.cache.tierControl().residence(id), "no copy below in the window");
                 thread = Thread.ofPlatform().name("matcher").start(this::match);
                 long end = System.nanoTime() + 5_000_000_000L;
                 while (matched.get() == -1 && thread.getState() != Thread.State.TIMED_WAITING

@@ -161,7 +161,7 @@ final class Admission {
             cache.freeBlock(id);
             return;
         }
-        if (lower.takeOverCopy(id)) {
+        if (cache.copiesBelow.takeOverCopy(id)) {
             cache.counters.cleanDrops++;
             cache.releaseSlot(id);
             return;

@@ -13,7 +13,7 @@ import io.tierkv.core.error.BudgetExceededException;
  * <h2>Charging rule</h2>
  * A sequence is charged {@code bytesPerBlock} for every block its own table references, on the
  * tier that holds the block's authoritative bytes now: DEVICE while the block has a top-tier slot,
- * else HOST or DISK ({@link LowerTier#residence}). A clean copy below a device-resident block is
+ * else HOST or DISK ({@link BelowCopies#residence}). A clean copy below a device-resident block is
  * not charged (it can be dropped at no cost). A block shared by several tables (a matched prefix,
  * a fork) is charged to each of them in full. DISK is charged {@code bytesPerBlock} per block,
  * whatever the compressed size of its record. Shares are recounted from the table at each new

@@ -27,7 +27,7 @@ final class Demote {
      * A refused copy leaves the block on the top tier (out of the policy until its state next
      * changes), or, if nothing references it, drops it from the index entirely (a clean miss).
      * So does a copy that is gone from below again by the time the lock is taken back
-     * ({@link LowerTier#residence}): the lower tier may move it on (spill it to disk) as soon as it
+     * ({@link BelowCopies#residence}): the lower tier may move it on (spill it to disk) as soon as it
      * lands, and drop that record before anything references the block, so the top-tier slot is
      * then the block's only copy and a reference taken meanwhile would lose it with the slot.
      */
@@ -51,7 +51,7 @@ final class Demote {
                 cache.signalChange(); // the move ends by its exception: wake those waiting for it
             }
         }
-        ok = ok && lower.residence(id) != LowerTier.RESIDENT_NOWHERE; // its copy below may have gone on down and been dropped meanwhile
+        ok = ok && cache.residence(id) != LowerTier.RESIDENT_NOWHERE; // its copy below may have gone on down and been dropped meanwhile
         if (ok) {
             cache.counters.demotions++;
             cache.releaseSlot(id);

@@ -134,31 +134,23 @@ public interface LowerTier {
     void releaseLateSlots(java.util.function.IntConsumer sink);
 
     /**
-     * Asks whether a complete copy of the block exists below; if so it becomes the authoritative
-     * copy, since the caller drops the top-tier slot on a true answer.
+     * The one question the cache asks of a store about where a block is: whether the disk record
+     * block {@code blockId} is bound to ({@link BlockOwner#ON_DISK}) is still there. A record found
+     * gone (a pin broken by another reader's verification, or removed) is settled on the way: ON_DISK
+     * is cleared and the pin released. Everything else about where a block is below, the cache reads
+     * from its own records ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}). Called with
+     * the cache lock held; must not call the cache.
      *
-     * @param blockId a block resident on the top tier
-     * @return whether a complete copy exists below (now authoritative)
+     * @param blockId a block id
+     * @return whether the block's disk copy is there; false if it has none
      */
-    boolean takeOverCopy(int blockId);
+    boolean diskCopyHeld(int blockId);
 
-    /**
-     * Tells which tier below holds a copy of a block, changing nothing: the one question the cache
-     * asks of what lies below (whether a copy exists at all, and where a block's bytes are for
-     * per-cache budgets). For a block whose bytes are not on the top tier the copy is the
-     * authoritative one; for a block also on the top tier it is clean.
-     *
-     * @param blockId a block
-     * @return {@link #RESIDENT_HOST} if a host slot holds it, {@link #RESIDENT_DISK} if only the disk does,
-     *         {@link #RESIDENT_NOWHERE} if nothing below holds it
-     */
-    int residence(int blockId);
-
-    /** {@link #residence} result: nothing below holds the block. */
+    /** Where a block's copy is below ({@link TierControl#residence}): nothing below holds it. */
     int RESIDENT_NOWHERE = 0;
-    /** {@link #residence} result: a host slot holds the block. */
+    /** Where a block's copy is below ({@link TierControl#residence}): a host slot holds it. */
     int RESIDENT_HOST = 1;
-    /** {@link #residence} result: only the disk holds the block. */
+    /** Where a block's copy is below ({@link TierControl#residence}): only a disk record holds it. */
     int RESIDENT_DISK = 2;
 
     /**
@@ -277,16 +269,15 @@ public interface LowerTier {
     /**
      * Settles a drained notice that the disk record of a key went ({@link BelowChanges#NO_BLOCK}),
      * for the block the cache indexes under that key: the notice may be stale (the key written
-     * again since), so the tier decides under its own lock whether the block's disk copy is gone,
-     * and answers where the block's copy is now, as {@link #residence} does. Called with the
-     * cache lock held; must not call the cache.
+     * again since), so the tier decides under the lock whether the block's disk copy is gone (then
+     * ON_DISK is cleared, and the pin released). Called with the cache lock held; must not call
+     * the cache, which reads where the block's copy is afterwards.
      *
      * @param blockId the block the cache indexes under the key
      * @param hashHi  the key, high word
      * @param hashLo  low word
-     * @return {@link #RESIDENT_HOST}, {@link #RESIDENT_DISK} or {@link #RESIDENT_NOWHERE}
      */
-    int settleDrop(int blockId, long hashHi, long hashLo);
+    void settleDrop(int blockId, long hashHi, long hashLo);
 
     /**
      * Whether this lower tier can fetch blocks by hash from a store it does not hold locally (a

@@ -51,7 +51,7 @@ final class MoveBelow {
                 cache.signalChange(); // the move ends by its exception: wake those waiting for it
             }
         }
-        if (!ok && up && lower.residence(id) == LowerTier.RESIDENT_NOWHERE) {
+        if (!ok && up && cache.residence(id) == LowerTier.RESIDENT_NOWHERE) {
             cache.goneBelow(id);
         }
         cache.endTransit(id);

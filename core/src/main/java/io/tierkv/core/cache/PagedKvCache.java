@@ -86,7 +86,7 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
  * takes its own lock and the disk tier's, never this one, so the order cache, host, disk holds).
  * The flag follows references, not residence: a referenced block keeps its disk record pinned
  * even while the top tier also holds it, because the top tier may drop its slot for that record
- * at any moment ({@link LowerTier#takeOverCopy}) and there must be no window in which the record
+ * at any moment ({@link BelowCopies#takeOverCopy}) and there must be no window in which the record
  * is evictable and the only copy. A prefix match pins a block that is not on the top tier before
  * handing it out ({@code PrefixLookup}): if its only copy below went first, the match is a miss, not a
  * block that fails its first lease. Blocks nobody references (cached) stay evictable below.
@@ -134,6 +134,8 @@ public final class PagedKvCache implements AutoCloseable {
     @GuardedBy("lock") final CacheCounters counters = new CacheCounters();
     @GuardedBy("lock") final Admission admission;
     final TierMoves moves;
+    /** Where a block's copy is below: one answer, from {@link #blocks} and the store's disk query. */
+    final BelowCopies copiesBelow;
     @GuardedBy("lock") final PrefixLookup prefix;
     /** The unlocked half of a match that fetches from a store below; null without a lower tier. */
     final FetchAhead fetchAhead;
@@ -185,6 +187,7 @@ public final class PagedKvCache implements AutoCloseable {
         this.written = new WrittenPositions(metaArena, n, blockTokens, layout.layers());
         this.admission = new Admission(this, lower, options.deviceBlocks());
         this.moves = new TierMoves(this, lower);
+        this.copiesBelow = new BelowCopies(blocks, lower);
         this.prefix = new PrefixLookup(this, lower);
         this.fetchAhead = lower == null ? null : new FetchAhead(this);
         this.leases = new Leases(this);
@@ -405,7 +408,7 @@ public final class PagedKvCache implements AutoCloseable {
 
     /** Per-cache budgets: which tier below holds a block whose bytes are not on the top tier. */
     int residence(int id) {
-        return lower == null ? LowerTier.RESIDENT_NOWHERE : lower.residence(id);
+        return copiesBelow.residence(id);
     }
 
     /** Per-cache budgets: spills a sealed block held on the host tier to disk ({@code MoveBelow}). */

@@ -257,7 +257,7 @@ final class PrefixLookup {
      */
     private int holdBelow(int id) {
         if ((b.bits[id] & HELD) != 0) {
-            if (lower.residence(id) != LowerTier.RESIDENT_NOWHERE) {
+            if (cache.residence(id) != LowerTier.RESIDENT_NOWHERE) {
                 return KEPT;
             }
             if ((b.bits[id] & TRANSIT) != 0) {

@@ -92,7 +92,10 @@ final class SettleBelow {
         if (b.slot[id] >= 0) {
             return; // back on the top tier
         }
-        int where = byKey ? lower.settleDrop(id, hi, lo) : lower.residence(id);
+        if (byKey) {
+            lower.settleDrop(id, hi, lo);
+        }
+        int where = cache.residence(id);
         if (where == LowerTier.RESIDENT_NOWHERE) {
             cache.goneBelow(id);
         } else if (where == LowerTier.RESIDENT_DISK && !byKey && b.refs[id] == 0) {

@@ -22,6 +22,26 @@ public final class TierControl {
     }
 
     /**
+     * Tells where a block's copy is below the top tier ({@link BelowCopies#residence}): for a
+     * mover choosing a read-ahead's path, and for tests. A disk record found gone is settled on
+     * the way.
+     *
+     * @param blockId a block id, {@code 0 <= blockId < maxBlocks}
+     * @return {@link LowerTier#RESIDENT_HOST}, {@link LowerTier#RESIDENT_DISK} or {@link
+     *         LowerTier#RESIDENT_NOWHERE}
+     * @throws IndexOutOfBoundsException if blockId is out of range
+     */
+    public int residence(int blockId) {
+        Checks.index("blockId", blockId, cache.options().maxBlocks(), "maxBlocks ");
+        cache.lock.lock();
+        try {
+            return cache.residence(blockId);
+        } finally {
+            cache.lock.unlock();
+        }
+    }
+
+    /**
      * Read-ahead from disk: copies a sealed block held only on disk into a host slot (keeping the
      * record), so a later promotion is a host copy. A mover calls this for its disk-to-host queue.
      *
@@ -33,7 +53,7 @@ public final class TierControl {
     public boolean loadBelow(int blockId) {
         cache.lock.lock();
         try {
-            return !cache.closed && cache.lower != null && cache.lower.residence(blockId) == LowerTier.RESIDENT_DISK
+            return !cache.closed && cache.residence(blockId) == LowerTier.RESIDENT_DISK
                     && cache.moves.below.run(blockId, true);
         } finally {
             cache.lock.unlock();

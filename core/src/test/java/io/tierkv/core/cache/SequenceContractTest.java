@@ -365,7 +365,7 @@ class SequenceContractTest {
         try (Sequence again = tiered.openSequence(SequenceOptions.defaults())) {
             assertEquals(B, again.matchPrefix(tokens(0, 2 * B)), "still cached");
         }
-        lower.onDiskOnly.add(id);
+        lower.toDiskOnly(id);
         lower.changed(id, hash[0], hash[1]);
         assertEquals(1, control.settleBelow());
         assertEquals(0, tiered.stats().liveBlocks(), "kept by hash alone below: the id is retired");
@@ -379,7 +379,7 @@ class SequenceContractTest {
         appendWritten(reader, 2, tokens(100 + B, 1)); // y is no longer the sequence's tail
         assertEquals(true, tiered.tierControl().demoteBlock(y));
         long[] hashY = tiered.diagnostics().blockHash(y);
-        lower.held.remove(y); // its copy below went (a disk record evicted or found damaged)
+        lower.lose(y); // its copy below went (a disk record evicted or found damaged)
         lower.changed(BelowChanges.NO_BLOCK, hashY[0], hashY[1]);
         assertEquals(1, control.settleBelow());
         assertEquals(1, tiered.stats().lostBlocks(), "referenced, with no copy anywhere: lost");
@@ -401,9 +401,9 @@ class SequenceContractTest {
         int id = demotedCachedBlock(tiered);
         long[] hash = tiered.diagnostics().blockHash(id);
         TierControl control = tiered.tierControl();
-        lower.onDiskOnly.add(id); // its copy is a disk record now: a read-ahead may load it
+        lower.toDiskOnly(id); // its copy is a disk record now: a read-ahead may load it
         lower.duringLoad = () -> { // the cache lock is released while the load copies
-            lower.held.remove(id); // the copy goes below meanwhile, and is reported
+            lower.lose(id); // the copy goes below meanwhile, and is reported
             lower.changed(id, hash[0], hash[1]);
             assertEquals(0, control.settleBelow(), "its block is moving: the change is kept, not settled");
         };
@@ -428,11 +428,17 @@ class SequenceContractTest {
         }
     }
 
-    /** A lower tier that keeps a block's bytes nowhere but says it does, and records a promotion's timeout. */
+    /**
+     * A lower tier that keeps a block's bytes nowhere but says it does, and records a promotion's
+     * timeout. Where it says a block is, it records in the cache's facts ({@link
+     * BlockOwner#hostSlot}, {@link BlockOwner#belowBits}), as a real tier does: a demoted block in
+     * "host slot" 0, a block on disk only ON_DISK with no host slot.
+     */
     private static final class TimingLowerTier implements LowerTier {
         private final java.util.Set<Integer> held = new java.util.HashSet<>();
         /** Held ids whose copy is on disk only (kept by hash). */
         private final java.util.Set<Integer> onDiskOnly = new java.util.HashSet<>();
+        private BlockOwner owner;
         private final BelowChanges changes = new BelowChanges();
         /** Run by {@link #load} (the cache lock released), which then reports the block loaded; null: no load. */
         Runnable duringLoad;
@@ -453,18 +459,42 @@ class SequenceContractTest {
         }
 
         @Override
-        public int settleDrop(int blockId, long hashHi, long hashLo) {
-            return residence(blockId);
+        public void settleDrop(int blockId, long hashHi, long hashLo) {
         }
 
         @Override
         public void attach(BlockOwner owner) {
-            // keeps no bytes, so reads no identity
+            this.owner = owner; // keeps no bytes, so reads no identity; records where blocks are
+        }
+
+        /** Its copy is a disk record now, no host slot. */
+        void toDiskOnly(int blockId) {
+            onDiskOnly.add(blockId);
+            place(blockId, -1, BlockOwner.ON_DISK);
+        }
+
+        /** Its copy below went (evicted or found damaged). */
+        void lose(int blockId) {
+            held.remove(blockId);
+            onDiskOnly.remove(blockId);
+            place(blockId, -1, (byte) 0);
+        }
+
+        private void place(int blockId, int hostSlot, byte bits) {
+            owner.lock().lock();
+            try {
+                owner.setHostSlot(blockId, hostSlot);
+                owner.setBelowBits(blockId, bits);
+            } finally {
+                owner.lock().unlock();
+            }
         }
 
         @Override
         public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot) {
             held.add(blockId);
+            onDiskOnly.remove(blockId);
+            place(blockId, 0, (byte) 0);
             return true;
         }
 
@@ -493,14 +523,8 @@ class SequenceContractTest {
         }
 
         @Override
-        public boolean takeOverCopy(int blockId) {
-            return false;
-        }
-
-        @Override
-        public int residence(int blockId) {
-            return !held.contains(blockId) ? RESIDENT_NOWHERE : onDiskOnly.contains(blockId) ? RESIDENT_DISK
-                    : RESIDENT_HOST;
+        public boolean diskCopyHeld(int blockId) {
+            return held.contains(blockId) && onDiskOnly.contains(blockId);
         }
 
         @Override
@@ -533,8 +557,7 @@ class SequenceContractTest {
 
         @Override
         public void forget(int blockId) {
-            held.remove(blockId);
-            onDiskOnly.remove(blockId);
+            lose(blockId);
         }
     }
 }

@@ -1,0 +1,69 @@
+package io.tierkv.core.cache;
+
+import static io.tierkv.core.cache.BlockOwner.HOST_CLEAN;
+import static io.tierkv.core.cache.BlockOwner.ON_DISK;
+
+/**
+ * Where a block's copy is below the top tier, answered in one place from the cache's own records
+ * ({@link BlockStates#hostSlot} and {@link BlockStates#below}, which the tier below writes through
+ * {@link BlockOwner}) plus one question to the store for a disk copy, whether the record the id is
+ * bound to is still there ({@link LowerTier#diskCopyHeld}). Before, the tier below answered it
+ * itself in three ways (a residence, a take-over of a clean copy, a settled notice). Every method
+ * is called with the cache lock held.
+ */
+// Every method runs with the cache lock held by a caller in another class, which Error Prone
+// cannot relate to this class's cache.lock (it has no aliasing).
+@SuppressWarnings("GuardedBy")
+final class BelowCopies {
+
+    private final BlockStates b;
+    private final LowerTier lower;
+
+    BelowCopies(BlockStates b, LowerTier lower) {
+        this.b = b;
+        this.lower = lower;
+    }
+
+    /**
+     * {@return which tier below holds a copy of the block, changing nothing the block has: {@link
+     * LowerTier#RESIDENT_HOST} if a host slot does, {@link LowerTier#RESIDENT_DISK} if only a disk
+     * record does, else {@link LowerTier#RESIDENT_NOWHERE}} A copy below a block not on the top
+     * tier is its authoritative one; below a block also on the top tier it is clean. A disk record
+     * found gone (a broken pin) is settled by the store on the way.
+     *
+     * @param id a block id
+     */
+    int residence(int id) {
+        if (lower == null) {
+            return LowerTier.RESIDENT_NOWHERE;
+        }
+        if (b.hostSlot[id] >= 0) {
+            return LowerTier.RESIDENT_HOST;
+        }
+        return (b.below[id] & ON_DISK) != 0 && lower.diskCopyHeld(id) ? LowerTier.RESIDENT_DISK
+                : LowerTier.RESIDENT_NOWHERE;
+    }
+
+    /**
+     * For a block leaving the top tier: whether a complete copy below can take over from its
+     * top-tier copy, which the caller then drops. A clean host copy (the device held the block
+     * too) is the block's only copy from now on, so it is clean no more; a disk record the id is
+     * bound to, with no host slot, takes over as it is.
+     *
+     * @param id a block on the top tier
+     * @return whether a copy below takes over
+     */
+    boolean takeOverCopy(int id) {
+        if (lower == null) {
+            return false;
+        }
+        if (b.hostSlot[id] >= 0) {
+            if ((b.below[id] & HOST_CLEAN) == 0) {
+                return false;
+            }
+            b.below[id] &= ~HOST_CLEAN;
+            return true;
+        }
+        return (b.below[id] & ON_DISK) != 0 && lower.diskCopyHeld(id);
+    }
+}
