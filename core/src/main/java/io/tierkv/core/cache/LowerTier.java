@@ -24,12 +24,15 @@ public interface LowerTier {
 
     /**
      * Hands this tier the cache's lock and records ({@link BlockOwner}), once, from the cache's
-     * constructor, before any block moves. The tier guards its own per-block facts with {@link
+     * constructor, before any block moves. The tier guards its own facts with {@link
      * BlockOwner#lock()}, the manager lock, and reads the cache's facts ({@link
-     * BlockOwner#referenced}) and identity records ({@link BlockOwner#identity}) through the view
-     * instead of keeping copies. A tier that reads a record after releasing the lock (a spill's
-     * disk write) copies it first, under the lock. No default: a tier that wraps another must pass
-     * the owner on.
+     * BlockOwner#referenced}), hashes ({@link BlockOwner#hashHi}) and identity records ({@link
+     * BlockOwner#identity}) through the view instead of keeping copies. A tier that reads a record
+     * after releasing the lock (a spill's disk write) copies it first, under the lock. Where it
+     * holds each block it records in the cache ({@link BlockOwner#setHostSlot}, {@link
+     * BlockOwner#setBelowBits}), as its copies arrive and go: the cache reads where a block's copy is
+     * from that record alone (asking only {@link #diskCopyHeld}), so a tier that records nothing
+     * is taken to hold nothing. No default: a tier that wraps another must pass the owner on.
      *
      * @param owner the cache's view of itself for the tiers below
      */
