@@ -177,28 +177,15 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
     }
 
+    /**
+     * {@inheritDoc} DISK: the disk tier's keys. The host slots' hashes (CPU) the cache reads from
+     * its own records; REMOTE is a shared store, whose keys this manager keeps no copy of.
+     */
     @Override
     public java.util.List<io.tierkv.core.event.KvBlockHash> findableHashes(io.tierkv.core.event.KvMedium medium) {
         java.util.List<io.tierkv.core.event.KvBlockHash> out = new java.util.ArrayList<>();
-        switch (medium) {
-            case CPU -> {
-                blocks.lock.lock();
-                try {
-                    for (int id = 0; id < blocks.maxBlocks; id++) {
-                        if (blocks.hostSlot(id) >= 0) {
-                            out.add(new io.tierkv.core.event.KvBlockHash(blocks.hashHi(id), blocks.hashLo(id)));
-                        }
-                    }
-                } finally {
-                    blocks.lock.unlock();
-                }
-            }
-            case DISK -> {
-                if (disk != null) {
-                    disk.maintenance().forEachKey((hi, lo) -> out.add(new io.tierkv.core.event.KvBlockHash(hi, lo)));
-                }
-            }
-            default -> { } // REMOTE: a shared store; this manager keeps no copy of its keys
+        if (medium == io.tierkv.core.event.KvMedium.DISK && disk != null) {
+            disk.maintenance().forEachKey((hi, lo) -> out.add(new io.tierkv.core.event.KvBlockHash(hi, lo)));
         }
         return out;
     }

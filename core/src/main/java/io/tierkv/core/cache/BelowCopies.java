@@ -45,6 +45,23 @@ final class BelowCopies {
     }
 
     /**
+     * {@return the hashes of the blocks a host slot holds, once each, as the host tier's CPU events
+     * describe them (a host copy is reported stored when its slot is recorded, removed when it
+     * goes)} From the cache's records alone; empty without a lower tier.
+     */
+    java.util.List<io.tierkv.core.event.KvBlockHash> findableOnHost() {
+        java.util.List<io.tierkv.core.event.KvBlockHash> out = new java.util.ArrayList<>();
+        if (lower != null) {
+            for (int id = 0; id < b.capacity(); id++) {
+                if (b.hostSlot[id] >= 0) {
+                    out.add(new io.tierkv.core.event.KvBlockHash(b.hashHi[id], b.hashLo[id]));
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
      * For a block leaving the top tier: whether a complete copy below can take over from its
      * top-tier copy, which the caller then drops. A clean host copy (the device held the block
      * too) is the block's only copy from now on, so it is clean no more; a disk record the id is

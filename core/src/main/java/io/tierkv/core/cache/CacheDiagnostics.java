@@ -124,12 +124,12 @@ public final class CacheDiagnostics {
      */
     public List<KvBlockHash> findableHashes(KvMedium medium) {
         Objects.requireNonNull(medium, "medium");
-        if (medium != KvMedium.GPU) {
+        if (medium != KvMedium.GPU && medium != KvMedium.CPU) {
             return cache.lower == null ? List.of() : cache.lower.findableHashes(medium);
         }
         cache.lock.lock();
         try {
-            return cache.events.findableHashes();
+            return medium == KvMedium.GPU ? cache.events.findableHashes() : cache.copiesBelow.findableOnHost();
         } finally {
             cache.lock.unlock();
         }

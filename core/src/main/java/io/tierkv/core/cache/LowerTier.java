@@ -321,11 +321,12 @@ public interface LowerTier {
     }
 
     /**
-     * The hashes findable in one tier below now, as its KV events describe them ({@link
-     * io.tierkv.core.event.KvEventSink}), for diagnostics and tests. Called without the cache lock.
-     * The default holds nothing.
+     * The hashes findable in one tier below the host now, as its KV events describe them ({@link
+     * io.tierkv.core.event.KvEventSink}), for diagnostics and tests: the store's own keys (the host's
+     * the cache reads from its records of host slots). Called without the cache lock. The default
+     * holds nothing.
      *
-     * @param medium a tier below the device
+     * @param medium a tier below the host (DISK, REMOTE)
      * @return the hashes, each once per copy the tier holds; a fresh list
      */
     default java.util.List<io.tierkv.core.event.KvBlockHash> findableHashes(io.tierkv.core.event.KvMedium medium) {
