@@ -104,14 +104,9 @@ class FailedDeviceCopiesTest {
              Arena arena = Arena.ofShared(); // read by the timed block's thread too
              Sequence s = kv.openSequence(SequenceOptions.defaults())) {
             MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
-            int id = onTheHost(kv, s, image);
-            device.stallCopies();
-            try {
-                assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
-                runtime.failEvents = true; // the late copy's event now reports that it failed
-            } finally {
-                device.resumeCopies(); // or close would wait for the late copy for good
-            }
+            int id = lateOnTheHost(kv, s, image, device);
+            runtime.failEvents = true; // the late copy's event now reports that it failed
+            device.resumeCopies(); // or close would wait for the late copy for good
             assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
                 MemorySegment leased = kv.acquireLease(id); // threw GpuException before; then waited forever
                 try {
@@ -133,9 +128,7 @@ class FailedDeviceCopiesTest {
         KvBlockManager kv = manager(runtime, 50_000_000);
         try (Arena arena = Arena.ofConfined()) {
             try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
-                int id = onTheHost(kv, s, blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0));
-                device.stallCopies();
-                assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
+                lateOnTheHost(kv, s, blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0), device);
             } finally {
                 runtime.failEvents = true;
                 device.resumeCopies(); // or close would wait for the late copy for good
@@ -158,10 +151,8 @@ class FailedDeviceCopiesTest {
              Arena arena = Arena.ofShared(); // read by the timed block's thread too
              Sequence s = kv.openSequence(SequenceOptions.defaults())) {
             MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
-            int id = onTheHost(kv, s, image);
-            device.stallCopies();
+            int id = lateOnTheHost(kv, s, image, device);
             try {
-                assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
                 assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
                     TransferTimeoutException e = assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id));
                     assertTrue(e.getMessage().contains("another move reads its copy below"), e.getMessage());
@@ -192,11 +183,9 @@ class FailedDeviceCopiesTest {
             faults.enable("io.tierkv.TierFault");
             faults.start();
             MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
-            int id = onTheHost(kv, s, image);
-            device.stallCopies();
+            int id = lateOnTheHost(kv, s, image, device);
             Thread waiting;
             try {
-                assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
                 waiting = Thread.ofPlatform().start(() -> {
                     kv.acquireLease(id); // a failure here shows as a second failed promotion below
                     kv.releaseLease(id);
@@ -238,6 +227,24 @@ class FailedDeviceCopiesTest {
         s.appendBlock(tokens(0, Managers.LAYOUT.blockSizeTokens()), 0, image);
         int id = s.blockId(0);
         assertTrue(kv.demoteBlock(id), "demoted to the host");
+        return id;
+    }
+
+    /**
+     * {@link #onTheHost}, then stalls the device's copies and leases the block: the lease times out
+     * and the promotion's copy is late. The caller resumes the copies in a {@code finally} (or
+     * close would wait for the late copy for good); they are resumed here if the lease did not
+     * time out.
+     */
+    private static int lateOnTheHost(KvBlockManager kv, Sequence s, MemorySegment image, EmulatedDevice device) {
+        int id = onTheHost(kv, s, image);
+        device.stallCopies();
+        try {
+            assertThrows(TransferTimeoutException.class, () -> kv.acquireLease(id), "the copy is late");
+        } catch (AssertionError e) {
+            device.resumeCopies();
+            throw e;
+        }
         return id;
     }
 
