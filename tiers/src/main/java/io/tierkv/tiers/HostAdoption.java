@@ -44,7 +44,7 @@ final class HostAdoption {
                 h.lock.lock();
                 try {
                     h.reservedHostSlots--;
-                    bindFetched(blockId, lo, hs);
+                    bindFetched(blockId, hs);
                 } finally {
                     h.lock.unlock();
                 }
@@ -141,10 +141,10 @@ final class HostAdoption {
      * host slot holds its only local copy, as after a demotion. Lock held.
      */
     @GuardedBy("h.lock")
-    void bindFetched(int blockId, long lo, int hs) {
+    void bindFetched(int blockId, int hs) {
         h.setState(blockId, (byte) 0);
         h.place(blockId, hs);
-        h.policy.onAdmit(blockId, 0, lo);
+        h.policy.onAdmit(blockId, 0, h.hashLo(blockId));
     }
 
     /** Binds an adopted disk record to a block id, with its bytes in host slot {@code hs} or none (-1). Lock held. */
