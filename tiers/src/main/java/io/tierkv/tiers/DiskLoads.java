@@ -58,20 +58,20 @@ final class DiskLoads {
     }
 
     /**
-     * Read-ahead: copies a block held only on disk into a host slot, keeping the record; see
-     * {@link LowerTier#load}.
+     * Read-ahead: copies a block held only on disk into host slot {@code hs}, which the cache
+     * reserved for it, keeping the record; see {@link LowerTier#load}. The slot is freed on every
+     * path that does not fill it.
      *
-     * @return true if the block is in a host slot now
+     * @return true if the block is in host slot {@code hs} now
      */
-    boolean load(int blockId, MemorySegment identity) {
+    boolean load(int blockId, MemorySegment identity, int hs) {
         long hi;
         long lo;
         blocks.lock.lock();
         try {
-            if (t.disk == null || blocks.hostSlot(blockId) >= 0 || !blocks.is(blockId, ON_DISK)) {
-                return false;
-            }
-            if (!t.pins.diskCopyHeld(blockId)) { // its record failed verification elsewhere since it was pinned
+            if (t.disk == null || blocks.hostSlot(blockId) >= 0 || !blocks.is(blockId, ON_DISK)
+                    || !t.pins.diskCopyHeld(blockId)) { // its record failed verification elsewhere since it was pinned
+                t.hostSlots.releaseReserved(hs);
                 return false;
             }
             hi = blocks.hashHi(blockId);
@@ -80,11 +80,6 @@ final class DiskLoads {
             blocks.lock.unlock();
         }
         long start = System.nanoTime();
-        int hs = t.room.reserveHostSlot();
-        if (hs < 0) {
-            t.counters.hostAllocationFailures.increment();
-            return false;
-        }
         int found = DiskTier.ABSENT; // stays a miss if the read throws
         try {
             found = t.disk.load(hi, lo, identity, blocks.slotView(hs));

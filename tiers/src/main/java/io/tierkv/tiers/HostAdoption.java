@@ -91,7 +91,7 @@ final class HostAdoption {
             return DiskTier.ABSENT;
         }
         long start = System.nanoTime();
-        int hs = t.room.freeHostSlot();
+        int hs = t.hostSlots.reserveFree(); // the caller holds the manager lock; no room is made for an adoption
         int found = DiskTier.ABSENT;
         if (hs < 0) {
             int buffer = t.staging.tryAcquire(); // the manager lock is held: never wait for one ({@link StagingPool})

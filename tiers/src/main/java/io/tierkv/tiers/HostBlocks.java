@@ -49,9 +49,9 @@ final class HostBlocks {
     static final byte QUEUED = BlockOwner.HOST_QUEUED;
     /** This id holds one pin on its disk record: referenced ({@link #needed}), ON_DISK and no host slot ({@link BlockOwner#DISK_PINNED}). */
     static final byte PINNED = BlockOwner.DISK_PINNED;
-    /** {@code HostRoom#writeToDisk} result: nothing stored. */
+    /** {@code HostSlotStore#writeToDisk} result: nothing stored. */
     static final long NOT_STORED = DiskTier.NO_PIN;
-    /** {@code HostRoom#writeToDisk} result: stored without a pin (record serials, the pins, are positive). */
+    /** {@code HostSlotStore#writeToDisk} result: stored without a pin (record serials, the pins, are positive). */
     static final long STORED = -1;
 
     /**

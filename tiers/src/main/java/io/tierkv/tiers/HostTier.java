@@ -3,6 +3,7 @@ package io.tierkv.tiers;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.cache.BelowChanges;
 import io.tierkv.core.cache.BlockOwner;
+import io.tierkv.core.cache.HostSlots;
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.natives.GpuEvent;
 import io.tierkv.natives.PinnedHostBuffer;
@@ -46,7 +47,8 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * <h2>Parts</h2>
  * {@code HostBlocks} holds this tier's per-slot facts and reads and writes its per-id facts in the
  * cache's records, all under the one lock;
- * {@code HostRoom} makes room (victims, spills, evictions); {@code DiskPins} keeps referenced
+ * {@code HostSlotStore} is the slot store the cache's room making drives (free slots, victims,
+ * spills, evictions; which block leaves is the cache's choice); {@code DiskPins} keeps referenced
  * blocks' disk records pinned; {@code HostAdoption} binds disk records found by a prefix match;
  * {@code LateCopies} tracks copies that missed their deadline; {@code DiskLoads} reads disk
  * records for a promotion or a read-ahead load; {@code HostInvariants} recounts;
@@ -96,7 +98,8 @@ final class HostTier implements LowerTier, AutoCloseable {
     final ConcurrentLinkedQueue<long[]> diskEvicted = new ConcurrentLinkedQueue<>();
     final TierCounters counters;
     final DiskPins pins;
-    final HostRoom room;
+    /** The slot store the cache drives ({@link #hostSlots}). */
+    final HostSlotStore hostSlots;
     private final HostAdoption adoption;
     private final DiskLoads diskLoads;
     /** The remote store below the lowest local tier, or null. */
@@ -114,7 +117,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         this.counters = counters;
         this.lateCopies = new LateCopies(blocks);
         this.pins = new DiskPins(this);
-        this.room = new HostRoom(this);
+        this.hostSlots = new HostSlotStore(this);
         this.adoption = new HostAdoption(this);
         this.diskLoads = new DiskLoads(this, device);
         if (disk != null) {
@@ -124,7 +127,7 @@ final class HostTier implements LowerTier, AutoCloseable {
 
     /**
      * Puts a remote tier below the lowest local one: records the disk tier evicts go to it
-     * (without a disk tier, host blocks freed for room do, see {@code HostRoom#leaveHost}), and
+     * (without a disk tier, host blocks evicted for room do, see {@code HostSlotStore#evict}), and
      * prefix matches fetch from it. Called once, at build, before any block moves.
      */
     void attachRemote(RemoteTier r) {
@@ -144,15 +147,34 @@ final class HostTier implements LowerTier, AutoCloseable {
         return remote != null;
     }
 
-    /** {@inheritDoc} See {@code RemoteFetch#fetch}. */
+    /** {@inheritDoc} See {@code RemoteFetch#lookup}. */
     @Override
-    public int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count, long startNanos) {
+    public int lookupAhead(long[] hashHi, long[] hashLo, int count, long startNanos) {
         RemoteTier r = remote;
         if (r == null) {
             return 0;
         }
         try {
-            return r.fetch.fetch(hashHi, hashLo, identities, count, startNanos);
+            return r.fetch.lookup(hashHi, hashLo, count, startNanos);
+        } catch (RuntimeException e) { // a store that broke its contract: a miss, never a failed match
+            TierEvents.fault("remote lookup failed: " + e);
+            return 0;
+        }
+    }
+
+    /** {@inheritDoc} See {@code RemoteFetch#fetch}. */
+    @Override
+    public int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int[] hostSlots, int count,
+            long startNanos) {
+        RemoteTier r = remote;
+        if (r == null) {
+            for (int i = 0; i < count; i++) {
+                this.hostSlots.releaseReserved(hostSlots[i]);
+            }
+            return 0;
+        }
+        try {
+            return r.fetch.fetch(hashHi, hashLo, identities, hostSlots, count, startNanos);
         } catch (RuntimeException e) { // a store that broke its contract: a miss, never a failed match
             TierEvents.fault("remote fetch failed: " + e);
             return 0;
@@ -190,19 +212,20 @@ final class HostTier implements LowerTier, AutoCloseable {
         return out;
     }
 
+    /** {@inheritDoc} The slot store the cache's {@code HostRoom} drives. */
     @Override
-    public boolean demote(int blockId, long hi, long lo, MemorySegment identity, int deviceSlot) {
-        int hs = room.reserveHostSlot();
-        if (hs < 0) {
-            counters.hostAllocationFailures.increment();
-            return false;
-        }
+    public HostSlots hostSlots() {
+        return hostSlots;
+    }
+
+    @Override
+    public boolean demote(int blockId, long hi, long lo, MemorySegment identity, int deviceSlot, int hs) {
         long start = counters.demotions.startTimer();
         GpuEvent ev;
         try {
             ev = device.copyToHost(deviceSlot, blocks.slotBytes, blocks.slotOffset(hs));
         } catch (RuntimeException | Error e) { // not issued (a device gone): the slot is free again
-            room.releaseReserved(hs);
+            hostSlots.releaseReserved(hs);
             throw e;
         }
         boolean done = DeviceTier.await(ev, copyTimeoutNanos);
@@ -362,7 +385,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     /**
-     * {@inheritDoc} Host copies that left for room ({@code HostRoom#leaveHost}), then the keys of
+     * {@inheritDoc} Host copies that left (spilled or evicted, {@code HostSlotStore}), then the keys of
      * disk records evicted, removed or quarantined since the last call, at most
      * {@value #MAX_DRAINED_KEYS} of them per call (the cache holds its lock meanwhile; the movers
      * drain the rest on their next cycles).
@@ -407,15 +430,15 @@ final class HostTier implements LowerTier, AutoCloseable {
                     || (blocks.hashHi(blockId) | blocks.hashLo(blockId)) == 0) {
                 return false;
             }
-            return room.leaveHost(blockId, false);
+            return hostSlots.spill(blockId);
         } finally {
             blocks.lock.unlock();
         }
     }
 
     @Override
-    public boolean load(int blockId, MemorySegment identity) {
-        return diskLoads.load(blockId, identity);
+    public boolean load(int blockId, MemorySegment identity, int hostSlot) {
+        return diskLoads.load(blockId, identity, hostSlot);
     }
 
     /**
@@ -470,7 +493,7 @@ final class HostTier implements LowerTier, AutoCloseable {
                 blocks.clear(blockId);
                 return;
             }
-            room.dropHostCopy(blockId);
+            hostSlots.dropHostCopy(blockId);
             pins.releaseDiskPin(blockId);
             blocks.clear(blockId);
         } finally {
@@ -519,21 +542,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     @Override
     public int adopt(int blockId, long hi, long lo, MemorySegment identity) {
         return adoption.adopt(blockId, hi, lo, identity);
-    }
-
-    /** Queues host victims for the mover's host-to-disk path; see {@code HostRoom#queueSpills}. */
-    int queueSpills(int max, java.util.function.IntPredicate queue) {
-        return room.queueSpills(max, queue);
-    }
-
-    /** Drains one queued spill; see {@code HostRoom#spillQueued}. */
-    boolean spillQueued(int blockId) {
-        return room.spillQueued(blockId);
-    }
-
-    /** Drops up to {@code count} host blocks by policy order; see {@code HostRoom#evict}. */
-    int evict(int count) {
-        return room.evict(count);
     }
 
     /** {@return host-side invariant violations, empty when consistent; see {@code HostInvariants}} */

@@ -356,7 +356,7 @@ public final class KvBlockManager implements AutoCloseable {
         if (count < 0) {
             throw new IllegalArgumentException("count: " + count + " (expected >= 0)");
         }
-        int left = host.evict(count);
+        int left = cache.tierControl().evictHost(count);
         cache.tierControl().settleBelow(); // frees or retires the ids that left
         return left;
     }
@@ -386,7 +386,7 @@ public final class KvBlockManager implements AutoCloseable {
                 counters.promotions.snapshot(cs.promotions(), layout.bytesPerBlock()), // the cache counts promotions
                 TierStats.MoveStats.of(counters.diskSpills), TierStats.MoveStats.of(counters.diskLoads),
                 TierStats.MoveStats.of(counters.diskToHost),
-                counters.diskMisses.sum(), counters.diskSpillFailures.sum(), counters.diskAdoptions.sum(), counters.hostAllocationFailures.sum(),
+                counters.diskMisses.sum(), counters.diskSpillFailures.sum(), counters.diskAdoptions.sum(), cs.hostAllocationFailures(),
                 counters.hostCleanDrops.sum(), counters.hostEvictions.sum(), counters.moverErrors.sum(),
                 movers.queueStats(), pinned.requestedBytes(), pinned.pinnedBytes(), monitor.mode(),
                 monitor.nanosInMode(System.nanoTime()), disk == null ? null : disk.stats(),

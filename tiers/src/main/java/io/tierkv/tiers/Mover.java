@@ -86,7 +86,7 @@ final class Mover implements Runnable {
         };
         this.promote = cache.tierControl()::prefetch;
         this.demote = cache.tierControl()::demoteQueued;
-        this.spill = host::spillQueued;
+        this.spill = cache.tierControl()::spillQueued;
         this.queueDemotion = toHost::offer;
         this.queueSpill = toDisk::offer;
     }
@@ -137,7 +137,7 @@ final class Mover implements Runnable {
         }
         int hostExcess = host.usedBlocks() - (int) Math.floor(marks.pressure() * host.capacityBlocks());
         for (int left = hostExcess, n; left > 0; left -= n) {
-            n = host.queueSpills(Math.min(BATCH, left), queueSpill);
+            n = cache.tierControl().queueSpills(Math.min(BATCH, left), queueSpill);
             work += drain(toDisk, spill);
             cache.tierControl().settleBelow(); // the spilled ids are kept by hash now: retired before the next match
             if (n == 0) {

@@ -6,13 +6,14 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Fetches from the remote store for a prefix match, into host slots held for the matching
- * thread: the network half runs with every lock released ({@link #fetch}, called through
- * {@link io.tierkv.core.cache.LowerTier#fetchAhead}); the adoptions of the match that follows take
+ * thread: the network half runs with every lock released ({@link #lookup} and {@link #fetch}, called
+ * through {@link io.tierkv.core.cache.LowerTier#lookupAhead} and {@code fetchAhead}); the adoptions of the match that follows take
  * the slots ({@link #take}, cache lock held, no network); what they leave is freed
  * ({@link #release}).
  *
- * <p>A fetch looks the chain up (pipelined {@code EXISTS}), takes host slots for the leading
- * blocks found (making room as a demotion does: clean copies dropped, blocks spilled to disk), reads
+ * <p>A lookup counts the chain's leading blocks the store holds (pipelined {@code EXISTS}); the
+ * cache reserves host slots for them (making room as for a demotion: clean copies dropped, blocks
+ * spilled to disk); a fetch reads
  * them verified against the identities the match computed ({@link BlockStore#getAll}) and keeps
  * their identities beside the slots, in the thread's own table. All the calls of one match share
  * one deadline, the store's timeout from the match's start. A slot held for a thread is
@@ -62,36 +63,40 @@ final class RemoteFetch {
     }
 
     /**
-     * Fetches the leading blocks of a chain into host slots held for this thread, both calls
-     * bounded by the match's deadline ({@code startNanos} plus the store's timeout). No lock held.
+     * Counts how many leading blocks of a chain the store holds, at most a quarter of the host
+     * slots and {@value #MAX_BLOCKS}, waiting at most until the match's deadline ({@code
+     * startNanos} plus the store's timeout). No lock held.
      *
+     * @return leading blocks held by the store, in [0, count]
+     * @see io.tierkv.core.cache.LowerTier#lookupAhead
+     */
+    int lookup(long[] hashHi, long[] hashLo, int count, long startNanos) {
+        int most = Math.min(Math.min(count, MAX_BLOCKS), Math.max(1, t.capacityBlocks() / 4));
+        return store.lookup(hashHi, hashLo, most, startNanos + store.timeoutNanos());
+    }
+
+    /**
+     * Fetches the leading blocks of a chain into the host slots the cache reserved for them, held
+     * for this thread, within the match's deadline. Slots not filled are freed. No lock held.
+     *
+     * @param slots reserved host slots, one per block, from index 0
+     * @param count blocks to fetch, at most what {@link #lookup} found
      * @return blocks fetched and held
      * @see io.tierkv.core.cache.LowerTier#fetchAhead
      */
-    int fetch(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count, long startNanos) {
-        int most = Math.min(Math.min(count, MAX_BLOCKS), Math.max(1, t.capacityBlocks() / 4));
-        long deadlineNanos = startNanos + store.timeoutNanos();
-        int found = store.lookup(hashHi, hashLo, most, deadlineNanos);
-        if (found == 0) {
-            return 0;
-        }
+    int fetch(long[] hashHi, long[] hashLo, MemorySegment[] identities, int[] slots, int count, long startNanos) {
         Held mine = held.get();
-        mine.ensure(found, h.identityBytes);
-        MemorySegment[] dsts = new MemorySegment[found];
-        int slots = 0;
+        mine.ensure(count, h.identityBytes);
+        MemorySegment[] dsts = new MemorySegment[count];
+        for (int i = 0; i < count; i++) {
+            mine.slot[i] = slots[i];
+            dsts[i] = h.slotView(slots[i]);
+        }
         int got = 0;
         try {
-            while (slots < found) {
-                int hs = t.room.reserveHostSlot();
-                if (hs < 0) {
-                    break;
-                }
-                mine.slot[slots] = hs;
-                dsts[slots++] = h.slotView(hs);
-            }
-            got = slots == 0 ? 0 : store.getAll(hashHi, hashLo, identities, dsts, slots, deadlineNanos);
-        } finally { // on a throw (a store or cache closed meanwhile) the slots held so far go back too
-            keep(mine, hashHi, hashLo, identities, slots, got);
+            got = count == 0 ? 0 : store.getAll(hashHi, hashLo, identities, dsts, count, startNanos + store.timeoutNanos());
+        } finally { // on a throw (a store or cache closed meanwhile) the slots go back too
+            keep(mine, hashHi, hashLo, identities, count, got);
         }
         mine.count = got;
         fetched.add(got);

@@ -126,7 +126,6 @@ final class TierCounters {
     final LongAdder diskMisses = new LongAdder();
     final LongAdder diskSpillFailures = new LongAdder();
     final LongAdder diskAdoptions = new LongAdder();
-    final LongAdder hostAllocationFailures = new LongAdder();
     final LongAdder hostCleanDrops = new LongAdder();
     final LongAdder hostEvictions = new LongAdder();
     final LongAdder moverErrors = new LongAdder();

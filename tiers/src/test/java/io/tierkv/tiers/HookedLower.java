@@ -26,7 +26,8 @@ final class HookedLower implements LowerTier {
     IntConsumer afterForget;
     /**
      * Set: the tier fetches ahead, and a match's next fetch runs this (on the matching thread,
-     * the cache lock released) instead of a store's fetch, then says all it was asked for came.
+     * the cache lock released) instead of a store's lookup and fetch, then says all it was asked
+     * for came (the host slots reserved for them freed first).
      */
     Runnable duringFetch;
 
@@ -41,8 +42,13 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot) {
-        boolean ok = host.demote(blockId, hashHi, hashLo, identity, slot);
+    public io.tierkv.core.cache.HostSlots hostSlots() {
+        return host.hostSlots();
+    }
+
+    @Override
+    public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot, int hostSlot) {
+        boolean ok = host.demote(blockId, hashHi, hashLo, identity, slot, hostSlot);
         Runnable hook = afterDemote;
         afterDemote = null;
         runIf(ok, hook);
@@ -92,8 +98,8 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public boolean load(int blockId, MemorySegment identity) {
-        boolean ok = host.load(blockId, identity);
+    public boolean load(int blockId, MemorySegment identity, int hostSlot) {
+        boolean ok = host.load(blockId, identity, hostSlot);
         Runnable hook = afterLoad;
         afterLoad = null;
         runIf(ok, hook);
@@ -146,12 +152,21 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count, long startNanos) {
+    public int lookupAhead(long[] hashHi, long[] hashLo, int count, long startNanos) {
+        return duringFetch != null ? count : host.lookupAhead(hashHi, hashLo, count, startNanos);
+    }
+
+    @Override
+    public int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int[] hostSlots, int count,
+            long startNanos) {
         Runnable hook = duringFetch;
         if (hook == null) {
-            return host.fetchAhead(hashHi, hashLo, identities, count, startNanos);
+            return host.fetchAhead(hashHi, hashLo, identities, hostSlots, count, startNanos);
         }
         duringFetch = null;
+        for (int i = 0; i < count; i++) {
+            host.hostSlots().releaseReserved(hostSlots[i]); // nothing is fetched into them
+        }
         hook.run();
         return count;
     }

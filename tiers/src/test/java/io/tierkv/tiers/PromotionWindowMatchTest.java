@@ -51,7 +51,7 @@ class PromotionWindowMatchTest {
                 assertEquals(16, holder.matchPrefix(tokens(0, 32)), "the block is found on the host");
                 AtomicInteger inWindow = new AtomicInteger(-1);
                 ((HookedLower) stack.lower).afterPromote = () -> {
-                    assertEquals(0, stack.host.evict(1), "the held source is not dropped for room");
+                    assertEquals(0, stack.cache.tierControl().evictHost(1), "the held source is not dropped for room");
                     assertEquals(LowerTier.RESIDENT_HOST, stack.cache.tierControl().residence(id), "the source below in the window");
                     Thread t = Thread.ofPlatform().start(() -> {
                         try (Sequence s = stack.cache.openSequence(SequenceOptions.defaults())) {

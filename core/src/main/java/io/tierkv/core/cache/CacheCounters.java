@@ -23,6 +23,7 @@ final class CacheCounters {
     long retiredIds;
     long admissionWaits;
     long admissionFailures;
+    long hostAllocationFailures;
 
     /**
      * A snapshot of these counters with the cache's gauges and its budget's counters.
@@ -42,6 +43,6 @@ final class CacheCounters {
                 prefixHitBlocks, prefixHitBlocksBelow, prefixMissBlocks, hashCollisions, evictions,
                 demotions, cleanDrops, failedDemotions, promotions, failedPromotions, copiesOnWrite,
                 retiredIds, admissionWaits, admissionFailures, budget.demotions(), budget.spills(),
-                budget.refusedSpills(), deviceReads, lostBlocks, leasedOnlyBlocks);
+                budget.refusedSpills(), deviceReads, lostBlocks, leasedOnlyBlocks, hostAllocationFailures);
     }
 }

@@ -39,11 +39,14 @@ package io.tierkv.core.cache;
  *                             and every runtime lease released, {@code liveBlocks - cachedBlocks -
  *                             leasedOnlyBlocks} counts exactly the ids leaked, in one snapshot, while
  *                             the movers run
+ * @param hostAllocationFailures copies to the host (demotions, read-ahead loads, remote fetches)
+ *                             refused because no host slot could be made free ({@code HostRoom});
+ *                             0 without a lower tier
  */
 public record CacheStats(int deviceCapacityBlocks, int deviceUsedBlocks, int liveBlocks, int cachedBlocks,
         int indexedBlocks, long prefixHitBlocks, long prefixHitBlocksBelow, long prefixMissBlocks,
         long hashCollisions, long evictions, long demotions, long cleanDrops, long failedDemotions,
         long promotions, long failedPromotions, long copiesOnWrite, long retiredIds, long admissionWaits,
         long admissionFailures, long budgetDemotions, long budgetSpills, long budgetRefusedSpills,
-        long deviceReads, long lostBlocks, int leasedOnlyBlocks) {
+        long deviceReads, long lostBlocks, int leasedOnlyBlocks, long hostAllocationFailures) {
 }

@@ -6,9 +6,10 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
 
 /**
  * The demote move (top tier to the tier below): plan under the cache lock (the block TRANSIT,
- * its slot the source), copy with the lock released ({@link LowerTier#demote}), commit under the
- * lock (release the slot if a copy stands below; else keep the block where it was). One instance
- * per cache, called with the cache lock held.
+ * its slot the source, a host slot reserved as the destination by {@link HostRoom#reserve}, which
+ * may spill or evict host victims for it), copy with the lock released ({@link LowerTier#demote}),
+ * commit under the lock (release the slot if a copy stands below; else keep the block where it
+ * was). One instance per cache, called with the cache lock held.
  */
 final class Demote {
 
@@ -24,7 +25,7 @@ final class Demote {
 
     /**
      * Demotes one sealed block now: copies it down with the lock released, then frees its slot.
-     * A refused copy leaves the block on the top tier (out of the policy until its state next
+     * No host room, or a refused copy, leaves the block on the top tier (out of the policy until its state next
      * changes), or, if nothing references it, drops it from the index entirely (a clean miss).
      * So does a copy that is gone from below again by the time the lock is taken back
      * ({@link BelowCopies#residence}): the lower tier may move it on (spill it to disk) as soon as it
@@ -34,18 +35,24 @@ final class Demote {
     @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Admission, TierControl, PagedKvCache), another path
     void run(int id) {
         b.bits[id] |= TRANSIT;
-        int src = b.slot[id];
-        MemorySegment identity = cache.identities.of(id);
-        long hi = b.hashHi[id];
-        long lo = b.hashLo[id];
         boolean ok = false;
         boolean returned = false;
-        cache.lock.unlock();
         try {
-            ok = lower.demote(id, hi, lo, identity, src);
+            int hs = cache.moves.hostRoom.reserve(); // victims may spill meanwhile, the lock released
+            if (hs >= 0) {
+                int src = b.slot[id];
+                MemorySegment identity = cache.identities.of(id);
+                long hi = b.hashHi[id];
+                long lo = b.hashLo[id];
+                cache.lock.unlock();
+                try {
+                    ok = lower.demote(id, hi, lo, identity, src, hs);
+                } finally {
+                    cache.lock.lock();
+                }
+            }
             returned = true;
         } finally {
-            cache.lock.lock();
             b.bits[id] &= ~TRANSIT;
             if (!returned) {
                 cache.signalChange(); // the move ends by its exception: wake those waiting for it

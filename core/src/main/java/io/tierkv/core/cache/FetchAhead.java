@@ -8,9 +8,11 @@ import java.lang.foreign.ValueLayout;
 /**
  * The unlocked half of a prefix match that missed locally while a store below can fetch by hash
  * ({@link LowerTier#fetchesAhead}): computes the rest of the prompt's chain (hashes and
- * identities) with the cache lock released, asks the lower tier to fetch its leading blocks
- * ({@link LowerTier#fetchAhead}: the network round trips happen here, never under the lock, all
- * the rounds of one match within one store timeout from its start), then
+ * identities) with the cache lock released, asks the lower tier how many of its leading blocks a
+ * store below holds ({@link LowerTier#lookupAhead}), reserves host slots for them under the lock
+ * ({@link HostRoom#reserve}), and has the lower tier fetch them ({@link LowerTier#fetchAhead}:
+ * the network round trips happen there, never under the lock, all the rounds of one match within
+ * one store timeout from its start), then
  * takes the lock again and continues the match, whose adoptions find the fetched blocks in local
  * memory. A fetched block is taken only through the locked match, so its identity is compared
  * there as for every other hit.
@@ -78,8 +80,14 @@ final class FetchAhead {
             parentLo = lo[i];
         }
         LowerTier lower = cache.lower;
+        int[] hostSlots = new int[count];
         try {
-            int fetched = lower.fetchAhead(hi, lo, identities, count, startNanos);
+            int found = lower.lookupAhead(hi, lo, count, startNanos);
+            int slots = found == 0 ? 0 : reserveHostSlots(hostSlots, found);
+            if (slots == 0) {
+                return 0;
+            }
+            int fetched = lower.fetchAhead(hi, lo, identities, hostSlots, slots, startNanos);
             if (fetched == 0) {
                 return 0;
             }
@@ -96,6 +104,29 @@ final class FetchAhead {
             }
         } finally {
             lower.endFetch();
+        }
+    }
+
+    /**
+     * Reserves up to {@code n} host slots for blocks found below, making room as a demotion does
+     * ({@link HostRoom#reserve}), under the cache lock; fewer if no more room can be made.
+     *
+     * @return slots reserved into {@code out}, from index 0
+     */
+    private int reserveHostSlots(int[] out, int n) {
+        cache.lock.lock();
+        try {
+            int got = 0;
+            while (got < n && !cache.closed) {
+                int hs = cache.moves.hostRoom.reserve();
+                if (hs < 0) {
+                    break;
+                }
+                out[got++] = hs;
+            }
+            return got;
+        } finally {
+            cache.lock.unlock();
         }
     }
 }

@@ -39,16 +39,25 @@ public interface LowerTier {
     void attach(BlockOwner owner);
 
     /**
-     * Copies a sealed block down and confirms the copy is complete.
+     * {@return this tier's host slots as a slot store, which the cache's room making drives
+     * (free slots, victims; {@link HostSlots})} The same object on every call.
+     */
+    HostSlots hostSlots();
+
+    /**
+     * Copies a sealed block down into a host slot the cache reserved for it ({@link
+     * HostSlots#reserveFree}) and confirms the copy is complete.
      *
      * @param blockId the block
      * @param hashHi  its hash, high word (0 if the block has no hash)
      * @param hashLo  its hash, low word
      * @param identity its identity ({@link io.tierkv.core.prefix.BlockIdentity}, B token ids)
      * @param slot    its top-tier slot, the source of the copy
+     * @param hostSlot the reserved host slot, the destination: the tier owns it from this call on
+     *                 (placed, parked for a late copy, or freed if the copy cannot be issued)
      * @return true if a complete copy now exists below; false leaves nothing behind below
      */
-    boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot);
+    boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot, int hostSlot);
 
     /**
      * Plans a promotion (vLLM's "prepare load"), with the cache lock held and the block in
@@ -168,17 +177,19 @@ public interface LowerTier {
     boolean spill(int blockId);
 
     /**
-     * Copies a block held only on disk into a host slot, keeping the disk record (read-ahead from
-     * disk). Called without the cache lock, the block pinned in transit.
+     * Copies a block held only on disk into a host slot the cache reserved for it, keeping the
+     * disk record (read-ahead from disk). Called without the cache lock, the block pinned in
+     * transit.
      *
      * @param blockId  a block held only on disk
      * @param identity its identity, compared with what the disk record holds
-     * @return true if a host slot holds the block now; false if it could not move (not only on
-     *         disk, no host room): nothing changed; or a disk miss (missing, corrupt or another
-     *         identity's): a counted loss, after which the block has no copy below and its next
-     *         lease fails
+     * @param hostSlot the reserved host slot ({@link HostSlots#reserveFree}): the tier owns it from
+     *                 this call on, and frees it on every path that does not fill it
+     * @return true if the host slot holds the block now; false if it could not move (not only on
+     *         disk): nothing changed; or a disk miss (missing, corrupt or another identity's): a
+     *         counted loss, after which the block has no copy below and its next lease fails
      */
-    boolean load(int blockId, MemorySegment identity);
+    boolean load(int blockId, MemorySegment identity, int hostSlot);
 
     /**
      * Looks up a hash that the top tier's index does not hold (for example a block recovered from
@@ -284,7 +295,7 @@ public interface LowerTier {
 
     /**
      * Whether this lower tier can fetch blocks by hash from a store it does not hold locally (a
-     * remote store): a prefix match that misses locally then asks {@link #fetchAhead}. The
+     * remote store): a prefix match that misses locally then asks {@link #lookupAhead}. The
      * default is false.
      *
      * @return whether {@link #fetchAhead} may find anything
@@ -294,22 +305,44 @@ public interface LowerTier {
     }
 
     /**
-     * Called by a prefix match that missed locally, without the cache lock: fetches the leading
-     * blocks of the rest of the chain from a store below (verified against the identities given)
-     * into local memory held for the calling thread, so that the {@link #adopt} calls of the
-     * match that follows on this thread find them without waiting on the network. Whatever they
-     * do not adopt is released by {@link #endFetch}, which the caller always calls after.
+     * Called by a prefix match that missed locally, without the cache lock: counts how many
+     * leading blocks of the rest of the chain a store below (a remote store) holds and this tier
+     * would fetch (it may cap them, for room). The cache then reserves a host slot for each
+     * ({@link HostSlots#reserveFree}, making room as for a demotion) and calls {@link #fetchAhead}.
+     *
+     * @param hashHi     the chain's next hashes, high words, in order
+     * @param hashLo     low words
+     * @param count      how many, from index 0
+     * @param startNanos when the match began ({@link System#nanoTime()}): one match's calls below,
+     *                   all together, wait at most the store's timeout from then, so a slow store
+     *                   costs a match its timeout and no more (the rest of the prompt misses)
+     * @return leading blocks held below and to fetch, in [0, count]; 0 by default
+     */
+    default int lookupAhead(long[] hashHi, long[] hashLo, int count, long startNanos) {
+        return 0;
+    }
+
+    /**
+     * Fetches the leading blocks {@link #lookupAhead} counted, verified against the identities
+     * given, into the host slots the cache reserved for them, held for the calling thread, so
+     * that the {@link #adopt} calls of the match that follows on this thread find them without
+     * waiting on the network. Without the cache lock. Whatever they do not adopt is released by
+     * {@link #endFetch}, which the caller always calls after; slots not filled are freed here.
      *
      * @param hashHi     the chain's next hashes, high words, in order
      * @param hashLo     low words
      * @param identities the identity each block must have
-     * @param count      how many, from index 0
-     * @param startNanos when the match began ({@link System#nanoTime()}): one match's fetches, over
-     *                   all its calls, wait at most the store's timeout from then, so a slow store
-     *                   costs a match its timeout and no more (the rest of the prompt misses)
+     * @param hostSlots  one reserved host slot per block, from index 0: the tier owns them from this
+     *                   call on
+     * @param count      how many, from index 0, at most what {@link #lookupAhead} returned
+     * @param startNanos when the match began, as for {@link #lookupAhead}
      * @return leading blocks fetched and held for this thread, in [0, count]
      */
-    default int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int count, long startNanos) {
+    default int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int[] hostSlots, int count,
+            long startNanos) {
+        for (int i = 0; i < count; i++) {
+            hostSlots().releaseReserved(hostSlots[i]);
+        }
         return 0;
     }
 

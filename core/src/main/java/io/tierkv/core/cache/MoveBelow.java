@@ -4,12 +4,13 @@ import static io.tierkv.core.cache.BlockStates.SEALED;
 import static io.tierkv.core.cache.BlockStates.TRANSIT;
 
 /**
- * The spill and load moves the cache starts between the tiers below (host to disk for a
- * sequence's budget, disk to host for read-ahead): plan under the cache lock (the block TRANSIT),
- * copy with the lock released ({@link LowerTier#spill}, {@link LowerTier#load}), commit under the
- * lock (a load that found the only copy gone frees or loses the block). The host tier's own
- * spills for room are its own and reach the cache as {@link BelowChanges}. One instance per cache,
- * called with the cache lock held.
+ * The spill and load moves between the tiers below (host to disk for room, a mover's queue or a
+ * sequence's budget; disk to host for read-ahead): plan under the cache lock (the block TRANSIT; a
+ * load's host slot reserved by {@link HostRoom#reserve}), copy with the lock released ({@link
+ * LowerTier#spill}, {@link LowerTier#load}), commit under the lock (a load that found the only
+ * copy gone frees or loses the block). What a spill let go of (the id now kept by hash) reaches
+ * the cache as {@link BelowChanges}, settled at the end. One instance per cache, called with the
+ * cache lock held.
  */
 final class MoveBelow {
 
@@ -40,18 +41,27 @@ final class MoveBelow {
         b.bits[id] |= TRANSIT;
         boolean ok = false;
         boolean returned = false;
-        cache.lock.unlock();
+        int hs = -1;
         try {
-            ok = up ? lower.load(id, cache.identities.of(id)) : lower.spill(id);
+            if (up) {
+                hs = cache.moves.hostRoom.reserve(); // a load's destination; victims may spill for it
+            }
+            if (!up || hs >= 0) {
+                cache.lock.unlock();
+                try {
+                    ok = up ? lower.load(id, cache.identities.of(id), hs) : lower.spill(id);
+                } finally {
+                    cache.lock.lock();
+                }
+            }
             returned = true;
         } finally {
-            cache.lock.lock();
             b.bits[id] &= ~TRANSIT;
             if (!returned) {
                 cache.signalChange(); // the move ends by its exception: wake those waiting for it
             }
         }
-        if (!ok && up && cache.residence(id) == LowerTier.RESIDENT_NOWHERE) {
+        if (!ok && up && hs >= 0 && cache.residence(id) == LowerTier.RESIDENT_NOWHERE) {
             cache.goneBelow(id);
         }
         cache.endTransit(id);

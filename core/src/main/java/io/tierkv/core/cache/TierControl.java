@@ -116,6 +116,72 @@ public final class TierControl {
     }
 
     /**
+     * Takes up to {@code maxBlocks} host blocks, in the host policy's order, into a mover's
+     * host-to-disk queue ({@link HostRoom#queueSpills}): a clean host copy is dropped instead; a
+     * refused offer (queue full) or a block without a hash ends the call. Nothing is queued without
+     * a disk below, or without a lower tier.
+     *
+     * @param maxBlocks most blocks, >= 0
+     * @param queue     offered each block id; returns false when full
+     * @return blocks queued or dropped
+     */
+    public int queueSpills(int maxBlocks, java.util.function.IntPredicate queue) {
+        if (cache.moves.hostRoom == null) {
+            return 0;
+        }
+        cache.lock.lock();
+        try {
+            return cache.closed ? 0 : cache.moves.hostRoom.queueSpills(maxBlocks, queue);
+        } finally {
+            cache.lock.unlock();
+        }
+    }
+
+    /**
+     * Drains one entry of a mover's host-to-disk queue: spills the block to disk if it is still
+     * queued in its host slot and nothing else moves it ({@link HostRoom#spillQueued}).
+     *
+     * @param blockId a block id taken from the queue
+     * @return true if it spilled; false if its state changed since it was queued (skipped), or the
+     *         disk refused it (it stays on the host, back in the host policy)
+     */
+    public boolean spillQueued(int blockId) {
+        if (cache.moves.hostRoom == null) {
+            return false;
+        }
+        cache.lock.lock();
+        try {
+            return !cache.closed && cache.moves.hostRoom.spillQueued(blockId);
+        } finally {
+            cache.lock.unlock();
+        }
+    }
+
+    /**
+     * Makes up to {@code maxBlocks} blocks leave the host tier by the host policy's order ({@link
+     * HostRoom}): clean copies dropped, hashed blocks spilled to disk, unreferenced blocks evicted
+     * (their ids freed when the cache next settles, {@link #settleBelow}).
+     *
+     * @param maxBlocks most blocks, >= 0
+     * @return blocks that left their host slots; 0 without a lower tier
+     * @throws IllegalArgumentException if maxBlocks is negative
+     */
+    public int evictHost(int maxBlocks) {
+        if (maxBlocks < 0) {
+            throw new IllegalArgumentException("maxBlocks: " + maxBlocks + " (expected >= 0)");
+        }
+        if (cache.moves.hostRoom == null) {
+            return 0;
+        }
+        cache.lock.lock();
+        try {
+            return cache.closed ? 0 : cache.moves.hostRoom.evict(maxBlocks);
+        } finally {
+            cache.lock.unlock();
+        }
+    }
+
+    /**
      * Returns top-tier slots of timed-out promotions whose copies have since ended; a mover calls
      * this periodically.
      *

@@ -4,7 +4,8 @@ package io.tierkv.core.cache;
  * The cache's moves, one class each, in the order a block travels: {@link Demote} (top tier down),
  * {@link MoveBelow} (spill and load between the tiers below, when the cache starts them),
  * {@link Promote} (back up into a top-tier slot), {@link ReadSealed} (a copy out, from wherever
- * the block is) and {@link SettleBelow} (what the tiers below let go of on their own). Each move
+ * the block is) and {@link SettleBelow} (what the tiers below let go of), with {@link HostRoom}
+ * choosing which host blocks leave for the moves that need a host slot. Each move
  * plans under the cache lock, marks the block TRANSIT, releases the lock for the copy, and takes
  * it back to commit: the new location on success, the source as it was on failure. README,
  * "Walking a block's path", follows one block through them.
@@ -16,6 +17,8 @@ final class TierMoves {
     final MoveBelow below;
     final ReadSealed read;
     final SettleBelow settle;
+    /** Room on the host tier for the moves that need a host slot; null without a lower tier. */
+    final HostRoom hostRoom;
 
     TierMoves(PagedKvCache cache, LowerTier lower) {
         this.demote = new Demote(cache, lower);
@@ -23,5 +26,6 @@ final class TierMoves {
         this.below = new MoveBelow(cache, lower);
         this.read = new ReadSealed(cache, lower);
         this.settle = new SettleBelow(cache, lower);
+        this.hostRoom = lower == null ? null : new HostRoom(cache, lower.hostSlots());
     }
 }

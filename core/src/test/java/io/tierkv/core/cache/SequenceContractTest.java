@@ -435,6 +435,18 @@ class SequenceContractTest {
      * "host slot" 0, a block on disk only ON_DISK with no host slot.
      */
     private static final class TimingLowerTier implements LowerTier {
+        private static final HostSlots ROOMY = new HostSlots() {
+            @Override public int reserveFree() { return 0; }
+            @Override public void releaseReserved(int hostSlot) { }
+            @Override public int victim() { return -1; }
+            @Override public int victimCount() { return 0; }
+            @Override public boolean spills() { return false; }
+            @Override public void dropClean(int blockId) { }
+            @Override public boolean evict(int blockId) { return false; }
+            @Override public void keep(int blockId) { }
+            @Override public void queue(int blockId) { }
+            @Override public boolean unqueue(int blockId) { return false; }
+        };
         private final java.util.Set<Integer> held = new java.util.HashSet<>();
         /** Held ids whose copy is on disk only (kept by hash). */
         private final java.util.Set<Integer> onDiskOnly = new java.util.HashSet<>();
@@ -490,8 +502,14 @@ class SequenceContractTest {
             }
         }
 
+        /** Room for every block: "host slot" 0, never full, so no block leaves for room. */
         @Override
-        public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot) {
+        public HostSlots hostSlots() {
+            return ROOMY;
+        }
+
+        @Override
+        public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot, int hostSlot) {
             held.add(blockId);
             onDiskOnly.remove(blockId);
             place(blockId, 0, (byte) 0);
@@ -533,7 +551,7 @@ class SequenceContractTest {
         }
 
         @Override
-        public boolean load(int blockId, MemorySegment identity) {
+        public boolean load(int blockId, MemorySegment identity, int hostSlot) {
             if (duringLoad == null) {
                 return false;
             }
