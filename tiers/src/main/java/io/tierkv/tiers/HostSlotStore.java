@@ -88,8 +88,8 @@ final class HostSlotStore implements HostSlots {
      */
     @Override
     public boolean evict(int victim) {
-        if (h.hostSlot(victim) < 0 || h.is(victim, MOVING)) {
-            return false;
+        if (h.hostSlot(victim) < 0 || h.is(victim, MOVING) || h.needed(victim)) {
+            return false; // not a victim to evict: a referenced block's only copy is never dropped
         }
         long hi = h.hashHi(victim);
         long lo = h.hashLo(victim);

@@ -52,7 +52,8 @@ public interface HostSlots {
      * settles. May release the cache lock for the offer; held again on return.
      *
      * @param blockId an unreferenced block held in a host slot, not moving
-     * @return true (the copy went); false if it could not go (no longer held in a slot)
+     * @return true (the copy went); false if it could not go: not held in a slot, moving, or
+     *         referenced (on entry, or by the time the offer below ended)
      */
     boolean evict(int blockId);
 
