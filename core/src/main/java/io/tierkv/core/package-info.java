@@ -44,8 +44,9 @@
  *       match finds the record again by its hash. Not an eviction: no bytes are dropped.</dd>
  *   <dt>settle</dt>
  *   <dd>What the cache does, under its lock, with a store's report of something the store let go
- *       of on its own (a copy spilled on down or evicted, a record that went): it decides what the
- *       report means for the block as it is now, and a stale report changes nothing.</dd>
+ *       of (a host copy spilled or evicted as the cache's room making asked, a disk record that
+ *       went on its own): it decides what the report means for the block as it is now, and a
+ *       stale report changes nothing.</dd>
  *   <dt>budget, watermark</dt>
  *   <dd>A <em>budget</em> bounds bytes per tier (per cache and for the whole pool); a
  *       <em>watermark</em> is a utilisation level at which the pressure mode changes.</dd>

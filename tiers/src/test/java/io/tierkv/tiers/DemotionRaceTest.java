@@ -19,10 +19,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A demotion copies a block down with the cache lock released; the host tier may spill that copy
- * to disk and the disk may evict the record before the cache takes its lock back, and the block
- * may be referenced meanwhile (a prefix match finds it, still on the device). The demotion must
- * not then free the device slot, which holds the only copy left.
+ * A demotion copies a block down with the cache lock released; a mover may try to spill that copy
+ * to disk (and the disk evict the record), or a runtime evict host blocks, before the cache takes
+ * its lock back, and the block may be referenced meanwhile (a prefix match finds it, still on the
+ * device). Before, the host tier spilled such a copy on its own, and the demotion had to notice
+ * at its commit that the device slot held the only copy left. Now every move below is the cache's
+ * and none takes a block in transit: the host copy stays until the demotion commits, and the
+ * block reads back from it.
  */
 class DemotionRaceTest {
 
@@ -30,7 +33,7 @@ class DemotionRaceTest {
     Path dir;
 
     @Test
-    void aBlockReferencedWhileItsDemotedCopyIsSpilledAndEvictedKeepsItsDeviceCopy() {
+    void noMoveBelowTakesACopyWhoseDemotionIsInFlight() {
         int bb = Managers.LAYOUT.bytesPerBlock();
         try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
             HostTier host = stack.host;
@@ -44,8 +47,12 @@ class DemotionRaceTest {
             }
             Sequence[] matched = new Sequence[1];
             lower.afterDemote = () -> { // the cache lock is released: this is what a mover and a worker may do now
-                assertTrue(host.spill(id), "the host copy spills at once");
-                assertEquals(1, disk.maintenance().evict(1), "and its unpinned record is evicted");
+                java.util.List<Integer> queued = new java.util.ArrayList<>();
+                assertEquals(1, cache.tierControl().queueSpills(4, queued::add), "a mover queues the host copy");
+                assertEquals(List.of(id), queued);
+                assertFalse(cache.tierControl().spillQueued(id), "but its spill waits: the block is in transit");
+                assertEquals(0, cache.tierControl().evictHost(1), "nor is it evicted");
+                assertEquals(0, disk.maintenance().evict(1), "nothing reached the disk");
                 matched[0] = cache.openSequence(SequenceOptions.defaults());
                 assertEquals(16, matched[0].matchPrefix(tokens(0, 32)), "the block is found on the device");
             };
@@ -56,9 +63,10 @@ class DemotionRaceTest {
                 assertEquals(id, seq.blockId(0));
                 MemorySegment out = arena.allocate(bb);
                 MemorySegment expected = arena.allocate(bb);
-                seq.readBlock(0, out); // threw CorruptBlockException: the slot was freed with the only copy
+                seq.readBlock(0, out);
                 assertEquals(-1, out.mismatch(blockImage(expected, Managers.LAYOUT, 7, 0)));
-                assertFalse(demoted, "the device slot holds the only copy: the demotion is refused");
+                assertTrue(demoted, "the demotion committed: its host copy was kept");
+                assertEquals(1, host.usedBlocks(), "the block is on the host");
             }
             assertEquals(List.of(), cache.checkInvariants());
             assertEquals(List.of(), host.checkInvariants());

@@ -3,7 +3,7 @@ package io.tierkv.core.cache;
 import java.util.Arrays;
 
 /**
- * What a lower tier let go of on its own since the cache last asked ({@link LowerTier#drainChanges}):
+ * What a lower tier let go of since the cache last asked ({@link LowerTier#drainChanges}):
  * a store returns what it evicted instead of calling the cache (DESIGN.md, "Tier stores and the
  * one owner of block state"; the shape of the evicted keys in vLLM's {@code PrepareStoreOutput},
  * {@code vllm/v1/kv_offload/abstract.py}). Each entry is one of:

@@ -27,10 +27,9 @@ final class Demote {
      * Demotes one sealed block now: copies it down with the lock released, then frees its slot.
      * No host room, or a refused copy, leaves the block on the top tier (out of the policy until its state next
      * changes), or, if nothing references it, drops it from the index entirely (a clean miss).
-     * So does a copy that is gone from below again by the time the lock is taken back
-     * ({@link BelowCopies#residence}): the lower tier may move it on (spill it to disk) as soon as it
-     * lands, and drop that record before anything references the block, so the top-tier slot is
-     * then the block's only copy and a reference taken meanwhile would lose it with the slot.
+     * The copy that landed stays below until the commit: the block is in transit, and no move
+     * below takes a block in transit ({@link HostRoom} keeps such a victim; {@link MoveBelow}
+     * skips it).
      */
     @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Admission, TierControl, PagedKvCache), another path
     void run(int id) {
@@ -58,7 +57,6 @@ final class Demote {
                 cache.signalChange(); // the move ends by its exception: wake those waiting for it
             }
         }
-        ok = ok && cache.residence(id) != LowerTier.RESIDENT_NOWHERE; // its copy below may have gone on down and been dropped meanwhile
         if (ok) {
             cache.counters.demotions++;
             cache.releaseSlot(id);

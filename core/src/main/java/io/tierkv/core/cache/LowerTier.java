@@ -259,9 +259,10 @@ public interface LowerTier {
     void forget(int blockId);
 
     /**
-     * Moves into {@code out} what this tier let go of on its own since the last call, and forgets
-     * it there: a block's copy that left a tier for room (spilled on down and now kept by hash, or
-     * evicted: only blocks not pinned by {@link #pinBelow}), and keys whose disk records went. A
+     * Moves into {@code out} what this tier let go of since the last call, and forgets it there: a
+     * host copy that left as the cache's moves asked (spilled on down and now kept by hash, or
+     * evicted: only blocks not pinned by {@link #pinBelow}), and keys whose disk records went on
+     * their own. A
      * store returns what it evicted this way and never calls the cache. Called with the cache
      * lock held, by the cache after its own moves and by the tier manager's movers; must not call
      * the cache and should return at once when there is nothing to drain. No default: a tier

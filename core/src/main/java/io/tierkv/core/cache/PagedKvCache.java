@@ -49,8 +49,8 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
  *   <li>{@code Admission}: top-tier slots, victims, waits for room and for moves.</li>
  *   <li>{@code TierMoves}: the moves, a class each ({@code Demote}, {@code MoveBelow},
  *       {@code Promote}, {@code ReadSealed}), each planned under the lock, copied with it released
- *       and the block in transit, committed under it; {@code SettleBelow}: what the tiers below
- *       let go of on their own.</li>
+ *       and the block in transit, committed under it; {@code HostRoom}: which host blocks leave
+ *       for room; {@code SettleBelow}: what the tiers below let go of.</li>
  *   <li>{@code PrefixLookup}: prefix matching by hash, verified by identity; {@code FetchAhead}:
  *       the unlocked fetch from a store below when the local match misses.</li>
  *   <li>{@code Leases}: leases and their release.</li>

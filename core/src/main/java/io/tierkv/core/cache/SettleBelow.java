@@ -26,7 +26,7 @@ final class SettleBelow {
     }
 
     /**
-     * Settles what the lower tier let go of on its own ({@link TierControl#settleBelow}). An entry
+     * Settles what the lower tier let go of ({@link TierControl#settleBelow}). An entry
      * counts only for a SEALED block not on the top tier and not moving that still holds the hash
      * the entry names; then, by where its copy is now: nowhere, it is gone below
      * ({@link PagedKvCache#goneBelow}: freed, or lost if referenced); on disk only, after its host
@@ -34,9 +34,8 @@ final class SettleBelow {
      * on the host, nothing. A key's entry ({@link BelowChanges#NO_BLOCK}) names the block indexed
      * under it, and the lower tier settles that block's disk copy first
      * ({@link LowerTier#settleDrop}). An entry whose block is moving (in transit) is kept for the
-     * next run: the move may end with the block below (a load, a failed promotion, or a demotion
-     * whose host copy the host tier spilled before the demotion committed, the block's top-tier
-     * slot still held) and the copy the entry reports gone. So is every entry after one whose
+     * next run: the move may end with the block below (a load, a failed promotion) and the copy
+     * the entry reports gone. So is every entry after one whose
      * settling threw. Nothing is drained once the cache is closed.
      *
      * @return entries settled or found stale (not those kept)

@@ -197,7 +197,7 @@ public final class TierControl {
     }
 
     /**
-     * Settles what the lower tier let go of on its own since the last call ({@link
+     * Settles what the lower tier let go of since the last call ({@link
      * LowerTier#drainChanges}): an id whose copy is now kept by hash alone (spilled to disk) is
      * freed if nothing references it, since a later prefix match finds the record by hash
      * ({@link LowerTier#adopt}); a block whose only copy went (a host copy evicted, a disk record
