@@ -65,19 +65,25 @@ final class DiskLoads {
      * @return true if the block is in host slot {@code hs} now
      */
     boolean load(int blockId, MemorySegment identity, int hs) {
-        long hi;
-        long lo;
+        long hi = 0;
+        long lo = 0;
+        boolean held = false;
         blocks.lock.lock();
         try {
-            if (t.disk == null || blocks.hostSlot(blockId) >= 0 || !blocks.is(blockId, ON_DISK)
-                    || !t.pins.diskCopyHeld(blockId)) { // its record failed verification elsewhere since it was pinned
-                t.hostSlots.releaseReserved(hs);
-                return false;
+            held = t.disk != null && blocks.hostSlot(blockId) < 0 && blocks.is(blockId, ON_DISK)
+                    && t.pins.diskCopyHeld(blockId); // false if its record failed verification elsewhere since it was pinned
+            if (held) {
+                hi = blocks.hashHi(blockId);
+                lo = blocks.hashLo(blockId);
             }
-            hi = blocks.hashHi(blockId);
-            lo = blocks.hashLo(blockId);
         } finally {
+            if (!held) { // also when the check threw (a disk closed meanwhile)
+                t.hostSlots.releaseReserved(hs);
+            }
             blocks.lock.unlock();
+        }
+        if (!held) {
+            return false;
         }
         long start = System.nanoTime();
         int found = DiskTier.ABSENT; // stays a miss if the read throws

@@ -142,9 +142,28 @@ final class HostSlotStore implements HostSlots {
     }
 
     /**
-     * Spills a block to disk ({@link HostTier#spill}): pinned as it is written if the cache holds it
-     * referenced, since its record may become its only copy. A spill the disk refuses leaves the
-     * block in its slot, back in the policy. Either way the id is noted for the cache
+     * Plans a spill ({@link HostTier#prepareSpill}), in the cache's hold of the lock that puts the
+     * block in transit: takes the block's host copy as the spill's source (out of the policy and
+     * any mover queue, MOVING) if it can spill: a disk below, a host slot, no other move reading
+     * it, not a clean copy, a hash. Changes nothing otherwise. Lock held.
+     *
+     * @return whether {@link #spill} may write it
+     */
+    boolean prepareSpill(int blockId) {
+        if (t.disk == null || h.hostSlot(blockId) < 0 || h.is(blockId, MOVING | CLEAN) || !h.hasHash(blockId)) {
+            return false;
+        }
+        h.policy.onRemove(blockId);
+        h.unmark(blockId, QUEUED); // a mover's queued entry for it finds it gone and skips it
+        h.mark(blockId, MOVING);
+        return true;
+    }
+
+    /**
+     * Spills a block {@link #prepareSpill} took as a source to disk ({@link HostTier#spill}):
+     * pinned as it is written if the cache holds it referenced, since its record may become its
+     * only copy. A spill the disk refuses leaves the block in its slot, back in the policy. Either
+     * way the spill ends here (MOVING cleared), and the id is noted for the cache
      * ({@link HostBlocks#noteLeft}) only if it left, which retires it (kept by hash) when it next
      * settles; this tier never calls the cache. The lock is released only for the disk write;
      * held on entry and exit.
@@ -156,11 +175,14 @@ final class HostSlotStore implements HostSlots {
         long hi = h.hashHi(victim);
         long lo = h.hashLo(victim);
         boolean pin = h.needed(victim);
-        // Copied now, before anything changes (it throws once the cache has closed): once the lock
-        // is released the cache may free the id and reuse its record.
-        MemorySegment identity = h.copyIdentity(victim);
-        h.policy.onRemove(victim);
-        h.mark(victim, MOVING);
+        MemorySegment identity;
+        try {
+            identity = h.copyIdentity(victim); // copied under the lock: the cache may close once it is released
+        } catch (IllegalStateException e) { // the cache closed since the spill was planned: nothing is written
+            h.unmark(victim, MOVING);
+            h.policy.onAdmit(victim, 0, lo); // as it was before the plan
+            return false;
+        }
         long stored = NOT_STORED;
         if (pin) {
             h.pinningSpills++;

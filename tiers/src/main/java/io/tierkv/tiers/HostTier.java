@@ -422,14 +422,17 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
     }
 
+    /** {@inheritDoc} See {@code HostSlotStore#prepareSpill}. */
+    @Override
+    public boolean prepareSpill(int blockId) {
+        return hostSlots.prepareSpill(blockId);
+    }
+
+    /** {@inheritDoc} See {@code HostSlotStore#spill}. */
     @Override
     public boolean spill(int blockId) {
         blocks.lock.lock();
         try {
-            if (disk == null || blocks.hostSlot(blockId) < 0 || blocks.is(blockId, MOVING | CLEAN)
-                    || (blocks.hashHi(blockId) | blocks.hashLo(blockId)) == 0) {
-                return false;
-            }
             return hostSlots.spill(blockId);
         } finally {
             blocks.lock.unlock();

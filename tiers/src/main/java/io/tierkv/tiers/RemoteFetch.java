@@ -87,13 +87,13 @@ final class RemoteFetch {
     int fetch(long[] hashHi, long[] hashLo, MemorySegment[] identities, int[] slots, int count, long startNanos) {
         Held mine = held.get();
         mine.ensure(count, h.identityBytes);
-        MemorySegment[] dsts = new MemorySegment[count];
-        for (int i = 0; i < count; i++) {
-            mine.slot[i] = slots[i];
-            dsts[i] = h.slotView(slots[i]);
-        }
+        System.arraycopy(slots, 0, mine.slot, 0, count);
         int got = 0;
         try {
+            MemorySegment[] dsts = new MemorySegment[count];
+            for (int i = 0; i < count; i++) {
+                dsts[i] = h.slotView(slots[i]);
+            }
             got = count == 0 ? 0 : store.getAll(hashHi, hashLo, identities, dsts, count, startNanos + store.timeoutNanos());
         } finally { // on a throw (a store or cache closed meanwhile) the slots go back too
             keep(mine, hashHi, hashLo, identities, count, got);

@@ -22,7 +22,8 @@ import java.util.Map;
  *                              it could make without evicting records pinned for referenced blocks);
  *                              the block stayed on the host
  * @param diskAdoptions         prefix hits served from disk records without a live block id
- * @param hostAllocationFailures demotions refused because no host slot could be made
+ * @param hostAllocationFailures copies to the host (demotions, read-ahead loads, remote fetches) refused
+ *                              because no host slot could be made ({@link io.tierkv.core.cache.CacheStats#hostAllocationFailures})
  * @param hostCleanDrops        clean host copies dropped to make room
  * @param hostEvictions         unreferenced blocks freed to make host room
  * @param moverErrors           errors sent to the mover's handler

@@ -9,7 +9,8 @@ import java.util.function.IntConsumer;
  * A lower tier that delegates to a host tier and runs a test's hook once at the point a race
  * needs: right after a demotion's, a promotion's or a load's copy landed, while the move holds the
  * block and the cache lock is released (what a mover or another worker may do at that moment),
- * or as a promotion is planned or an id forgotten, with the lock held.
+ * as a spill starts (its source held, the lock released), or as a promotion is planned or an id
+ * forgotten, with the lock held.
  */
 final class HookedLower implements LowerTier {
 
@@ -20,6 +21,8 @@ final class HookedLower implements LowerTier {
     Runnable afterPromote;
     /** Run once as a promotion is planned, with the cache lock held, before the host tier's plan; then cleared. */
     Runnable beforePrepare;
+    /** Run once as a spill starts, its source planned and the cache lock released, before the host tier's write; then cleared. */
+    Runnable beforeSpill;
     /** Run once, right after a load's copy landed in a host slot, with the cache lock released; then cleared. */
     Runnable afterLoad;
     /** Run once, right after the host tier forgot an id the cache frees, with the cache lock held; then cleared. */
@@ -93,7 +96,15 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
+    public boolean prepareSpill(int blockId) {
+        return host.prepareSpill(blockId);
+    }
+
+    @Override
     public boolean spill(int blockId) {
+        Runnable hook = beforeSpill;
+        beforeSpill = null;
+        runIf(true, hook);
         return host.spill(blockId);
     }
 

@@ -70,7 +70,7 @@ final class CacheBudget {
                 throw exceeded(seq, BudgetKind.DEVICE, onDevice);
             }
             makeHostRoom(seq, b);
-            if (cache.tierControl().demoteBlock(victim)) {
+            if (cache.tierControl().demoteHeld(victim)) { // the lock held once: the demotion releases it to copy
                 demotions++;
             }
         }

@@ -115,8 +115,8 @@ final class FetchAhead {
      */
     private int reserveHostSlots(int[] out, int n) {
         cache.lock.lock();
+        int got = 0;
         try {
-            int got = 0;
             while (got < n && !cache.closed) {
                 int hs = cache.moves.hostRoom.reserve();
                 if (hs < 0) {
@@ -125,6 +125,11 @@ final class FetchAhead {
                 out[got++] = hs;
             }
             return got;
+        } catch (RuntimeException | Error e) { // a victim's spill threw: the slots reserved so far go back
+            for (int i = 0; i < got; i++) {
+                cache.lower.hostSlots().releaseReserved(out[i]);
+            }
+            throw e;
         } finally {
             cache.lock.unlock();
         }

@@ -20,7 +20,10 @@ import static io.tierkv.core.cache.BlockStates.HELD;
  * move that needs a host slot (a demotion, a read-ahead load, a remote fetch) asks {@link
  * #reserve} first and hands the slot to the store with its copy, and the movers' spills and a
  * runtime's {@code evictHost} go through here too. One instance per cache with a lower tier;
- * every method is called with the cache lock held once (a victim's spill releases it).
+ * every method is called with the cache lock held once (a victim's spill releases it). A victim
+ * the cache holds in transit (another move has it) is kept: no move below takes a block in
+ * transit, and a spill takes its source in the hold that puts it in transit ({@link
+ * LowerTier#prepareSpill}), so a victim being spilled is never offered again meanwhile.
  */
 // Every method runs with the cache lock held by a caller in another class, which Error Prone
 // cannot relate to this class's cache.lock (it has no aliasing).
@@ -131,11 +134,11 @@ final class HostRoom {
         if (!host.unqueue(id)) {
             return false;
         }
-        if (b.inTransit(id) || b.slot[id] >= 0) { // a read or a demotion holds it: it waits its turn in the policy
-            host.keep(id);
-            return false;
+        boolean spilled = cache.moves.below.run(id, false);
+        if (!spilled) {
+            host.keep(id); // another move holds it (it re-admits it when it ends), or the disk refused it
         }
-        return cache.moves.below.run(id, false); // a spill the disk refused re-admits it to the policy
+        return spilled;
     }
 
     /** Makes one victim leave its host slot by the rules above; whether it left. */

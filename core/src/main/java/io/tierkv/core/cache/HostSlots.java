@@ -7,7 +7,9 @@ package io.tierkv.core.cache;
  * decides which block leaves or how; the decision is {@code HostRoom}'s, in the cache.
  *
  * <p>Every method is called with the cache lock held ({@link BlockOwner#lock()}) and returns
- * without releasing it, except {@link #evict}, which may release it for a copy to a store below.
+ * without releasing it, except {@link #evict}, which may release it for a copy to a store below,
+ * and {@link #releaseReserved}, which takes it itself (a tier gives a slot back from a copy that
+ * threw with the lock released).
  * A store records what changes in the cache's records ({@link BlockOwner#setHostSlot}, {@link
  * BlockOwner#setBelowBits}) as {@link LowerTier#attach} says.
  */

@@ -166,13 +166,24 @@ public interface LowerTier {
     int RESIDENT_DISK = 2;
 
     /**
-     * Moves one block from the host tier to the disk tier now, keeping its id (a per-cache host
-     * budget asked for room). Called without the cache lock, the block pinned in transit.
+     * Plans a spill (vLLM's "prepare store"), with the cache lock held, in the same hold that puts
+     * the block in transit: takes the block's host copy as the spill's source (out of the host
+     * policy and any mover queue, marked as read) if it can spill: a disk below, a host slot, no
+     * other move reading it, not a clean copy, a hash. Changes nothing when it answers false.
+     * Must not call the cache or block.
      *
-     * @param blockId a block held in a host slot
-     * @return true if the block is on disk now and its host slot is free; false if it could not
-     *         move (no disk tier, no hash, the disk refused it, or it is not in a host slot): nothing
-     *         changed
+     * @param blockId a block not on the top tier
+     * @return whether {@link #spill} may write it; {@link #spill} is called if and only if true
+     */
+    boolean prepareSpill(int blockId);
+
+    /**
+     * Writes the block {@link #prepareSpill} took as a source to the disk tier and ends the spill,
+     * keeping its id. Called without the cache lock, the block pinned in transit.
+     *
+     * @param blockId a block {@link #prepareSpill} answered true for
+     * @return true if the block is on disk now and its host slot is free; false if the disk
+     *         refused it: it stays in its host slot, back in the host policy
      */
     boolean spill(int blockId);
 

@@ -5,12 +5,13 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
 
 /**
  * The spill and load moves between the tiers below (host to disk for room, a mover's queue or a
- * sequence's budget; disk to host for read-ahead): plan under the cache lock (the block TRANSIT; a
- * load's host slot reserved by {@link HostRoom#reserve}), copy with the lock released ({@link
+ * sequence's budget; disk to host for read-ahead): plan under the cache lock (the block TRANSIT;
+ * a load's host slot reserved by {@link HostRoom#reserve}; a spill's source taken by {@link
+ * LowerTier#prepareSpill} in the same hold), copy with the lock released ({@link
  * LowerTier#spill}, {@link LowerTier#load}), commit under the lock (a load that found the only
  * copy gone frees or loses the block). What a spill let go of (the id now kept by hash) reaches
  * the cache as {@link BelowChanges}, settled at the end. One instance per cache, called with the
- * cache lock held.
+ * cache lock held once.
  */
 final class MoveBelow {
 
@@ -46,7 +47,7 @@ final class MoveBelow {
             if (up) {
                 hs = cache.moves.hostRoom.reserve(); // a load's destination; victims may spill for it
             }
-            if (!up || hs >= 0) {
+            if (up ? hs >= 0 : lower.prepareSpill(id)) { // a spill's source is held in this hold of the lock
                 cache.lock.unlock();
                 try {
                     ok = up ? lower.load(id, cache.identities.of(id), hs) : lower.spill(id);

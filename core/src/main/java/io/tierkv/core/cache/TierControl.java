@@ -303,14 +303,24 @@ public final class TierControl {
         cache.lock.lock();
         try {
             cache.checkOpen();
-            if (!cache.policy.contains(blockId)) {
-                return false;
-            }
-            cache.admission.vacate(blockId);
-            return cache.blocks.slot[blockId] < 0;
+            return demoteHeld(blockId);
         } finally {
             cache.lock.unlock();
         }
+    }
+
+    /**
+     * {@link #demoteBlock}'s move, for a caller that holds the cache lock once (a per-cache budget
+     * making room): the demotion, and a host victim's spill for its room, release it while they
+     * copy, which a second hold would defeat.
+     */
+    @SuppressWarnings("GuardedBy") // cache.lock held by the caller (CacheBudget), another path
+    boolean demoteHeld(int blockId) {
+        if (!cache.policy.contains(blockId)) {
+            return false;
+        }
+        cache.admission.vacate(blockId);
+        return cache.blocks.slot[blockId] < 0;
     }
 
     /**

@@ -546,8 +546,13 @@ class SequenceContractTest {
         }
 
         @Override
+        public boolean prepareSpill(int blockId) {
+            return false; // nothing spills: no disk below
+        }
+
+        @Override
         public boolean spill(int blockId) {
-            return false;
+            throw new AssertionError("spill without a planned source");
         }
 
         @Override
