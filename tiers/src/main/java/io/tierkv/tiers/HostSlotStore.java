@@ -88,8 +88,8 @@ final class HostSlotStore implements HostSlots {
      */
     @Override
     public boolean evict(int victim) {
-        if (h.hostSlot(victim) < 0 || h.is(victim, MOVING) || h.needed(victim)) {
-            return false; // not a victim to evict: a referenced block's only copy is never dropped
+        if (h.hostSlot(victim) < 0 || h.is(victim, MOVING | QUEUED) || h.needed(victim)) {
+            return false; // not a victim to evict: another move has it, or it is referenced (its only copy stays)
         }
         long hi = h.hashHi(victim);
         long lo = h.hashLo(victim);
@@ -171,6 +171,7 @@ final class HostSlotStore implements HostSlots {
      * @return whether the block is on disk now and its host slot free
      */
     boolean spill(int victim) {
+        assert h.is(victim, MOVING) && h.hostSlot(victim) >= 0 : "spill of block " + victim + " without prepareSpill";
         int hs = h.hostSlot(victim);
         long hi = h.hashHi(victim);
         long lo = h.hashLo(victim);
@@ -183,24 +184,34 @@ final class HostSlotStore implements HostSlots {
             h.policy.onAdmit(victim, 0, lo); // as it was before the plan
             return false;
         }
-        long stored = NOT_STORED;
         if (pin) {
             h.pinningSpills++;
         }
         h.unlockForWork();
+        long stored;
         try {
             stored = writeToDisk(victim, hi, lo, hs, identity, pin);
-        } finally {
+        } catch (RuntimeException | Error e) { // a failure writeToDisk does not count as a refusal: the block stays
             h.lock.lock();
-            if (pin) {
-                h.pinningSpills--;
-            }
+            endFailedSpill(victim, hs, hi, lo, pin);
+            throw e;
+        }
+        h.lock.lock();
+        if (pin) {
+            h.pinningSpills--;
         }
         long heldPin = pin ? stored : DiskTier.NO_PIN; // a pinning spill returns its pin
         if (endRead(victim, hs, hi, lo, heldPin)) {
             return true;
         }
-        if (stored == NOT_STORED || !t.pins.settlePin(victim, hi, lo, heldPin)) {
+        boolean kept;
+        try {
+            kept = stored != NOT_STORED && t.pins.settlePin(victim, hi, lo, heldPin);
+        } catch (RuntimeException | Error e) {
+            h.policy.onAdmit(victim, 0, lo); // stays: back in the policy
+            throw e;
+        }
+        if (!kept) {
             h.policy.onAdmit(victim, 0, lo); // stays: back in the policy
             return false;
         }
@@ -208,6 +219,16 @@ final class HostSlotStore implements HostSlots {
         dropHostCopy(victim);
         h.noteLeft(victim, hi, lo);
         return true;
+    }
+
+    /** Ends a spill whose write threw: the block stays in its slot, back in the policy. Lock held. */
+    private void endFailedSpill(int victim, int hs, long hi, long lo, boolean pin) {
+        if (pin) {
+            h.pinningSpills--;
+        }
+        if (!endRead(victim, hs, hi, lo, DiskTier.NO_PIN)) {
+            h.policy.onAdmit(victim, 0, lo);
+        }
     }
 
     /**

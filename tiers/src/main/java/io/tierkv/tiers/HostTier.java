@@ -20,10 +20,12 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * Everything below the device: pinned host slots and, optionally, the disk tier under them.
  *
  * <h2>Residency</h2>
- * A block id demoted from the device gets a host slot. Host slots leave by policy order
- * ({@code hostPolicy}): a <em>clean</em> host copy (the device also holds the block, kept after
- * a promotion) is simply dropped; a block with a hash spills to disk, after which it is held by
- * hash alone; a block nobody references is evicted; a referenced block with no disk below stays.
+ * A block id demoted from the device gets a host slot, which the cache reserved for it. Host
+ * blocks leave in the order of this tier's policy ({@code hostPolicy}), as the cache decides
+ * ({@code HostRoom}, driving {@link #hostSlots}): a <em>clean</em> host copy (the device also holds
+ * the block, kept after a promotion) is simply dropped; a block with a hash spills to disk, after
+ * which it is held by hash alone; a block nobody references is evicted; a referenced block with no
+ * disk below stays.
  * This tier never calls the cache: what left for room, and disk records that went, are drained
  * by the cache ({@link #drainChanges}), which frees or retires those ids under its own lock. Disk
  * records are keyed by block hash, so they outlive block ids and serve later prefix hits
@@ -59,15 +61,17 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * One lock: this tier's facts are guarded by the cache's own lock, the manager lock, lent at
  * {@link #attach}, which comes before the disk tier's locks. Whether a block is referenced is the
  * cache's fact (its HELD bit, read through {@link BlockOwner#referenced}), not a copy kept here.
- * This tier never calls the cache; a victim spilled to disk is first marked MOVING and the lock
- * released for the write (every call that spills arrives without the lock held). A block freed
+ * This tier never calls the cache; a block the cache spills to disk is first marked MOVING, in the
+ * cache's hold that plans the spill ({@link #prepareSpill}), and the lock released for the write
+ * (every call that spills arrives without the lock held). A block freed
  * by the cache while it is MOVING is detached from its slot at once (its id may be reused
  * straight away) and the orphaned slot is freed by the move when it ends, so a slot being read
  * is never reused. Device copies run on the device tier's stream outside every lock.
  *
  * <h2>Failure</h2>
- * A demotion that finds no host slot, or whose copy does not complete by its deadline, leaves the
- * device copy as it was and returns false. A promotion that times out keeps both copies and parks
+ * A demotion gets its host slot from the cache, which makes the room ({@code HostRoom}) or
+ * refuses the demotion itself; one whose copy does not complete by its deadline leaves the
+ * device copy as it was, parks the host slot until the copy lands, and returns false. A promotion that times out keeps both copies and parks
  * the device slot until its late copy completes ({@link #releaseLateSlots}); a later promotion of
  * the same block waits for that copy and ends the late move itself when it lands
  * ({@code LateCopies.endLandedPromotions}; the device slot stays the cache's to take back, and this
@@ -255,7 +259,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     /**
      * {@inheritDoc}
      *
-     * <p>A host slot that a spill or a late promotion reads is {@link #SOURCE_BUSY}, unless the
+     * <p>A host slot that a remote offer or a late promotion reads is {@link #SOURCE_BUSY}, unless the
      * late promotion's copy has landed: such moves are ended here (their device slots wait for
      * the cache's next {@link #releaseLateSlots}), or the block would wait forever.
      */

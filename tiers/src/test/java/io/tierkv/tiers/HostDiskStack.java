@@ -88,7 +88,10 @@ final class HostDiskStack implements AutoCloseable {
             } finally {
                 host.blocks.lock.unlock();
             }
-            assertTrue(host.spill(id), "spilled to disk");
+            java.util.List<Integer> queued = new java.util.ArrayList<>();
+            assertEquals(1, cache.tierControl().queueSpills(1, queued::add), "the host's one block queued to spill");
+            assertEquals(java.util.List.of(id), queued);
+            assertTrue(cache.tierControl().spillQueued(id), "spilled to disk");
             return spilled;
         }
     }

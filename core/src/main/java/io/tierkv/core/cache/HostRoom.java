@@ -2,6 +2,7 @@ package io.tierkv.core.cache;
 
 import static io.tierkv.core.cache.BlockOwner.HOST_CLEAN;
 import static io.tierkv.core.cache.BlockOwner.HOST_MOVING;
+import static io.tierkv.core.cache.BlockOwner.HOST_QUEUED;
 import static io.tierkv.core.cache.BlockStates.HELD;
 
 /**
@@ -153,7 +154,7 @@ final class HostRoom {
         // Not spilled (no disk, no hash, refused, or another move holds it); the lock may have
         // been released meanwhile, so the victim is checked as it is now.
         boolean evictable = (b.bits[victim] & HELD) == 0 && !b.inTransit(victim) && b.hostSlot[victim] >= 0
-                && (b.below[victim] & HOST_MOVING) == 0;
+                && (b.below[victim] & (HOST_MOVING | HOST_QUEUED)) == 0; // a mover may have queued it meanwhile
         return evictable && host.evict(victim);
     }
 }

@@ -53,9 +53,9 @@ public interface HostSlots {
      * is reported as left ({@link LowerTier#drainChanges}), so the cache frees it when it next
      * settles. May release the cache lock for the offer; held again on return.
      *
-     * @param blockId an unreferenced block held in a host slot, not moving
-     * @return true (the copy went); false if it could not go: not held in a slot, moving, or
-     *         referenced (on entry, or by the time the offer below ended)
+     * @param blockId an unreferenced block held in a host slot, not moving or queued
+     * @return true (the copy went); false if it could not go: not held in a slot, moving, queued,
+     *         or referenced (on entry, or by the time the offer below ended)
      */
     boolean evict(int blockId);
 
@@ -76,9 +76,9 @@ public interface HostSlots {
     void queue(int blockId);
 
     /**
-     * Ends a block's wait in a mover's queue: whether it is still queued, in its slot and not
-     * moving, so a spill may read it. A queued block that is not is left as it is (a move that
-     * read it re-admits it).
+     * Ends a block's wait in a mover's queue (its queue mark cleared, if it had one): whether it
+     * was still queued, in its slot and not moving, so a spill may read it. A block that was not
+     * is left out of the policy (a move that reads it re-admits it when it ends).
      *
      * @param blockId a block taken from the queue
      * @return whether the block was queued and may spill now

@@ -95,7 +95,8 @@ final class Promote {
     /**
      * Holds the block's source below ({@link LowerTier#preparePromote}), in the caller's hold of
      * the lock; while another move reads it, releases the lock a moment and asks again, for at most
-     * {@code timeoutNanos} (a spill's disk write, or a late copy of the block that may never land).
+     * {@code timeoutNanos} (an eviction's offer to a remote store, or a late copy of the block
+     * that may never land; a spill holds the block in transit, so a lease waits before it gets here).
      *
      * @throws TransferTimeoutException if another move still reads the source after the timeout
      * @throws IllegalStateException    if the cache closed while it waited
@@ -104,7 +105,7 @@ final class Promote {
     private int prepare(int id, long timeoutNanos) {
         int source = lower.preparePromote(id);
         long deadline = 0;
-        while (source == LowerTier.SOURCE_BUSY) { // a spill reads the host copy, with the lock released
+        while (source == LowerTier.SOURCE_BUSY) { // another move reads the host copy, with the lock released
             long now = System.nanoTime();
             if (deadline == 0) {
                 deadline = now + timeoutNanos;
