@@ -232,7 +232,19 @@ final class HostTier implements LowerTier, AutoCloseable {
             hostSlots.releaseReserved(hs);
             throw e;
         }
-        boolean done = DeviceTier.await(ev, copyTimeoutNanos);
+        boolean done;
+        try {
+            done = DeviceTier.await(ev, copyTimeoutNanos);
+        } catch (RuntimeException | Error e) { // the copy failed (its event says so): the slot waits as a late copy's
+            blocks.lock.lock();
+            try {
+                blocks.reservedHostSlots--;
+                lateCopies.parkDemotion(ev, hs); // handed back once the event has ended ({@link #releaseLateSlots})
+            } finally {
+                blocks.lock.unlock();
+            }
+            throw e;
+        }
         RemoteTier r = remote;
         if (done && r != null && r.writeThrough && (hi | lo) != 0) {
             r.push.offer(hi, lo, identity, blocks.slotView(hs)); // hs is still reserved: nobody else touches it

@@ -90,6 +90,85 @@ class FailedDeviceCopiesTest {
     }
 
     /**
+     * A demotion whose copy's event reports a failure ({@link io.tierkv.natives.GpuException} from
+     * {@code isComplete}, as a device's asynchronous error would) throws, and its host slot goes
+     * back once the event has ended, as a late copy's does: when the next copy to the host needs a
+     * slot, or on a mover's cycle. Before (a review found it), the slot stayed reserved for good:
+     * after as many failures as there are host slots no demotion found one. So did a late
+     * demotion's (a copy that missed its deadline) unless a late promotion was pending too: only
+     * then did the cache ask the host for ended late copies.
+     */
+    @Test
+    void demotionsWhoseEventsFailKeepNoHostSlot() {
+        EmulatedDevice device = device();
+        FailingCopiesRuntime runtime = new FailingCopiesRuntime(device);
+        try (KvBlockManager kv = manager(runtime, 5_000_000_000L);
+             Arena arena = Arena.ofConfined();
+             Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
+            s.appendBlock(tokens(0, Managers.LAYOUT.blockSizeTokens()), 0, image);
+            int id = s.blockId(0);
+            device.stallCopies(); // each demotion's copy is pending, so its event is asked
+            runtime.failEvents = true; // and reports that the copy failed
+            try {
+                for (int i = 0; i <= HOST_BLOCKS; i++) {
+                    assertThrows(io.tierkv.natives.GpuException.class, () -> kv.demoteBlock(id));
+                    kv.acquireLease(id); // as after a refused demotion, the block is a candidate again
+                    kv.releaseLease(id); // once its state next changes
+                }
+            } finally {
+                device.resumeCopies(); // the stalled copies land (the same block's bytes)
+            }
+            runtime.failEvents = false;
+            assertTrue(kv.demoteBlock(id), "a demotion finds a host slot (failed copies gave theirs back as room was made)");
+            assertLeasedIntact(kv, id, image);
+            kv.runMoverCycle(); // a mover's cycle hands back the last failed copy's slot too
+            assertEquals(1, kv.stats().hostUsedBlocks(), "host slots in use: the clean copy's alone");
+            assertLeasedIntact(kv, id, image);
+            assertEquals(List.of(), kv.checkInvariants());
+        }
+    }
+
+    /**
+     * Demotions whose copies miss their deadline park their host slots until the copies land; once
+     * they have, the next demotion finds a slot among them. Before, the cache asked the host for
+     * ended late copies only while a late promotion's top-tier slot waited too, so with none the
+     * parked host slots stayed taken for good and every later demotion was refused.
+     */
+    @Test
+    void lateDemotionsGiveTheirHostSlotsBackOnceTheirCopiesLand() {
+        EmulatedDevice device = device();
+        FailingCopiesRuntime runtime = new FailingCopiesRuntime(device);
+        try (KvBlockManager kv = manager(runtime, 20_000_000);
+             Arena arena = Arena.ofShared(); // read by the timed block's thread too
+             Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
+            s.appendBlock(tokens(0, Managers.LAYOUT.blockSizeTokens()), 0, image);
+            int id = s.blockId(0);
+            device.stallCopies();
+            try {
+                for (int i = 0; i < HOST_BLOCKS; i++) {
+                    assertFalse(kv.demoteBlock(id), "the copy is late: the block stays on the device");
+                    kv.acquireLease(id); // as after a refused demotion, the block is a candidate again
+                    kv.releaseLease(id);
+                }
+                assertEquals(HOST_BLOCKS, kv.stats().hostUsedBlocks(), "every host slot parked");
+            } finally {
+                device.resumeCopies(); // the late copies land (the same block's bytes)
+            }
+            assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
+                while (!kv.demoteBlock(id)) { // until the landed copies' slots are found again
+                    kv.acquireLease(id);
+                    kv.releaseLease(id);
+                    Thread.sleep(1);
+                }
+            }, "a demotion finds a host slot once the late copies landed");
+            assertLeasedIntact(kv, id, image);
+            assertEquals(List.of(), kv.checkInvariants());
+        }
+    }
+
+    /**
      * A timed-out promotion's late copy whose event then reports a failure ({@link
      * io.tierkv.natives.GpuException} from {@code isComplete}) has ended: its device slot goes back
      * and its host source is released, and the next lease promotes the block. Before, the late copy

@@ -237,17 +237,28 @@ final class Admission {
         }
     }
 
-    /** Frees top-tier slots held by timed-out promotions whose late copies have ended. */
+    /** Frees top-tier slots held by timed-out promotions whose late copies have ended; nothing to ask when none waits. */
     void reclaimLateSlots() {
         if (lateSlots > 0) {
-            lower.releaseLateSlots(this::freeLateSlot);
+            endLateCopies();
         }
     }
 
-    /** {@return late slots handed back by {@link #reclaimLateSlots} now} */
+    /**
+     * Has the lower tier end every late copy that has ended, whatever this cache holds: a timed-out
+     * promotion's top-tier slot comes back here, a late demotion's host slot goes back to the host
+     * (which no top-tier count shows).
+     */
+    void endLateCopies() {
+        lower.releaseLateSlots(this::freeLateSlot);
+    }
+
+    /** {@return top-tier late slots handed back now; late demotions' host slots go back too} */
     int reclaimLateSlotsNow() {
         int before = lateSlots;
-        reclaimLateSlots();
+        if (lower != null) {
+            endLateCopies();
+        }
         return before - lateSlots;
     }
 

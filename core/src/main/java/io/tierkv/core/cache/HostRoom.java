@@ -42,13 +42,18 @@ final class HostRoom {
     }
 
     /**
-     * Reserves a host slot for a copy coming to the host, making room by the host policy's
-     * victims if none is free. Counted in {@link CacheStats#hostAllocationFailures} when none could
+     * Reserves a host slot for a copy coming to the host: a free one; else one a late demotion's
+     * ended copy gives back; else room made by the host policy's victims. Counted in {@link CacheStats#hostAllocationFailures} when none could
      * be made. The lock is released while a victim spills.
      *
      * @return a reserved host slot, or -1 if no victim could leave
      */
     int reserve() {
+        int first = host.reserveFree();
+        if (first >= 0) {
+            return first;
+        }
+        cache.admission.endLateCopies(); // demotions whose late copies ended give their host slots back
         int attempts = host.victimCount() + 1;
         while (attempts-- > 0) {
             int hs = host.reserveFree();

@@ -182,15 +182,15 @@ public final class TierControl {
     }
 
     /**
-     * Returns top-tier slots of timed-out promotions whose copies have since ended; a mover calls
-     * this periodically.
+     * Returns top-tier slots of timed-out promotions whose copies have since ended, and host slots
+     * of late demotions whose copies have; a mover calls this periodically.
      *
-     * @return slots handed back
+     * @return top-tier slots handed back
      */
     public int reclaimLateSlotsNow() {
         cache.lock.lock();
         try {
-            return cache.admission.reclaimLateSlotsNow();
+            return cache.closed ? 0 : cache.admission.reclaimLateSlotsNow();
         } finally {
             cache.lock.unlock();
         }
