@@ -71,7 +71,7 @@ final class DiskLoads {
         blocks.lock.lock();
         try {
             held = t.disk != null && blocks.hostSlot(blockId) < 0 && blocks.is(blockId, ON_DISK)
-                    && t.pins.diskCopyHeld(blockId); // false if its record failed verification elsewhere since it was pinned
+                    && t.pins.diskCopyHeld(blockId); // false if its record failed verification since it was pinned
             if (held) {
                 hi = blocks.hashHi(blockId);
                 lo = blocks.hashLo(blockId);

@@ -69,7 +69,7 @@ final class DiskPins {
      * broken pin (the record failed verification or was removed since) is settled here: the copy
      * is gone ({@link #diskCopyGone}). Lock held.
      */
-    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold blocks.lock, h.lock here
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold h.lock here
     boolean diskCopyHeld(int blockId) {
         if (!h.is(blockId, ON_DISK)) {
             return false;
@@ -118,7 +118,7 @@ final class DiskPins {
      *
      * @return whether this id had a disk copy and it is gone now
      */
-    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold blocks.lock, h.lock here
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold h.lock here
     boolean settleIfGone(int blockId) {
         boolean gone = h.is(blockId, ON_DISK)
                 && (h.is(blockId, PINNED) ? t.disk.pinning().pinBroken(h.diskPin(blockId))
@@ -130,7 +130,7 @@ final class DiskPins {
     }
 
     /** This id's disk record is gone: clears ON_DISK and releases its pin, if it holds one. Lock held. */
-    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold blocks.lock, h.lock here
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold h.lock here
     void diskCopyGone(int blockId) {
         releaseDiskPin(blockId);
         h.clearOnDisk(blockId);
@@ -141,7 +141,7 @@ final class DiskPins {
      * when it failed verification or was removed (after close there is nothing to release: a
      * lease released late only clears the bit). Lock held.
      */
-    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold blocks.lock, h.lock here
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold h.lock here
     void releaseDiskPin(int blockId) {
         if (h.is(blockId, PINNED)) {
             long pin = h.takeDiskPin(blockId);
@@ -162,7 +162,7 @@ final class DiskPins {
      *         by another reader) meanwhile. The spill then counts as failed and the block stays
      *         on the host
      */
-    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold blocks.lock, h.lock here
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold h.lock here
     boolean settlePin(int victim, long hi, long lo, long heldPin) {
         boolean needed = h.needed(victim);
         long pin = heldPin;
@@ -192,7 +192,7 @@ final class DiskPins {
      *
      * @return whether the record is on disk and pinned by this id
      */
-    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold blocks.lock, h.lock here
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold h.lock here
     boolean holdDiskCopy(int blockId) {
         byte st = h.state(blockId);
         if (!h.needed(blockId) || (st & ON_DISK) == 0 || h.hostSlot(blockId) >= 0) {
@@ -211,7 +211,7 @@ final class DiskPins {
     }
 
     /** Compares the disk's pins with those the ids hold, in one disk call; see {@code HostInvariants}. Lock held. */
-    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold blocks.lock, h.lock here
+    @SuppressWarnings("GuardedBy") // the callers (HostTier, HostSlotStore, HostInvariants) hold h.lock here
     void checkDiskPins(java.util.List<String> bad) {
         java.util.Map<Long, int[]> holders = new java.util.LinkedHashMap<>(); // pin -> {ids holding it, one of them}
         for (int id = 0; id < h.maxBlocks; id++) {

@@ -95,7 +95,7 @@ final class HostSlotStore implements HostSlots {
         long lo = h.hashLo(victim);
         if (t.disk == null && t.remote != null && (hi | lo) != 0) {
             int hs = h.hostSlot(victim);
-            MemorySegment identity = h.copyIdentity(victim); // copied now: the cache may reuse the id once the lock is released
+            MemorySegment identity = h.copyIdentity(victim); // the cache may reuse the id once the lock is released
             h.policy.onRemove(victim);
             h.mark(victim, MOVING);
             h.unlockForWork();
@@ -138,7 +138,7 @@ final class HostSlotStore implements HostSlots {
             return false;
         }
         h.unmark(blockId, QUEUED);
-        return h.hostSlot(blockId) >= 0 && !h.is(blockId, MOVING); // else it left, or a promotion reads it (and re-admits it)
+        return h.hostSlot(blockId) >= 0 && !h.is(blockId, MOVING); // else it left, or a promotion reads it
     }
 
     /**

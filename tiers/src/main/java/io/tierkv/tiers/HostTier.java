@@ -70,9 +70,10 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  *
  * <h2>Failure</h2>
  * A demotion gets its host slot from the cache, which makes the room ({@code HostRoom}) or
- * refuses the demotion itself; one whose copy does not complete by its deadline leaves the
- * device copy as it was, parks the host slot until the copy lands, and returns false. A promotion that times out keeps both copies and parks
- * the device slot until its late copy completes ({@link #releaseLateSlots}); a later promotion of
+ * refuses the demotion itself; one whose copy does not complete by its deadline (or whose copy's
+ * event reports a failure) leaves the device copy as it was, parks the host slot until the copy
+ * has ended ({@link #releaseLateSlots}) and returns false (or throws). A promotion that times out
+ * keeps both copies and parks the device slot until its late copy completes; a later promotion of
  * the same block waits for that copy and ends the late move itself when it lands
  * ({@code LateCopies.endLandedPromotions}; the device slot stays the cache's to take back, and this
  * tier does not call the cache for it). A disk miss or a corrupt record is a counted loss

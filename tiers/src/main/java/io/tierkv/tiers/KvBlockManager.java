@@ -386,8 +386,9 @@ public final class KvBlockManager implements AutoCloseable {
                 counters.promotions.snapshot(cs.promotions(), layout.bytesPerBlock()), // the cache counts promotions
                 TierStats.MoveStats.of(counters.diskSpills), TierStats.MoveStats.of(counters.diskLoads),
                 TierStats.MoveStats.of(counters.diskToHost),
-                counters.diskMisses.sum(), counters.diskSpillFailures.sum(), counters.diskAdoptions.sum(), cs.hostAllocationFailures(),
-                counters.hostCleanDrops.sum(), counters.hostEvictions.sum(), counters.moverErrors.sum(),
+                counters.diskMisses.sum(), counters.diskSpillFailures.sum(), counters.diskAdoptions.sum(),
+                cs.hostAllocationFailures(), counters.hostCleanDrops.sum(), counters.hostEvictions.sum(),
+                counters.moverErrors.sum(),
                 movers.queueStats(), pinned.requestedBytes(), pinned.pinnedBytes(), monitor.mode(),
                 monitor.nanosInMode(System.nanoTime()), disk == null ? null : disk.stats(),
                 TierStats.MoveStats.of(counters.hostReads), TierStats.MoveStats.of(counters.diskReads),

@@ -6,15 +6,15 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Fetches from the remote store for a prefix match, into host slots held for the matching
- * thread: the network half runs with every lock released ({@link #lookup} and {@link #fetch}, called
- * through {@link io.tierkv.core.cache.LowerTier#lookupAhead} and {@code fetchAhead}); the adoptions of the match that follows take
- * the slots ({@link #take}, cache lock held, no network); what they leave is freed
- * ({@link #release}).
+ * thread: the network half runs with every lock released ({@link #lookup} and {@link #fetch},
+ * called through {@link io.tierkv.core.cache.LowerTier#lookupAhead} and {@code fetchAhead}); the
+ * adoptions of the match that follows take the slots ({@link #take}, cache lock held, no
+ * network); what they leave is freed ({@link #release}).
  *
  * <p>A lookup counts the chain's leading blocks the store holds (pipelined {@code EXISTS}); the
  * cache reserves host slots for them (making room as for a demotion: clean copies dropped, blocks
- * spilled to disk); a fetch reads
- * them verified against the identities the match computed ({@link BlockStore#getAll}) and keeps
+ * spilled to disk); a fetch reads them verified against the identities the match computed
+ * ({@link BlockStore#getAll}) and keeps
  * their identities beside the slots, in the thread's own table. All the calls of one match share
  * one deadline, the store's timeout from the match's start. A slot held for a thread is
  * counted reserved, so the host's invariants hold while it waits. At most a quarter of the host
@@ -94,7 +94,8 @@ final class RemoteFetch {
             for (int i = 0; i < count; i++) {
                 dsts[i] = h.slotView(slots[i]);
             }
-            got = count == 0 ? 0 : store.getAll(hashHi, hashLo, identities, dsts, count, startNanos + store.timeoutNanos());
+            long deadlineNanos = startNanos + store.timeoutNanos();
+            got = count == 0 ? 0 : store.getAll(hashHi, hashLo, identities, dsts, count, deadlineNanos);
         } finally { // on a throw (a store or cache closed meanwhile) the slots go back too
             keep(mine, hashHi, hashLo, identities, count, got);
         }

@@ -23,7 +23,8 @@ import java.util.Map;
  *                              the block stayed on the host
  * @param diskAdoptions         prefix hits served from disk records without a live block id
  * @param hostAllocationFailures copies to the host (demotions, read-ahead loads, remote fetches) refused
- *                              because no host slot could be made ({@link io.tierkv.core.cache.CacheStats#hostAllocationFailures})
+ *                              because no host slot could be made (the cache's count, {@link
+ *                              io.tierkv.core.cache.CacheStats#hostAllocationFailures})
  * @param hostCleanDrops        clean host copies dropped to make room
  * @param hostEvictions         unreferenced blocks freed to make host room
  * @param moverErrors           errors sent to the mover's handler

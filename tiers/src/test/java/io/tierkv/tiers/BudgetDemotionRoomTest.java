@@ -45,7 +45,8 @@ class BudgetDemotionRoomTest {
             assertTrue(kv.cache().tierControl().demoteBlock(id));
         }
         assertEquals(2, kv.stats().hostUsedBlocks(), "the host is full");
-        try (Sequence s = kv.openSequence(SequenceOptions.salt("a").withBudgets(new Budgets(bb, 2 * bb, bb, 1L << 20)))) {
+        Budgets oneDeviceBlock = new Budgets(bb, 2 * bb, bb, 1L << 20);
+        try (Sequence s = kv.openSequence(SequenceOptions.salt("a").withBudgets(oneDeviceBlock))) {
             appendWritten(s, 1, tokens(0, 16 * 3));
             assertEquals(-1, firstMismatch(s, 1, 0, 16 * 3), "every block reads back");
         }

@@ -237,7 +237,7 @@ final class Admission {
         }
     }
 
-    /** Frees top-tier slots held by timed-out promotions whose late copies have ended; nothing to ask when none waits. */
+    /** Frees top-tier slots of timed-out promotions whose late copies have ended; asks nothing when none waits. */
     void reclaimLateSlots() {
         if (lateSlots > 0) {
             endLateCopies();

@@ -43,8 +43,9 @@ final class HostRoom {
 
     /**
      * Reserves a host slot for a copy coming to the host: a free one; else one a late demotion's
-     * ended copy gives back; else room made by the host policy's victims. Counted in {@link CacheStats#hostAllocationFailures} when none could
-     * be made. The lock is released while a victim spills.
+     * ended copy gives back; else room made by the host policy's victims. Counted in {@link
+     * CacheStats#hostAllocationFailures} when none could be made. The lock is released while a
+     * victim spills.
      *
      * @return a reserved host slot, or -1 if no victim could leave
      */

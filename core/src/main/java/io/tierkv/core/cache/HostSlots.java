@@ -29,7 +29,7 @@ public interface HostSlots {
      */
     void releaseReserved(int hostSlot);
 
-    /** {@return the host policy's next victim, a block id held in a host slot, or -1 if none} It stays in the policy. */
+    /** {@return the host policy's next victim, a block held in a host slot, or -1 if none} It stays in the policy. */
     int victim();
 
     /** {@return the blocks in the host policy now, which bounds one round of room making} */
