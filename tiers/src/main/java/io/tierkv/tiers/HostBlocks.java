@@ -18,20 +18,20 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The host tier's own facts, under the manager lock ({@link #lock}, lent by the cache), and its
  * access to the facts the cache keeps for it: per host slot its bytes (a range of the pinned
- * buffer); the disk pins ids hold, for just those ids; the host policy and the slot counts. The
- * parts of the host tier read and write these fields directly, always with {@link #lock} held.
+ * buffer); the host policy and the slot counts. The parts of the host tier read and write these
+ * fields directly, always with {@link #lock} held.
  *
  * <pre>
  * per host slot: [bytesPerBlock bytes] at hs * bytesPerBlock in one pinned buffer (no segment
  *                object per slot: copies take the offset)
- * per PINNED id: the record serial its pin names ({@link IdLongs}, one word)
- * ids whose host copy left for room, with their hashes, until the cache drains them
+ * ids whose host copy left, with their hashes, until the cache drains them
  * </pre>
- * Where a block is held here, its host slot ({@link #hostSlot}) and its state bits ({@link
- * #state}: {@link #CLEAN}, {@link #ON_DISK}, {@link #MOVING}, {@link #QUEUED}, {@link #PINNED}),
- * is the cache's record ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}): this tier
- * writes it there and keeps no copy, so the cache's invariants see it in the same hold of the
- * lock as its own facts.
+ * Where a block is held here, its host slot ({@link #hostSlot}), its state bits ({@link
+ * #state}: {@link #CLEAN}, {@link #ON_DISK}, {@link #MOVING}, {@link #QUEUED}, {@link #PINNED})
+ * and the pin a PINNED id holds on its disk record ({@link #diskPin}), is the cache's record
+ * ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}, {@link BlockOwner#diskPin}): this
+ * tier writes it there and keeps no copy, so the cache's invariants see it in the same hold of
+ * the lock as its own facts.
  * A block's hash and identity are the cache's records of the id ({@link #hashHi}, {@link
  * #identityOf}): this tier keeps no copy of either. The cache sets them before it hands the id
  * down (a demotion, an adoption) and keeps them until {@link HostTier#forget}, so they are the
@@ -72,8 +72,6 @@ final class HostBlocks {
     @GuardedBy("lock") final EvictionPolicy policy;
     /** Block ids, fixed at construction. */
     final int maxBlocks;
-    /** Per PINNED id: the pin it holds on its disk record ({@link io.tierkv.tiers.disk.store.RecordPins#pin}). */
-    @GuardedBy("lock") private final IdLongs diskPins = new IdLongs(1);
     /** Host slots taken for a copy in flight (a demotion, a load, an adoption's read). */
     @GuardedBy("lock") int reservedHostSlots;
     /** Host slots of blocks the cache freed while a spill or late promotion read them. */
@@ -178,32 +176,27 @@ final class HostBlocks {
         setState(blockId, (byte) 0);
     }
 
-    /** {@return the pin this PINNED id holds on its disk record, or {@link DiskTier#NO_PIN}} */
+    /**
+     * {@return the pin this PINNED id holds on its disk record, or {@link DiskTier#NO_PIN}: the
+     * cache's record ({@link BlockOwner#diskPin})} Lock held.
+     */
     @GuardedBy("lock")
     long diskPin(int blockId) {
-        return diskPins.get(blockId, 0, DiskTier.NO_PIN);
+        return owner.diskPin(blockId);
     }
 
-    /** Records the pin an id now holds on its disk record and marks it PINNED. Lock held. */
+    /** Records the pin an id now holds on its disk record and marks it PINNED, in the cache's record. Lock held. */
     @GuardedBy("lock")
     void setDiskPin(int blockId, long pin) {
-        mark(blockId, PINNED);
-        diskPins.set(blockId, 0, pin);
+        owner.setDiskPin(blockId, pin);
     }
 
     /** Takes away a PINNED id's pin record and the mark. Lock held. @return the pin */
     @GuardedBy("lock")
     long takeDiskPin(int blockId) {
-        unmark(blockId, PINNED);
-        long pin = diskPin(blockId);
-        diskPins.remove(blockId);
+        long pin = owner.diskPin(blockId);
+        owner.setDiskPin(blockId, BlockOwner.NO_DISK_PIN);
         return pin;
-    }
-
-    /** {@return the pins ids hold, by id: for the invariants} */
-    @GuardedBy("lock")
-    IdLongs diskPins() {
-        return diskPins;
     }
 
     /**

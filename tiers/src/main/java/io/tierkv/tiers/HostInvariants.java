@@ -1,6 +1,5 @@
 package io.tierkv.tiers;
 
-import io.tierkv.tiers.disk.store.DiskTier;
 
 import static io.tierkv.tiers.HostBlocks.MOVING;
 import static io.tierkv.tiers.HostBlocks.ON_DISK;
@@ -35,19 +34,12 @@ final class HostInvariants {
             int resident = 0;
             int parked = t.lateCopies.parkedHostSlots();
             boolean[] seen = new boolean[h.slots.capacity()];
-            int pinned = 0;
             for (int id = 0; id < h.maxBlocks; id++) {
                 int hs = h.hostSlot(id);
                 boolean pinOk = h.needed(id) && h.is(id, ON_DISK) && hs < 0;
                 if (h.is(id, PINNED) && !pinOk) {
                     bad.add("block " + id + " holds a disk pin but state " + h.state(id) + " host slot " + hs
                             + " (expected referenced, ON_DISK, no host slot)");
-                }
-                if (h.is(id, PINNED) != (h.diskPin(id) != DiskTier.NO_PIN)) {
-                    bad.add("block " + id + " state " + h.state(id) + " but disk pin " + h.diskPin(id));
-                }
-                if (h.is(id, PINNED)) {
-                    pinned++;
                 }
                 if (h.is(id, ON_DISK) && !h.hasHash(id)) {
                     bad.add("block " + id + " is held on disk by a zero hash");
@@ -74,9 +66,6 @@ final class HostInvariants {
             if (resident + parked + h.reservedHostSlots + h.orphanedSlots != h.slots.usedCount()) {
                 bad.add("host resident " + resident + " + parked " + parked + " + reserved " + h.reservedHostSlots
                         + " + orphaned " + h.orphanedSlots + " != used " + h.slots.usedCount());
-            }
-            if (pinned != h.diskPins().size()) {
-                bad.add("disk pin entries " + h.diskPins().size() + " != PINNED ids " + pinned);
             }
             if (t.disk != null && !h.closed && h.pinningSpills == 0) {
                 t.pins.checkDiskPins(bad);

@@ -48,4 +48,35 @@ class FreeIdHeldBelowTest {
             assertTrue(id != stale);
         }
     }
+
+    /**
+     * The pin an id holds on its disk record is the cache's record too ({@code BlockOwner.diskPin}),
+     * so its invariants see a tier that forgets to release one for an id it was told to forget:
+     * the pin outlives its id. Before, the pins lived in the host tier's own table.
+     */
+    @Test
+    @SuppressWarnings("GuardedBy") // the hook runs in the cache's forget, under the manager lock; the release takes it
+    void aForgottenIdThatKeepsADiskPinIsAViolation() {
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
+            int stale;
+            try (Sequence s = stack.cache.openSequence(SequenceOptions.defaults())) {
+                appendWritten(s, 3, tokens(100, 8)); // half a block: OPEN, freed when the sequence closes
+                stale = s.blockId(0);
+                ((HookedLower) stack.lower).afterForget = forgotten -> {
+                    stack.host.blocks.setDiskPin(forgotten, 7); // a pin left behind
+                    stack.host.blocks.clear(forgotten); // its bit cleared, the record not
+                };
+            }
+            List<String> bad = stack.cache.checkInvariants();
+            assertEquals(1, bad.size(), bad.toString());
+            assertTrue(bad.get(0).startsWith("disk pins recorded 1 != DISK_PINNED ids 0"), bad.get(0));
+            stack.host.blocks.lock.lock();
+            try {
+                stack.host.blocks.takeDiskPin(stale); // as the tier should have: the check passes again
+            } finally {
+                stack.host.blocks.lock.unlock();
+            }
+            assertEquals(List.of(), stack.cache.checkInvariants());
+        }
+    }
 }

@@ -28,9 +28,12 @@ public interface BlockOwner {
     byte HOST_QUEUED = 8;
     /**
      * Below bit: this id holds one pin on its disk record (referenced, ON_DISK, no host slot); the
-     * pin's serial is the disk store's, kept by the tier.
+     * pin itself, the disk store's handle, is recorded here too ({@link #diskPin}).
      */
     byte DISK_PINNED = 32;
+
+    /** {@link #diskPin} for an id that holds none; a disk store's pins are never 0. */
+    long NO_DISK_PIN = 0;
 
     /** {@return block ids, {@code maxBlocks}: every id-keyed method takes {@code 0 <= blockId < maxBlocks()}} */
     int maxBlocks();
@@ -69,6 +72,24 @@ public interface BlockOwner {
      * @param bits    the bits
      */
     void setBelowBits(int blockId, byte bits);
+
+    /**
+     * {@return the pin block {@code blockId} holds on its disk record (the disk store's handle,
+     * which the tier below passes back to release it), or {@link #NO_DISK_PIN}} Lock held.
+     *
+     * @param blockId a block id, {@code 0 <= blockId < maxBlocks}
+     */
+    long diskPin(int blockId);
+
+    /**
+     * Records the pin block {@code blockId} now holds on its disk record and sets {@link
+     * #DISK_PINNED}; with {@link #NO_DISK_PIN}, forgets it and clears the bit. Lock held. Kept only
+     * for the ids that hold one (a table of about 27-160 bytes per pinned id, nothing per other id).
+     *
+     * @param blockId a block id, {@code 0 <= blockId < maxBlocks}
+     * @param pin     the pin, or {@link #NO_DISK_PIN}
+     */
+    void setDiskPin(int blockId, long pin);
 
     /**
      * {@return the manager lock} A tier below guards its own per-block facts with it. It is

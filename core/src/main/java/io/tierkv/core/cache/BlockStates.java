@@ -16,9 +16,11 @@ import io.tierkv.core.pool.SlotAllocator;
  * slot int | hashHi long | hashLo long                          = 27 bytes of heap per block id
  * priority byte, only for a policy that reads it ({@link io.tierkv.core.policy.EvictionPolicy#readsPriority})
  * hostSlot int | below byte, only with a lower tier            = 5 bytes more per block id
+ * diskPins: per DISK_PINNED id only, its pin ({@link IdLongs}, one word)
  * </pre>
  *
- * <p>Below the top tier ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}): the tier
+ * <p>Below the top tier ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}, {@link
+ * BlockOwner#diskPin}): the tier
  * below records where it holds each block here, under the same lock, and keeps no copy; the
  * cache reads these facts for its invariants (a free id holds nothing below).
  *
@@ -67,6 +69,8 @@ final class BlockStates {
     final int[] hostSlot;
     /** Per block id its below bits ({@link BlockOwner#belowBits}); null without a lower tier. */
     final byte[] below;
+    /** Per DISK_PINNED id the pin it holds on its disk record ({@link BlockOwner#diskPin}); null without a lower tier. */
+    final IdLongs diskPins;
     /** Per block id its retention priority, or null where the policy reads none. */
     private final byte[] priority;
     final long[] hashHi;
@@ -94,6 +98,7 @@ final class BlockStates {
             java.util.Arrays.fill(hostSlot, -1);
         }
         this.below = tiersBelow ? new byte[maxBlocks] : null;
+        this.diskPins = tiersBelow ? new IdLongs(1) : null;
         this.hashHi = new long[maxBlocks];
         this.hashLo = new long[maxBlocks];
     }

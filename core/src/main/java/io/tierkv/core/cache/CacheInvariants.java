@@ -16,8 +16,9 @@ import static io.tierkv.core.cache.BlockStates.TWIN;
  * leases; the index holds exactly the indexed blocks, the twins exactly the TWIN blocks (sealed,
  * unindexed); the policy holds exactly the candidates;
  * recent-block protection equals a recount; with a lower tier, exactly the referenced SEALED
- * blocks are HELD there, and a free id is held nowhere below (no host slot, no below bits:
- * {@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}); slots used equal resident blocks
+ * blocks are HELD there, a free id is held nowhere below (no host slot, no below bits:
+ * {@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}), and exactly the DISK_PINNED ids have
+ * a disk pin recorded ({@link BlockOwner#diskPin}); slots used equal resident blocks
  * plus reserved and late slots. Called
  * with the cache lock held, so the recount is atomic.
  */
@@ -56,6 +57,7 @@ final class CacheInvariants {
         int indexed = 0;
         int twinCount = 0;
         int candidates = 0;
+        int pinned = 0;
         for (int id = 0; id < n; id++) {
             boolean live = b.state(id) != FREE;
             if (live != b.isAllocated(id)) {
@@ -71,6 +73,12 @@ final class CacheInvariants {
                             + b.below[id]);
                 }
                 continue;
+            }
+            if (hasLower && ((b.below[id] & BlockOwner.DISK_PINNED) != 0) != (diskPin(b, id) != BlockOwner.NO_DISK_PIN)) {
+                bad.add("block " + id + " below bits " + b.below[id] + " but disk pin " + diskPin(b, id));
+            }
+            if (hasLower && (b.below[id] & BlockOwner.DISK_PINNED) != 0) {
+                pinned++;
             }
             int s = b.slot[id];
             if (s >= 0) {
@@ -113,6 +121,9 @@ final class CacheInvariants {
                 candidates++;
             }
         }
+        if (hasLower && pinned != b.diskPins.size()) {
+            bad.add("disk pins recorded " + b.diskPins.size() + " != DISK_PINNED ids " + pinned); // a free id's among them
+        }
         if (twinCount != twins.size()) {
             bad.add("TWIN blocks " + twinCount + " != twins held " + twins.size());
         }
@@ -133,5 +144,10 @@ final class CacheInvariants {
         if (!problem.isEmpty()) {
             bad.add(prefix + problem);
         }
+    }
+
+    /** {@return the disk pin recorded for a live id, or {@link BlockOwner#NO_DISK_PIN}} */
+    private static long diskPin(BlockStates b, int id) {
+        return b.diskPins.get(id, 0, BlockOwner.NO_DISK_PIN);
     }
 }

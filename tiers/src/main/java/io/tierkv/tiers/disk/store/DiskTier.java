@@ -402,7 +402,10 @@ public final class DiskTier implements AutoCloseable {
         return maintenance;
     }
 
-    /** {@link RecordPins#pin} and {@link #putPinned} result: no pin was taken. Pin serials start at 1. */
+    /**
+     * {@link RecordPins#pin} and {@link #putPinned} result: no pin was taken. Pin serials start at
+     * 1, so 0 is also the cache's record of no pin ({@code BlockOwner.NO_DISK_PIN}).
+     */
     public static final long NO_PIN = 0;
 
     /**

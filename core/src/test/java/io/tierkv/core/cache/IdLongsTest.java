@@ -1,4 +1,4 @@
-package io.tierkv.tiers;
+package io.tierkv.core.cache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,14 +1,13 @@
-package io.tierkv.tiers;
+package io.tierkv.core.cache;
 
 import java.util.Arrays;
 
 /**
  * A few {@code long}s per block id, for the ids that have them: an open-addressing table of ids
  * with linear probing and backward-shift deletion (Knuth, TAOCP vol. 3, 6.4, Algorithm R), so
- * its size follows the ids it holds rather than every id the cache may hand out. The host tier
- * keeps in two of these what only some ids have (the hash of a block held on disk with no host
- * slot, the pin an id holds on its disk record), where arrays over every id cost 24 bytes per id
- * whatever is stored.
+ * its size follows the ids it holds rather than every id the cache may hand out. The cache keeps
+ * in one of these what only some ids have (the pin an id holds on its disk record, {@link
+ * BlockStates#diskPins}), where an array over every id costs 8 bytes per id whatever is stored.
  *
  * <pre>
  * keys  int[capacity]            (-1 empty), capacity a power of two, load at most 3/4
@@ -18,7 +17,7 @@ import java.util.Arrays;
  * full and halves at an eighth, so its load stays between 1/8 and 3/4 (27-160 B per id with two
  * words) and a burst of ids does not keep its memory.
  *
- * <p>Not thread-safe: the owner serialises calls (the host tier's lock).
+ * <p>Not thread-safe: the owner serialises calls (the cache lock).
  */
 final class IdLongs {
 
