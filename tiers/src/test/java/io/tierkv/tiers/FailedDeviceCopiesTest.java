@@ -72,14 +72,12 @@ class FailedDeviceCopiesTest {
              Arena arena = Arena.ofConfined();
              Sequence s = kv.openSequence(SequenceOptions.defaults())) {
             MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
-            s.appendBlock(tokens(0, Managers.LAYOUT.blockSizeTokens()), 0, image);
-            int id = s.blockId(0);
+            int id = onTheDevice(s, image);
             runtime.failDeviceToHost = true;
             for (int i = 0; i <= HOST_BLOCKS; i++) {
                 UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> kv.demoteBlock(id));
                 assertEquals("injected", e.getCause().getMessage());
-                kv.acquireLease(id); // as after a refused demotion, the block is a candidate again
-                kv.releaseLease(id); // once its state next changes
+                touch(kv, id);
             }
             runtime.failDeviceToHost = false;
             assertEquals(0, kv.stats().hostUsedBlocks(), "host slots in use after the failed demotions");
@@ -106,22 +104,19 @@ class FailedDeviceCopiesTest {
              Arena arena = Arena.ofConfined();
              Sequence s = kv.openSequence(SequenceOptions.defaults())) {
             MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
-            s.appendBlock(tokens(0, Managers.LAYOUT.blockSizeTokens()), 0, image);
-            int id = s.blockId(0);
+            int id = onTheDevice(s, image);
             device.stallCopies(); // each demotion's copy is pending, so its event is asked
             runtime.failEvents = true; // and reports that the copy failed
             try {
                 for (int i = 0; i <= HOST_BLOCKS; i++) {
                     assertThrows(io.tierkv.natives.GpuException.class, () -> kv.demoteBlock(id));
-                    kv.acquireLease(id); // as after a refused demotion, the block is a candidate again
-                    kv.releaseLease(id); // once its state next changes
+                    touch(kv, id);
                 }
             } finally {
                 device.resumeCopies(); // the stalled copies land (the same block's bytes)
             }
             runtime.failEvents = false;
-            assertTrue(kv.demoteBlock(id), "a demotion finds a host slot (failed copies gave theirs back as room was made)");
-            assertLeasedIntact(kv, id, image);
+            assertTrue(kv.demoteBlock(id), "a demotion finds a host slot: the failed copies' came back for room");
             kv.runMoverCycle(); // a mover's cycle hands back the last failed copy's slot too
             assertEquals(1, kv.stats().hostUsedBlocks(), "host slots in use: the clean copy's alone");
             assertLeasedIntact(kv, id, image);
@@ -143,14 +138,12 @@ class FailedDeviceCopiesTest {
              Arena arena = Arena.ofShared(); // read by the timed block's thread too
              Sequence s = kv.openSequence(SequenceOptions.defaults())) {
             MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
-            s.appendBlock(tokens(0, Managers.LAYOUT.blockSizeTokens()), 0, image);
-            int id = s.blockId(0);
+            int id = onTheDevice(s, image);
             device.stallCopies();
             try {
                 for (int i = 0; i < HOST_BLOCKS; i++) {
                     assertFalse(kv.demoteBlock(id), "the copy is late: the block stays on the device");
-                    kv.acquireLease(id); // as after a refused demotion, the block is a candidate again
-                    kv.releaseLease(id);
+                    touch(kv, id);
                 }
                 assertEquals(HOST_BLOCKS, kv.stats().hostUsedBlocks(), "every host slot parked");
             } finally {
@@ -158,8 +151,7 @@ class FailedDeviceCopiesTest {
             }
             assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
                 while (!kv.demoteBlock(id)) { // until the landed copies' slots are found again
-                    kv.acquireLease(id);
-                    kv.releaseLease(id);
+                    touch(kv, id);
                     Thread.sleep(1);
                 }
             }, "a demotion finds a host slot once the late copies landed");
@@ -301,12 +293,26 @@ class FailedDeviceCopiesTest {
                 .recentDeviceBlocks(0).movers(0).promotionTimeoutNanos(promotionTimeoutNanos).build();
     }
 
-    /** Appends one block of {@code image}'s bytes (tokens 0..B-1) to {@code s}, demotes it, and returns its id. */
-    private static int onTheHost(KvBlockManager kv, Sequence s, MemorySegment image) {
+    /** Appends one block of {@code image}'s bytes (tokens 0..B-1) to {@code s} and returns its id. */
+    private static int onTheDevice(Sequence s, MemorySegment image) {
         s.appendBlock(tokens(0, Managers.LAYOUT.blockSizeTokens()), 0, image);
-        int id = s.blockId(0);
+        return s.blockId(0);
+    }
+
+    /** {@link #onTheDevice}, then demoted. */
+    private static int onTheHost(KvBlockManager kv, Sequence s, MemorySegment image) {
+        int id = onTheDevice(s, image);
         assertTrue(kv.demoteBlock(id), "demoted to the host");
         return id;
+    }
+
+    /**
+     * Leases and releases a block: as after a refused demotion, a block out of the device policy is
+     * a candidate again once its state next changes.
+     */
+    private static void touch(KvBlockManager kv, int id) {
+        kv.acquireLease(id);
+        kv.releaseLease(id);
     }
 
     /**
