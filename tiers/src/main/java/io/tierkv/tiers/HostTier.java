@@ -70,9 +70,10 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  *
  * <h2>Failure</h2>
  * A demotion gets its host slot from the cache, which makes the room ({@code HostRoom}) or
- * refuses the demotion itself; one whose copy does not complete by its deadline (or whose copy's
- * event reports a failure) leaves the device copy as it was, parks the host slot until the copy
- * has ended ({@link #releaseLateSlots}) and returns false (or throws). A promotion that times out
+ * refuses the demotion itself; one whose copy does not complete by its deadline leaves the device
+ * copy as it was, parks the host slot until the copy has ended ({@link #releaseLateSlots}) and
+ * returns false; one whose copy's event reports a failure (final: no write of it lands later)
+ * frees the host slot and throws. A promotion that times out
  * keeps both copies and parks the device slot until its late copy completes; a later promotion of
  * the same block waits for that copy and ends the late move itself when it lands
  * ({@code LateCopies.endLandedPromotions}; the device slot stays the cache's to take back, and this
@@ -236,14 +237,13 @@ final class HostTier implements LowerTier, AutoCloseable {
         boolean done;
         try {
             done = DeviceTier.await(ev, copyTimeoutNanos);
-        } catch (RuntimeException | Error e) { // the copy failed (its event says so): the slot waits as a late copy's
-            blocks.lock.lock();
+        } catch (RuntimeException | Error e) { // the copy failed (its event says so, and a failure is final)
             try {
-                blocks.reservedHostSlots--;
-                lateCopies.parkDemotion(ev, hs); // handed back once the event has ended ({@link #releaseLateSlots})
-            } finally {
-                blocks.lock.unlock();
+                ev.close();
+            } catch (RuntimeException | Error closing) {
+                e.addSuppressed(closing);
             }
+            hostSlots.releaseReserved(hs); // no write of it lands later: the slot is free again, reported once (thrown)
             throw e;
         }
         RemoteTier r = remote;
