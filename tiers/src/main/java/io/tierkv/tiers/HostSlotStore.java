@@ -101,9 +101,14 @@ final class HostSlotStore implements HostSlots {
             h.unlockForWork();
             try {
                 t.remote.push.offer(hi, lo, identity, h.slotView(hs));
-            } finally {
+            } catch (RuntimeException | Error e) { // an offer that broke its contract: the block stays as it was
                 h.lock.lock();
+                if (!endRead(victim, hs, hi, lo, DiskTier.NO_PIN)) {
+                    h.policy.onAdmit(victim, 0, lo);
+                }
+                throw e;
             }
+            h.lock.lock();
             if (endRead(victim, hs, hi, lo, DiskTier.NO_PIN)) {
                 return true; // freed by the cache meanwhile
             }
