@@ -103,9 +103,7 @@ final class HostSlotStore implements HostSlots {
                 t.remote.push.offer(hi, lo, identity, h.slotView(hs));
             } catch (RuntimeException | Error e) { // an offer that broke its contract: the block stays as it was
                 h.lock.lock();
-                if (!endRead(victim, hs, hi, lo, DiskTier.NO_PIN)) {
-                    h.policy.onAdmit(victim, 0, lo);
-                }
+                endFailedRead(victim, hs, hi, lo, false);
                 throw e;
             }
             h.lock.lock();
@@ -198,7 +196,7 @@ final class HostSlotStore implements HostSlots {
             stored = writeToDisk(victim, hi, lo, hs, identity, pin);
         } catch (RuntimeException | Error e) { // a failure writeToDisk does not count as a refusal: the block stays
             h.lock.lock();
-            endFailedSpill(victim, hs, hi, lo, pin);
+            endFailedRead(victim, hs, hi, lo, pin);
             throw e;
         }
         h.lock.lock();
@@ -226,8 +224,11 @@ final class HostSlotStore implements HostSlots {
         return true;
     }
 
-    /** Ends a spill whose write threw: the block stays in its slot, back in the policy. Lock held. */
-    private void endFailedSpill(int victim, int hs, long hi, long lo, boolean pin) {
+    /**
+     * Ends a read of host slot {@code hs} whose write below threw (a spill's, a remote offer's): the
+     * block stays in its slot, back in the policy. Lock held.
+     */
+    private void endFailedRead(int victim, int hs, long hi, long lo, boolean pin) {
         if (pin) {
             h.pinningSpills--;
         }

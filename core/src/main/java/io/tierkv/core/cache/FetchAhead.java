@@ -80,10 +80,13 @@ final class FetchAhead {
             parentLo = lo[i];
         }
         LowerTier lower = cache.lower;
-        int[] hostSlots = new int[count];
         try {
             int found = lower.lookupAhead(hi, lo, count, startNanos);
-            int slots = found == 0 ? 0 : reserveHostSlots(hostSlots, found);
+            if (found == 0) {
+                return 0;
+            }
+            int[] hostSlots = new int[found];
+            int slots = reserveHostSlots(hostSlots, found);
             if (slots == 0) {
                 return 0;
             }
