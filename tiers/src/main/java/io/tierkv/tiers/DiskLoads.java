@@ -5,34 +5,31 @@ import io.tierkv.natives.GpuEvent;
 import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.MemorySegment;
 
-import static io.tierkv.tiers.HostBlocks.ON_DISK;
-
 /**
- * The host tier's two moves that read a disk record for the cache: a promotion of a block held
- * only on disk (through a staging buffer to the device) and a read-ahead load (into a host slot,
- * the record kept). Each reads with the manager lock released, gets bytes only from a record of the
- * identity the cache passes, and settles a miss against what holds under the lock
- * ({@code DiskPins#settleMiss}). The cache holds the block in transit meanwhile. Thread-safe.
+ * The host tier's reads of a disk record for the cache: a promotion of a block held only on disk
+ * (through a staging buffer to the device), a read-ahead load (into a host slot the cache
+ * reserved, the record kept) and a read out. Each reads with the manager lock released, under the
+ * key the cache passes, gets bytes only from a record of the identity the cache passes, and counts
+ * a miss ({@link TierStats#diskMisses()}); what a miss means for the block's copy the cache settles
+ * under its lock ({@code DiskCopies}). The cache holds the block in transit meanwhile. Thread-safe.
  */
 final class DiskLoads {
 
     private final HostTier t;
-    private final HostBlocks blocks;
     private final DeviceTier device;
 
     DiskLoads(HostTier t, DeviceTier device) {
         this.t = t;
-        this.blocks = t.blocks;
         this.device = device;
     }
 
     /**
      * Promotes a block held only on disk: its record, under the key the cache holds for it
-     * ({@code hi}, {@code lo}; a key read here in a second hold of the lock may be gone by then)
-     * and verified against {@code identity}, through a staging buffer into device slot
-     * {@code deviceSlot}; waits for the device copy (the staging buffer is reused next).
+     * ({@code hi}, {@code lo}) and verified against {@code identity}, through a staging buffer
+     * into device slot {@code deviceSlot}; waits for the device copy (the staging buffer is reused
+     * next).
      *
-     * @return {@link LowerTier#PROMOTED}, or {@link LowerTier#LOST} for a missing or damaged record
+     * @return {@link LowerTier#PROMOTED}, or a miss ({@link #missed})
      */
     int promote(int blockId, long hi, long lo, MemorySegment identity, int deviceSlot, long start) {
         long sampledStart = t.counters.promotions.startTimer(); // promotions share one sampled histogram
@@ -49,9 +46,8 @@ final class DiskLoads {
         } finally {
             t.staging.release(buffer);
         }
-        if (found < 0) { // settled after the buffer went back: it takes the manager lock ({@link StagingPool})
-            t.pins.settleMiss(blockId, found);
-            return LowerTier.LOST;
+        if (found < 0) {
+            return missed(blockId, found);
         }
         t.counters.promotions.recordSampledLatency(blockId, t.layout.bytesPerBlock(), sampledStart); // counted by the cache
         return LowerTier.PROMOTED;
@@ -59,56 +55,46 @@ final class DiskLoads {
 
     /**
      * Read-ahead: copies a block held only on disk into host slot {@code hs}, which the cache
-     * reserved for it, keeping the record; see {@link LowerTier#load}. The slot is freed on every
-     * path that does not fill it.
+     * reserved for it and commits; see {@link LowerTier#load}.
      *
-     * @return true if the block is in host slot {@code hs} now
+     * @return {@link LowerTier#PROMOTED} if host slot {@code hs} holds the block's bytes, or a miss
+     *     ({@link #missed})
      */
-    boolean load(int blockId, MemorySegment identity, int hs) {
-        long hi = 0;
-        long lo = 0;
-        boolean held = false;
-        blocks.lock.lock();
-        try {
-            held = t.disk != null && blocks.hostSlot(blockId) < 0 && blocks.is(blockId, ON_DISK)
-                    && t.pins.diskCopyHeld(blockId); // false if its record failed verification since it was pinned
-            if (held) {
-                hi = blocks.hashHi(blockId);
-                lo = blocks.hashLo(blockId);
-            }
-        } finally {
-            if (!held) { // also when the check threw (a disk closed meanwhile)
-                t.hostSlots.releaseReserved(hs);
-            }
-            blocks.lock.unlock();
-        }
-        if (!held) {
-            return false;
-        }
+    int load(int blockId, long hi, long lo, MemorySegment identity, int hs) {
         long start = System.nanoTime();
-        int found = DiskTier.ABSENT; // stays a miss if the read throws
-        try {
-            found = t.disk.load(hi, lo, identity, blocks.slotView(hs));
-        } finally {
-            blocks.lock.lock();
-            try {
-                blocks.reservedHostSlots--;
-                if (found >= 0) { // verified bytes; the id cannot change while the cache pins it in transit
-                    t.pins.releaseDiskPin(blockId); // the host slot holds it now; a spill pins the record again
-                    blocks.place(blockId, hs); // the disk record stays too, unless it was evicted meanwhile
-                    blocks.policy.onAdmit(blockId, 0, lo);
-                } else {
-                    blocks.slots.free(hs); // a miss: the lease that needs the block finds it and reports it
-                }
-            } finally {
-                blocks.lock.unlock();
-            }
-        }
+        int found = t.disk.load(hi, lo, identity, t.blocks.slotView(hs));
         if (found < 0) {
-            t.pins.settleMiss(blockId, found); // counted here: a lease that follows finds the copy gone without another read
-            return false;
+            return missed(blockId, found);
         }
         t.counters.diskToHost.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
-        return true;
+        return LowerTier.PROMOTED;
+    }
+
+    /**
+     * Reads a block's disk record into {@code out} ({@link LowerTier#read}), verified before any
+     * byte stays there.
+     *
+     * @return {@link LowerTier#PROMOTED}, or a miss ({@link #missed})
+     */
+    int read(int blockId, long hi, long lo, MemorySegment identity, MemorySegment out, long start) {
+        int found = t.disk.load(hi, lo, identity, out);
+        if (found < 0) {
+            return missed(blockId, found);
+        }
+        t.counters.diskReads.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
+        return LowerTier.PROMOTED;
+    }
+
+    /**
+     * Counts and reports a read of a disk record that missed.
+     *
+     * @param found what {@link DiskTier#load} returned, {@code < 0}
+     * @return {@link LowerTier#FOREIGN} for a record of another identity under the key ({@link
+     *     DiskTier#COLLISION}), else {@link LowerTier#LOST}
+     */
+    private int missed(int blockId, int found) {
+        t.counters.diskMisses.increment();
+        TierEvents.fault("disk miss for block " + blockId);
+        return found == DiskTier.COLLISION ? LowerTier.FOREIGN : LowerTier.LOST;
     }
 }

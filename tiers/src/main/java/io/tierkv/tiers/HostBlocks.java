@@ -11,7 +11,6 @@ import io.tierkv.core.policy.EvictionPolicy;
 import io.tierkv.core.pool.SlotAllocator;
 import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.natives.PinnedHostBuffer;
-import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -27,11 +26,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * ids whose host copy left, with their hashes, until the cache drains them
  * </pre>
  * Where a block is held here, its host slot ({@link #hostSlot}), its state bits ({@link
- * #state}: {@link #CLEAN}, {@link #ON_DISK}, {@link #MOVING}, {@link #QUEUED}, {@link #PINNED})
- * and the pin a PINNED id holds on its disk record ({@link #diskPin}), is the cache's record
- * ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}, {@link BlockOwner#diskPin}): this
- * tier writes it there and keeps no copy, so the cache's invariants see it in the same hold of
- * the lock as its own facts.
+ * #state}: {@link #CLEAN}, {@link #ON_DISK}, {@link #MOVING}, {@link #QUEUED}), is the cache's
+ * record ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}): this tier writes it there and
+ * keeps no copy, so the cache's invariants see it in the same hold of the lock as its own facts.
+ * The pins ids hold on disk records are the cache's alone ({@link BlockOwner#DISK_PINNED}): this
+ * tier leaves that bit as it is.
  * A block's hash and identity are the cache's records of the id ({@link #hashHi}, {@link
  * #identityOf}): this tier keeps no copy of either. The cache sets them before it hands the id
  * down (a demotion, an adoption) and keeps them until {@link HostTier#forget}, so they are the
@@ -47,12 +46,6 @@ final class HostBlocks {
     static final byte MOVING = BlockOwner.HOST_MOVING;
     /** Out of the host policy while it waits in the mover's host-to-disk queue ({@link BlockOwner#HOST_QUEUED}). */
     static final byte QUEUED = BlockOwner.HOST_QUEUED;
-    /** This id holds one pin on its disk record: referenced ({@link #needed}), ON_DISK and no host slot ({@link BlockOwner#DISK_PINNED}). */
-    static final byte PINNED = BlockOwner.DISK_PINNED;
-    /** {@code HostSlotStore#writeToDisk} result: nothing stored. */
-    static final long NOT_STORED = DiskTier.NO_PIN;
-    /** {@code HostSlotStore#writeToDisk} result: stored without a pin (record serials, the pins, are positive). */
-    static final long STORED = -1;
 
     /**
      * The manager lock ({@link BlockOwner#lock()}), lent by the cache at {@link #attach}; this
@@ -78,10 +71,6 @@ final class HostBlocks {
     @GuardedBy("lock") int orphanedSlots;
     /** Told when a host slot takes a block's copy or gives it up ({@link KvMedium#CPU}). */
     @GuardedBy("lock") KvEventSink events = KvEventSink.NONE;
-    /** Spills that may have pinned a record this tier has not recorded yet (the lock released meanwhile). */
-    @GuardedBy("lock") int pinningSpills;
-    /** The tier is closed ({@link HostTier#close}): its disk pins are no longer released into the disk tier. */
-    @GuardedBy("lock") boolean closed;
     /** Ids whose host copy left for room since the cache last drained them, with the hashes they held. */
     @GuardedBy("lock") private final BelowChanges left = new BelowChanges();
     /** Whether {@link #left} holds any: read without the lock so an empty drain takes none. */
@@ -164,39 +153,10 @@ final class HostBlocks {
         owner.setBelowBits(blockId, (byte) (owner.belowBits(blockId) & ~flags));
     }
 
-    /** Clears ON_DISK: the block's disk copy is gone. Lock held. */
-    @GuardedBy("lock")
-    void clearOnDisk(int blockId) {
-        unmark(blockId, ON_DISK);
-    }
-
-    /** Forgets everything this tier knew of an id with no host slot left (its pin must be released already). Lock held. */
+    /** Forgets everything this tier knew of an id with no host slot left (the cache released its pin already). Lock held. */
     @GuardedBy("lock")
     void clear(int blockId) {
         setState(blockId, (byte) 0);
-    }
-
-    /**
-     * {@return the pin this PINNED id holds on its disk record, or {@link DiskTier#NO_PIN}: the
-     * cache's record ({@link BlockOwner#diskPin})} Lock held.
-     */
-    @GuardedBy("lock")
-    long diskPin(int blockId) {
-        return owner.diskPin(blockId);
-    }
-
-    /** Records the pin an id now holds on its disk record and marks it PINNED, in the cache's record. Lock held. */
-    @GuardedBy("lock")
-    void setDiskPin(int blockId, long pin) {
-        owner.setDiskPin(blockId, pin);
-    }
-
-    /** Takes away a PINNED id's pin record and the mark. Lock held. @return the pin */
-    @GuardedBy("lock")
-    long takeDiskPin(int blockId) {
-        long pin = owner.diskPin(blockId);
-        owner.setDiskPin(blockId, BlockOwner.NO_DISK_PIN);
-        return pin;
     }
 
     /**

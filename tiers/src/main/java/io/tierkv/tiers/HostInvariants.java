@@ -2,8 +2,6 @@ package io.tierkv.tiers;
 
 
 import static io.tierkv.tiers.HostBlocks.MOVING;
-import static io.tierkv.tiers.HostBlocks.ON_DISK;
-import static io.tierkv.tiers.HostBlocks.PINNED;
 import static io.tierkv.tiers.HostBlocks.QUEUED;
 
 /** Recounts the host tier's structure from scratch, atomically under its lock. */
@@ -14,11 +12,8 @@ final class HostInvariants {
 
     /**
      * Host-side invariants: free + used == capacity, no slot twice, the policy holds exactly the
-     * host-resident blocks that are neither moving nor queued for a spill, and an id holds a disk
-     * pin only while it is referenced ({@link HostBlocks#needed}), ON_DISK and without a host slot.
-     * Unless a pinning spill is in flight, the disk's pins are exactly those the ids hold: each pin
-     * held by as many ids as it counts (on its record, or broken), every pinned record held by an
-     * id, no broken pin without a holder.
+     * host-resident blocks that are neither moving nor queued for a spill. The disk copies and
+     * their pins are the cache's to check ({@code DiskCopies#check}).
      *
      * @return violations, empty when consistent
      */
@@ -36,14 +31,6 @@ final class HostInvariants {
             boolean[] seen = new boolean[h.slots.capacity()];
             for (int id = 0; id < h.maxBlocks; id++) {
                 int hs = h.hostSlot(id);
-                boolean pinOk = h.needed(id) && h.is(id, ON_DISK) && hs < 0;
-                if (h.is(id, PINNED) && !pinOk) {
-                    bad.add("block " + id + " holds a disk pin but state " + h.state(id) + " host slot " + hs
-                            + " (expected referenced, ON_DISK, no host slot)");
-                }
-                if (h.is(id, ON_DISK) && !h.hasHash(id)) {
-                    bad.add("block " + id + " is held on disk by a zero hash");
-                }
                 if (hs < 0) {
                     if (h.policy.contains(id)) {
                         bad.add("block " + id + " in host policy without a host slot");
@@ -66,9 +53,6 @@ final class HostInvariants {
             if (resident + parked + h.reservedHostSlots + h.orphanedSlots != h.slots.usedCount()) {
                 bad.add("host resident " + resident + " + parked " + parked + " + reserved " + h.reservedHostSlots
                         + " + orphaned " + h.orphanedSlots + " != used " + h.slots.usedCount());
-            }
-            if (t.disk != null && !h.closed && h.pinningSpills == 0) {
-                t.pins.checkDiskPins(bad);
             }
             return bad;
         } finally {

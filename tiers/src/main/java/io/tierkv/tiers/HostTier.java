@@ -14,7 +14,6 @@ import java.util.function.IntConsumer;
 
 import static io.tierkv.tiers.HostBlocks.CLEAN;
 import static io.tierkv.tiers.HostBlocks.MOVING;
-import static io.tierkv.tiers.HostBlocks.ON_DISK;
 
 /**
  * Everything below the device: pinned host slots and, optionally, the disk tier under them.
@@ -23,10 +22,11 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * A block id demoted from the device gets a host slot, which the cache reserved for it. Host
  * blocks leave in the order of this tier's policy ({@code hostPolicy}), as the cache decides
  * ({@code HostRoom}, driving {@link #hostSlots}): a <em>clean</em> host copy (the device also holds
- * the block, kept after a promotion) is simply dropped; a block with a hash spills to disk, after
- * which it is held by hash alone; a block nobody references is evicted; a referenced block with no
- * disk below stays.
- * This tier never calls the cache: what left for room, and disk records that went, are drained
+ * the block, kept after a promotion) is simply dropped; a block with a hash spills to disk (the
+ * cache writes it, {@link #diskRecords}), after which it is held by hash alone; a block nobody
+ * references is evicted; a referenced block with no disk below stays. A copy arriving in a host
+ * slot (a demotion, a read-ahead load) is the cache's to commit ({@code HostSlots#fill}).
+ * This tier never calls the cache: what it evicted, and disk records that went, are drained
  * by the cache ({@link #drainChanges}), which frees or retires those ids under its own lock. Disk
  * records are keyed by block hash, so they outlive block ids and serve later prefix hits
  * ({@link #adopt}).
@@ -40,8 +40,8 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * is the cache's record of the id, which this tier reads, under its lock, and keeps no copy of
  * while it holds the id ({@link #attach}; the cache rewrites a record only after {@link #forget}).
  * Everything that goes to or comes from disk, which holds records by hash, names the identity: a
- * spill copies the record under this tier's lock and writes it with the bytes (and a record of
- * another identity under the key refuses the spill: the block stays here); every disk read
+ * spill (the cache's) writes a copy of the record with the bytes (and a record of another
+ * identity under the key refuses the spill: the block stays here); every disk read
  * (promotion, read, read-ahead, adoption on a match) passes the identity the cache holds for the
  * block and gets bytes only from a record of exactly that identity. A record of another identity is a counted collision and, for a block
  * bound to it, a disk miss: never another block's bytes.
@@ -49,11 +49,12 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * <h2>Parts</h2>
  * {@code HostBlocks} holds this tier's per-slot facts and reads and writes its per-id facts in the
  * cache's records, all under the one lock;
- * {@code HostSlotStore} is the slot store the cache's room making drives (free slots, victims,
- * spills, evictions; which block leaves is the cache's choice); {@code DiskPins} keeps referenced
- * blocks' disk records pinned; {@code HostAdoption} binds disk records found by a prefix match;
+ * {@code HostSlotStore} is the slot store the cache's moves drive (free slots, victims, copies
+ * committed, a spill's source, evictions; which block leaves is the cache's choice); {@code
+ * DiskRecordStore} is the disk tier as the store the cache's spills write and whose records the
+ * cache pins for referenced blocks; {@code HostAdoption} binds disk records found by a prefix match;
  * {@code LateCopies} tracks copies that missed their deadline; {@code DiskLoads} reads disk
- * records for a promotion or a read-ahead load; {@code HostInvariants} recounts;
+ * records for a promotion, a read-ahead load or a read; {@code HostInvariants} recounts;
  * {@code RemoteTier} (optional) sends blocks leaving the lowest local tier to a remote store and
  * fetches them back for prefix matches.
  *
@@ -62,8 +63,8 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * {@link #attach}, which comes before the disk tier's locks. Whether a block is referenced is the
  * cache's fact (its HELD bit, read through {@link BlockOwner#referenced}), not a copy kept here.
  * This tier never calls the cache; a block the cache spills to disk is first marked MOVING, in the
- * cache's hold that plans the spill ({@link #prepareSpill}), and the lock released for the write
- * (every call that spills arrives without the lock held). A block freed
+ * cache's hold that plans the spill ({@code HostSlotStore#prepareSpill}), and the lock released
+ * for the cache's write. A block freed
  * by the cache while it is MOVING is detached from its slot at once (its id may be reused
  * straight away) and the orphaned slot is freed by the move when it ends, so a slot being read
  * is never reused. Device copies run on the device tier's stream outside every lock.
@@ -77,8 +78,8 @@ import static io.tierkv.tiers.HostBlocks.ON_DISK;
  * keeps both copies and parks the device slot until its late copy completes; a later promotion of
  * the same block waits for that copy and ends the late move itself when it lands
  * ({@code LateCopies.endLandedPromotions}; the device slot stays the cache's to take back, and this
- * tier does not call the cache for it). A disk miss or a corrupt record is a counted loss
- * ({@link LowerTier#LOST}), never bytes.
+ * tier does not call the cache for it). A disk miss or a corrupt record is a counted miss
+ * ({@link LowerTier#LOST}, {@link LowerTier#FOREIGN}), never bytes; the cache settles it.
  */
 final class HostTier implements LowerTier, AutoCloseable {
 
@@ -103,7 +104,8 @@ final class HostTier implements LowerTier, AutoCloseable {
     final LateCopies lateCopies;
     final ConcurrentLinkedQueue<long[]> diskEvicted = new ConcurrentLinkedQueue<>();
     final TierCounters counters;
-    final DiskPins pins;
+    /** The disk tier as the store the cache's spills and pins drive; null without a disk. */
+    private final DiskRecordStore diskRecords;
     /** The slot store the cache drives ({@link #hostSlots}). */
     final HostSlotStore hostSlots;
     private final HostAdoption adoption;
@@ -122,7 +124,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         this.copyTimeoutNanos = copyTimeoutNanos;
         this.counters = counters;
         this.lateCopies = new LateCopies(blocks);
-        this.pins = new DiskPins(this);
+        this.diskRecords = disk == null ? null : new DiskRecordStore(disk, layout, counters);
         this.hostSlots = new HostSlotStore(this);
         this.adoption = new HostAdoption(this);
         this.diskLoads = new DiskLoads(this, device);
@@ -218,6 +220,11 @@ final class HostTier implements LowerTier, AutoCloseable {
         return out;
     }
 
+    @Override
+    public io.tierkv.core.cache.DiskRecords diskRecords() {
+        return diskRecords;
+    }
+
     /** {@inheritDoc} The slot store the cache's {@code HostRoom} drives. */
     @Override
     public HostSlots hostSlots() {
@@ -250,23 +257,19 @@ final class HostTier implements LowerTier, AutoCloseable {
         if (done && r != null && r.writeThrough && (hi | lo) != 0) {
             r.push.offer(hi, lo, identity, blocks.slotView(hs)); // hs is still reserved: nobody else touches it
         }
-        blocks.lock.lock();
-        try {
-            blocks.reservedHostSlots--;
-            if (!done) {
+        if (!done) {
+            blocks.lock.lock();
+            try {
+                blocks.reservedHostSlots--;
                 lateCopies.parkDemotion(ev, hs); // host slot parked until the copy lands
-                return false;
+            } finally {
+                blocks.lock.unlock();
             }
-            ev.close();
-            pins.releaseDiskPin(blockId); // the host slot holds it now
-            blocks.setState(blockId, (byte) 0);
-            blocks.place(blockId, hs);
-            blocks.policy.onAdmit(blockId, 0, lo);
-        } finally {
-            blocks.lock.unlock();
+            return false;
         }
+        ev.close();
         counters.demotions.recordSampled(blockId, layout.bytesPerBlock(), start);
-        return true;
+        return true; // the slot stays reserved for the cache's commit (HostSlots#fill)
     }
 
     /**
@@ -291,7 +294,7 @@ final class HostTier implements LowerTier, AutoCloseable {
             blocks.policy.onRemove(blockId);
             return hs;
         }
-        return pins.diskCopyHeld(blockId) ? SOURCE_DISK : SOURCE_NONE;
+        return SOURCE_NONE;
     }
 
     /**
@@ -345,21 +348,14 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
     }
 
-    /** Disk to device through the staging buffer; the block stays on disk as a clean copy. */
+    /** {@inheritDoc} From the host slot, copied under the lock; else from disk ({@code DiskLoads#read}). */
     @Override
-    public boolean read(int blockId, MemorySegment identity, MemorySegment out) {
+    public int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {
         long start = System.nanoTime();
-        long hi;
-        long lo;
         int hs;
         blocks.lock.lock();
         try {
             hs = blocks.hostSlot(blockId);
-            if (hs < 0 && !pins.diskCopyHeld(blockId)) {
-                return false;
-            }
-            hi = blocks.hashHi(blockId);
-            lo = blocks.hashLo(blockId);
             if (hs >= 0) { // copied under the lock: the slot cannot be dropped or reused meanwhile
                 MemorySegment.copy(blocks.slotBytes, blocks.slotOffset(hs), out, 0, layout.bytesPerBlock());
                 blocks.policy.onAccess(blockId);
@@ -369,15 +365,9 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
         if (hs >= 0) {
             counters.hostReads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
-            return true;
+            return PROMOTED;
         }
-        int found = disk.load(hi, lo, identity, out); // identity and checksum verified before any byte stays in out
-        if (found < 0) {
-            pins.settleMiss(blockId, found);
-            return false;
-        }
-        counters.diskReads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
-        return true;
+        return diskLoads.read(blockId, hashHi, hashLo, identity, out, start);
     }
 
     @Override
@@ -388,17 +378,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     /** @param listener told (under the cache lock, so it must not block) of each prefix hit below the device */
     void onMatchedBelow(IntConsumer listener) {
         this.matchedBelowListener = listener;
-    }
-
-    /** {@inheritDoc} See {@code DiskPins#diskCopyHeld}. */
-    @Override
-    public boolean diskCopyHeld(int blockId) {
-        blocks.lock.lock();
-        try {
-            return pins.diskCopyHeld(blockId);
-        } finally {
-            blocks.lock.unlock();
-        }
     }
 
     /**
@@ -421,44 +400,10 @@ final class HostTier implements LowerTier, AutoCloseable {
         return blocks.hasLeft() || !diskEvicted.isEmpty();
     }
 
-    /**
-     * {@inheritDoc} For an id holding a pin, its pin says exactly whether its record went (a
-     * broken pin is released here); for one holding none, a key that is on disk again (written
-     * anew since) makes the notice stale ({@code DiskPins#settleIfGone}). An id whose hash (the
-     * cache's) is another key's is not this notice's block.
-     */
+    /** {@inheritDoc} See {@code DiskLoads#load}. */
     @Override
-    public void settleDrop(int blockId, long hashHi, long hashLo) {
-        blocks.lock.lock();
-        try {
-            if (blocks.hashHi(blockId) == hashHi && blocks.hashLo(blockId) == hashLo) {
-                pins.settleIfGone(blockId);
-            }
-        } finally {
-            blocks.lock.unlock();
-        }
-    }
-
-    /** {@inheritDoc} See {@code HostSlotStore#prepareSpill}. */
-    @Override
-    public boolean prepareSpill(int blockId) {
-        return hostSlots.prepareSpill(blockId);
-    }
-
-    /** {@inheritDoc} See {@code HostSlotStore#spill}. */
-    @Override
-    public boolean spill(int blockId) {
-        blocks.lock.lock();
-        try {
-            return hostSlots.spill(blockId);
-        } finally {
-            blocks.lock.unlock();
-        }
-    }
-
-    @Override
-    public boolean load(int blockId, MemorySegment identity, int hostSlot) {
-        return diskLoads.load(blockId, identity, hostSlot);
+    public int load(int blockId, long hashHi, long hashLo, MemorySegment identity, int hostSlot) {
+        return diskLoads.load(blockId, hashHi, hashLo, identity, hostSlot);
     }
 
     /**
@@ -469,34 +414,6 @@ final class HostTier implements LowerTier, AutoCloseable {
      */
     void readOnAdopt(boolean enabled) {
         this.readOnAdopt = enabled;
-    }
-
-    @Override
-    public boolean pinBelow(int blockId) {
-        blocks.lock.lock();
-        try {
-            if (blocks.hostSlot(blockId) >= 0) {
-                return true; // a host slot never drops a referenced block without a copy elsewhere
-            }
-            return pins.holdDiskCopy(blockId);
-        } finally {
-            blocks.lock.unlock();
-        }
-    }
-
-    @Override
-    public void unpinBelow(int blockId) {
-        blocks.lock.lock();
-        try {
-            pins.releaseDiskPin(blockId);
-            if (blocks.hostSlot(blockId) < 0 && blocks.is(blockId, ON_DISK)) {
-                // Spilled while referenced, now held by hash alone: its id may be retired (the cache
-                // settles the note), or ids would stay live until the record itself went.
-                blocks.noteLeft(blockId, blocks.hashHi(blockId), blocks.hashLo(blockId));
-            }
-        } finally {
-            blocks.lock.unlock();
-        }
     }
 
     @Override
@@ -514,7 +431,6 @@ final class HostTier implements LowerTier, AutoCloseable {
                 return;
             }
             hostSlots.dropHostCopy(blockId);
-            pins.releaseDiskPin(blockId);
             blocks.clear(blockId);
         } finally {
             blocks.lock.unlock();
@@ -545,7 +461,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     public void close() {
         blocks.lock.lock();
         try {
-            blocks.closed = true;
             lateCopies.awaitAll();
             staging.close();
         } finally {

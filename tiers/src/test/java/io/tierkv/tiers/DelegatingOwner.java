@@ -60,16 +60,6 @@ class DelegatingOwner implements BlockOwner {
     }
 
     @Override
-    public long diskPin(int blockId) {
-        return owner.diskPin(blockId);
-    }
-
-    @Override
-    public void setDiskPin(int blockId, long pin) {
-        owner.setDiskPin(blockId, pin);
-    }
-
-    @Override
     public boolean referenced(int blockId) {
         return owner.referenced(blockId);
     }

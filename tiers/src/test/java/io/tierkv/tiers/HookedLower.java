@@ -1,6 +1,7 @@
 package io.tierkv.tiers;
 
 import io.tierkv.core.cache.BelowChanges;
+import io.tierkv.core.cache.DiskRecords;
 import io.tierkv.core.cache.LowerTier;
 import java.lang.foreign.MemorySegment;
 import java.util.function.IntConsumer;
@@ -21,7 +22,7 @@ final class HookedLower implements LowerTier {
     Runnable afterPromote;
     /** Run once as a promotion is planned, with the cache lock held, before the host tier's plan; then cleared. */
     Runnable beforePrepare;
-    /** Run once as a spill starts, its source planned and the cache lock released, before the host tier's write; then cleared. */
+    /** Run once as a spill starts, its source planned and the cache lock released, before the disk write; then cleared. */
     Runnable beforeSpill;
     /** Run once, right after a load's copy landed in a host slot, with the cache lock released; then cleared. */
     Runnable afterLoad;
@@ -34,9 +35,13 @@ final class HookedLower implements LowerTier {
      */
     Runnable duringFetch;
 
+    /** The host tier's disk store with {@link #beforeSpill} before each write; null without a disk. */
+    private final DiskRecords hookedDisk;
+
     /** @param host the host tier every call goes to */
     HookedLower(HostTier host) {
         this.host = host;
+        this.hookedDisk = hooked(host.diskRecords());
     }
 
     @Override
@@ -47,6 +52,50 @@ final class HookedLower implements LowerTier {
     @Override
     public io.tierkv.core.cache.HostSlots hostSlots() {
         return host.hostSlots();
+    }
+
+    /** The host tier's disk store, its writes hooked ({@link #beforeSpill}); null without a disk. */
+    @Override
+    public DiskRecords diskRecords() {
+        return hookedDisk;
+    }
+
+    private DiskRecords hooked(DiskRecords disk) {
+        return disk == null ? null : new DiskRecords() {
+            @Override
+            public long write(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment block,
+                    boolean pin) {
+                Runnable hook = beforeSpill;
+                beforeSpill = null;
+                runIf(true, hook);
+                return disk.write(blockId, hashHi, hashLo, identity, block, pin);
+            }
+
+            @Override
+            public boolean contains(long hashHi, long hashLo) {
+                return disk.contains(hashHi, hashLo);
+            }
+
+            @Override
+            public long pin(long hashHi, long hashLo) {
+                return disk.pin(hashHi, hashLo);
+            }
+
+            @Override
+            public boolean unpin(long hashHi, long hashLo, long pin) {
+                return disk.unpin(hashHi, hashLo, pin);
+            }
+
+            @Override
+            public boolean pinBroken(long pin) {
+                return disk.pinBroken(pin);
+            }
+
+            @Override
+            public String checkPins(long[] hashHi, long[] hashLo, long[] pins, int[] holders, int n) {
+                return disk.checkPins(hashHi, hashLo, pins, holders, n);
+            }
+        };
     }
 
     @Override
@@ -81,8 +130,8 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public boolean read(int blockId, MemorySegment identity, MemorySegment out) {
-        return host.read(blockId, identity, out);
+    public int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {
+        return host.read(blockId, hashHi, hashLo, identity, out);
     }
 
     @Override
@@ -91,45 +140,17 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public boolean diskCopyHeld(int blockId) {
-        return host.diskCopyHeld(blockId);
-    }
-
-    @Override
-    public boolean prepareSpill(int blockId) {
-        return host.prepareSpill(blockId);
-    }
-
-    @Override
-    public boolean spill(int blockId) {
-        Runnable hook = beforeSpill;
-        beforeSpill = null;
-        runIf(true, hook);
-        return host.spill(blockId);
-    }
-
-    @Override
-    public boolean load(int blockId, MemorySegment identity, int hostSlot) {
-        boolean ok = host.load(blockId, identity, hostSlot);
+    public int load(int blockId, long hashHi, long hashLo, MemorySegment identity, int hostSlot) {
+        int result = host.load(blockId, hashHi, hashLo, identity, hostSlot);
         Runnable hook = afterLoad;
         afterLoad = null;
-        runIf(ok, hook);
-        return ok;
+        runIf(result == PROMOTED, hook);
+        return result;
     }
 
     @Override
     public int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity) {
         return host.adopt(blockId, hashHi, hashLo, identity);
-    }
-
-    @Override
-    public boolean pinBelow(int blockId) {
-        return host.pinBelow(blockId);
-    }
-
-    @Override
-    public void unpinBelow(int blockId) {
-        host.unpinBelow(blockId);
     }
 
     @Override
@@ -150,11 +171,6 @@ final class HookedLower implements LowerTier {
     @Override
     public boolean hasChanges() {
         return host.hasChanges();
-    }
-
-    @Override
-    public void settleDrop(int blockId, long hashHi, long hashLo) {
-        host.settleDrop(blockId, hashHi, hashLo);
     }
 
     @Override

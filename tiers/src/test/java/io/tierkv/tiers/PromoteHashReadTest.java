@@ -2,23 +2,20 @@ package io.tierkv.tiers;
 
 import static io.tierkv.core.testing.TestCaches.blockImage;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.tierkv.core.cache.BlockOwner;
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.Arena;
 import java.lang.reflect.Field;
 import java.nio.file.Path;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A promotion from disk loads the key the cache holds for the block, not one the host tier reads
- * again after {@code preparePromote} planned it and the lock was let go for the copy: replays, step by step, an interleaving in
- * which the block's disk copy is cleared between the two (a match's {@code pinBelow} finds the
+ * again after the cache planned it and the lock was let go for the copy: replays, step by step, an interleaving in
+ * which the block's disk copy is cleared between the two (a match's pin finds the
  * record evicted) and the key is written again by another id of the same identity. When the host
  * tier kept a disk-only copy of the key, which went with ON_DISK, and read it in a second lock
  * section, the promotion loaded key (0, 0) and lost the block (a reviewer's replay of this, at
@@ -39,27 +36,22 @@ class PromoteHashReadTest {
             DiskTier disk = stack.disk;
             HostDiskStack.Spilled b = stack.spillCachedBlock(arena);
             int id = b.id();
-            BlockOwner owner = host.blocks.owner;
-            AtomicBoolean referenced = new AtomicBoolean();
-            host.attach(new DelegatingOwner(owner) { // the cache's HELD bit for this id, as a match sets it
-                @Override
-                public boolean referenced(int blockId) {
-                    return blockId == id ? referenced.get() : owner.referenced(blockId);
-                }
-            });
-            // 1. the promotion's plan, under the lock: a disk-only copy
+            // 1. the promotion's plan, under the lock: a disk-only copy (no host slot)
             host.blocks.lock.lock();
             try {
-                assertEquals(LowerTier.SOURCE_DISK, host.preparePromote(id));
+                assertEquals(LowerTier.SOURCE_NONE, host.preparePromote(id), "no host copy");
+                assertTrue(host.blocks.is(id, HostBlocks.ON_DISK), "bound to its disk record");
             } finally {
                 host.blocks.lock.unlock();
             }
-            // 2. meanwhile: the record is evicted, a match's pinBelow finds it gone (ON_DISK cleared)
+            // 2. meanwhile: the record is evicted, a match's pin finds it gone (ON_DISK cleared, as the cache does)
             assertEquals(1, disk.maintenance().evict(1));
-            referenced.set(true);
-            assertFalse(host.pinBelow(id));
-            referenced.set(false);
-            host.unpinBelow(id);
+            host.blocks.lock.lock();
+            try {
+                host.blocks.unmark(id, HostBlocks.ON_DISK);
+            } finally {
+                host.blocks.lock.unlock();
+            }
             // 3. another id of the same identity writes the key again
             assertTrue(disk.put(b.hashHi(), b.hashLo(), b.identity(), blockImage(arena.allocate(bb), Managers.LAYOUT, 7, 0)));
             // 4. the promotion goes on with the key the cache gave it

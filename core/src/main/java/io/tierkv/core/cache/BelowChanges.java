@@ -13,7 +13,7 @@ import java.util.Arrays;
  *       or evicted): the cache frees the id if it still holds that hash, nothing references it
  *       and its copy is now kept by hash alone (on disk) or nowhere;</li>
  *   <li>a key alone ({@link #NO_BLOCK}): a disk record of that hash went; the cache settles the
- *       block it indexes under the key ({@link LowerTier#settleDrop}).</li>
+ *       block it indexes under the key (its disk copy settled first: {@code DiskCopies#settleIfGone}).</li>
  * </ul>
  *
  * Every entry may be stale by the time the cache reads it (the id freed and reused, the key

@@ -1,13 +1,12 @@
 package io.tierkv.core.cache;
 
 import static io.tierkv.core.cache.BlockOwner.HOST_CLEAN;
-import static io.tierkv.core.cache.BlockOwner.ON_DISK;
 
 /**
  * Where a block's copy is below the top tier, answered in one place from the cache's own records
  * ({@link BlockStates#hostSlot} and {@link BlockStates#below}, which the tier below writes through
- * {@link BlockOwner}) plus one question to the store for a disk copy, whether the record the id is
- * bound to is still there ({@link LowerTier#diskCopyHeld}). Before, the tier below answered it
+ * {@link BlockOwner}) and, for a disk copy, whether the record the id is bound to is still there
+ * ({@link DiskCopies#held}). Before, the tier below answered it
  * itself in three ways (a residence, a take-over of a clean copy, a settled notice). Every method
  * is called with the cache lock held.
  */
@@ -17,11 +16,12 @@ import static io.tierkv.core.cache.BlockOwner.ON_DISK;
 final class BelowCopies {
 
     private final BlockStates b;
-    private final LowerTier lower;
+    /** Null without a lower tier. */
+    private final DiskCopies disks;
 
-    BelowCopies(BlockStates b, LowerTier lower) {
+    BelowCopies(BlockStates b, DiskCopies disks) {
         this.b = b;
-        this.lower = lower;
+        this.disks = disks;
     }
 
     /**
@@ -29,18 +29,18 @@ final class BelowCopies {
      * LowerTier#RESIDENT_HOST} if a host slot does, {@link LowerTier#RESIDENT_DISK} if only a disk
      * record does, else {@link LowerTier#RESIDENT_NOWHERE}} A copy below a block not on the top
      * tier is its authoritative one; below a block also on the top tier it is clean. A disk record
-     * found gone (a broken pin) is settled by the store on the way.
+     * found gone (a broken pin) is settled on the way.
      *
      * @param id a block id
      */
     int residence(int id) {
-        if (lower == null) {
+        if (disks == null) {
             return LowerTier.RESIDENT_NOWHERE;
         }
         if (b.hostSlot[id] >= 0) {
             return LowerTier.RESIDENT_HOST;
         }
-        return (b.below[id] & ON_DISK) != 0 && lower.diskCopyHeld(id) ? LowerTier.RESIDENT_DISK
+        return disks.held(id) ? LowerTier.RESIDENT_DISK
                 : LowerTier.RESIDENT_NOWHERE;
     }
 
@@ -51,7 +51,7 @@ final class BelowCopies {
      */
     java.util.List<io.tierkv.core.event.KvBlockHash> findableOnHost() {
         java.util.List<io.tierkv.core.event.KvBlockHash> out = new java.util.ArrayList<>();
-        if (lower != null) {
+        if (disks != null) {
             for (int id = 0; id < b.capacity(); id++) {
                 if (b.hostSlot[id] >= 0) {
                     out.add(new io.tierkv.core.event.KvBlockHash(b.hashHi[id], b.hashLo[id]));
@@ -71,7 +71,7 @@ final class BelowCopies {
      * @return whether a copy below takes over
      */
     boolean takeOverCopy(int id) {
-        if (lower == null) {
+        if (disks == null) {
             return false;
         }
         if (b.hostSlot[id] >= 0) {
@@ -81,6 +81,6 @@ final class BelowCopies {
             b.below[id] &= ~HOST_CLEAN;
             return true;
         }
-        return (b.below[id] & ON_DISK) != 0 && lower.diskCopyHeld(id);
+        return disks.held(id);
     }
 }

@@ -27,13 +27,11 @@ public interface BlockOwner {
     /** Below bit: out of the host policy while it waits in a mover's host-to-disk queue. */
     byte HOST_QUEUED = 8;
     /**
-     * Below bit: this id holds one pin on its disk record (referenced, ON_DISK, no host slot); the
-     * pin itself, the disk store's handle, is recorded here too ({@link #diskPin}).
+     * Below bit: this id holds one pin on its disk record (referenced, ON_DISK, no host slot). The
+     * cache's own: it sets and clears it as it pins and releases records ({@link DiskRecords}), and
+     * a tier below leaves it as it is.
      */
     byte DISK_PINNED = 32;
-
-    /** {@link #diskPin} for an id that holds none; a disk store's pins are never 0. */
-    long NO_DISK_PIN = 0;
 
     /** {@return block ids, {@code maxBlocks}: every id-keyed method takes {@code 0 <= blockId < maxBlocks()}} */
     int maxBlocks();
@@ -74,28 +72,9 @@ public interface BlockOwner {
     void setBelowBits(int blockId, byte bits);
 
     /**
-     * {@return the pin block {@code blockId} holds on its disk record (the disk store's handle,
-     * which the tier below passes back to release it), or {@link #NO_DISK_PIN}} Lock held.
-     *
-     * @param blockId a block id, {@code 0 <= blockId < maxBlocks}
-     */
-    long diskPin(int blockId);
-
-    /**
-     * Records the pin block {@code blockId} now holds on its disk record and sets {@link
-     * #DISK_PINNED}; with {@link #NO_DISK_PIN}, forgets it and clears the bit. Lock held. Kept only
-     * for the ids that hold one (a table of about 27-160 bytes per pinned id, nothing per other id).
-     *
-     * @param blockId a block id, {@code 0 <= blockId < maxBlocks}
-     * @param pin     the pin, or {@link #NO_DISK_PIN}
-     */
-    void setDiskPin(int blockId, long pin);
-
-    /**
      * {@return the manager lock} A tier below guards its own per-block facts with it. It is
-     * reentrant: the cache holds it when it calls {@link LowerTier#pinBelow}, {@link
-     * LowerTier#unpinBelow}, {@link LowerTier#forget}, {@link LowerTier#drainChanges} and {@link
-     * LowerTier#settleDrop}, and releases it for every call that copies bytes, so a tier that
+     * reentrant: the cache holds it when it calls {@link LowerTier#forget}, {@link
+     * LowerTier#drainChanges} and the {@link HostSlots} methods, and releases it for every call that copies bytes, so a tier that
      * releases it for slow work (a disk write, a wait) releases it entirely.
      */
     ReentrantLock lock();
@@ -130,9 +109,9 @@ public interface BlockOwner {
     /**
      * {@return whether block {@code blockId} is referenced (sealed, and a table, lease or match
      * holds it)}: the cache then keeps it HELD, and the tier below must not evict any copy it holds
-     * of the block (a copy that may be its only one). The cache's one record of this fact; {@link
-     * LowerTier#pinBelow} and {@link LowerTier#unpinBelow} announce its changes in the same hold of
-     * the lock. Lock held.
+     * of the block (a copy that may be its only one). The cache's one record of this fact, which it changes
+     * itself (pinning or releasing the block's disk record in the same hold of the lock). Lock
+     * held.
      *
      * @param blockId a block id, {@code 0 <= blockId < maxBlocks}
      */

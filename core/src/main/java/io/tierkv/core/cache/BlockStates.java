@@ -19,10 +19,10 @@ import io.tierkv.core.pool.SlotAllocator;
  * diskPins: per DISK_PINNED id only, its pin ({@link IdLongs}, one word)
  * </pre>
  *
- * <p>Below the top tier ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}, {@link
- * BlockOwner#diskPin}): the tier
+ * <p>Below the top tier ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}): the tier
  * below records where it holds each block here, under the same lock, and keeps no copy; the
- * cache reads these facts for its invariants (a free id holds nothing below).
+ * cache reads these facts for its invariants (a free id holds nothing below). The disk pins are
+ * the cache's own ({@link DiskCopies}).
  *
  * <p>References, leases and protections are unsigned 16-bit counts: leases and protections are
  * each taken with a reference, so none exceeds {@code refs}, which {@link #addRef} bounds by
@@ -50,7 +50,7 @@ final class BlockStates {
     static final byte TRANSIT = 8;
     /** Taken out of the candidates by a mover's queue ({@link TierControl#queueCandidates}) until drained. */
     static final byte QUEUED = 16;
-    /** The lower tier was told the block is referenced ({@link LowerTier#pinBelow}) and keeps its copies. */
+    /** The block is referenced and its copies below are kept: its disk record pinned ({@link DiskCopies#pinBelow}). */
     static final byte HELD = 32;
     /** Sealed, not indexed: another block held its hash when it sealed ({@link TwinBlocks}). */
     static final byte TWIN = 64;
@@ -69,7 +69,7 @@ final class BlockStates {
     final int[] hostSlot;
     /** Per block id its below bits ({@link BlockOwner#belowBits}); null without a lower tier. */
     final byte[] below;
-    /** Per DISK_PINNED id the pin it holds on its disk record ({@link BlockOwner#diskPin}); null without a lower tier. */
+    /** Per DISK_PINNED id the pin it holds on its disk record ({@link DiskCopies}); null without a lower tier. */
     final IdLongs diskPins;
     /** Per block id its retention priority, or null where the policy reads none. */
     private final byte[] priority;

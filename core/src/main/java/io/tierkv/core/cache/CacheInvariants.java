@@ -17,8 +17,8 @@ import static io.tierkv.core.cache.BlockStates.TWIN;
  * unindexed); the policy holds exactly the candidates;
  * recent-block protection equals a recount; with a lower tier, exactly the referenced SEALED
  * blocks are HELD there, a free id is held nowhere below (no host slot, no below bits:
- * {@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}), and exactly the DISK_PINNED ids have
- * a disk pin recorded ({@link BlockOwner#diskPin}); slots used equal resident blocks
+ * {@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}), exactly the DISK_PINNED ids have
+ * a disk pin recorded, and those pins are the disk store's ({@link DiskCopies#check}); slots used equal resident blocks
  * plus reserved and late slots. Called
  * with the cache lock held, so the recount is atomic.
  */
@@ -74,8 +74,8 @@ final class CacheInvariants {
                 }
                 continue;
             }
-            if (hasLower && ((b.below[id] & BlockOwner.DISK_PINNED) != 0) != (diskPin(b, id) != BlockOwner.NO_DISK_PIN)) {
-                bad.add("block " + id + " below bits " + b.below[id] + " but disk pin " + diskPin(b, id));
+            if (hasLower && ((b.below[id] & BlockOwner.DISK_PINNED) != 0) != (cache.disks.pinOf(id) != DiskRecords.NO_PIN)) {
+                bad.add("block " + id + " below bits " + b.below[id] + " but disk pin " + cache.disks.pinOf(id));
             }
             if (hasLower && (b.below[id] & BlockOwner.DISK_PINNED) != 0) {
                 pinned++;
@@ -121,6 +121,9 @@ final class CacheInvariants {
                 candidates++;
             }
         }
+        if (hasLower) {
+            cache.disks.check(bad);
+        }
         if (hasLower && pinned != b.diskPins.size()) {
             bad.add("disk pins recorded " + b.diskPins.size() + " != DISK_PINNED ids " + pinned); // a free id's among them
         }
@@ -144,10 +147,5 @@ final class CacheInvariants {
         if (!problem.isEmpty()) {
             bad.add(prefix + problem);
         }
-    }
-
-    /** {@return the disk pin recorded for a live id, or {@link BlockOwner#NO_DISK_PIN}} */
-    private static long diskPin(BlockStates b, int id) {
-        return b.diskPins.get(id, 0, BlockOwner.NO_DISK_PIN);
     }
 }

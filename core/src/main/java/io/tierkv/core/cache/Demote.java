@@ -8,8 +8,8 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
  * The demote move (top tier to the tier below): plan under the cache lock (the block TRANSIT,
  * its slot the source, a host slot reserved as the destination by {@link HostRoom#reserve}, which
  * may spill or evict host victims for it), copy with the lock released ({@link LowerTier#demote}),
- * commit under the lock (release the slot if a copy stands below; else keep the block where it
- * was). One instance per cache, called with the cache lock held.
+ * commit under the lock (the host slot the block's, {@link HostSlots#fill}, and its top-tier slot
+ * released; else the block kept where it was). One instance per cache, called with the cache lock held.
  */
 final class Demote {
 
@@ -36,8 +36,9 @@ final class Demote {
         b.bits[id] |= TRANSIT;
         boolean ok = false;
         boolean returned = false;
+        int hs = -1;
         try {
-            int hs = cache.moves.hostRoom.reserve(); // victims may spill meanwhile, the lock released
+            hs = cache.moves.hostRoom.reserve(); // victims may spill meanwhile, the lock released
             if (hs >= 0) {
                 int src = b.slot[id];
                 MemorySegment identity = cache.identities.of(id);
@@ -58,6 +59,8 @@ final class Demote {
             }
         }
         if (ok) {
+            cache.disks.letGo(id); // the host slot holds it now; a spill binds it to a record again
+            lower.hostSlots().fill(id, hs);
             cache.counters.demotions++;
             cache.releaseSlot(id);
         } else {

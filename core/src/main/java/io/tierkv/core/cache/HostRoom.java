@@ -24,7 +24,7 @@ import static io.tierkv.core.cache.BlockStates.HELD;
  * every method is called with the cache lock held once (a victim's spill releases it). A victim
  * the cache holds in transit (another move has it) is kept: no move below takes a block in
  * transit, and a spill takes its source in the hold that puts it in transit ({@link
- * LowerTier#prepareSpill}), so a victim being spilled is never offered again meanwhile.
+ * HostSlots#prepareSpill}), so a victim being spilled is never offered again meanwhile.
  */
 // Every method runs with the cache lock held by a caller in another class, which Error Prone
 // cannot relate to this class's cache.lock (it has no aliasing).
@@ -120,6 +120,7 @@ final class HostRoom {
             }
             if ((b.below[victim] & HOST_CLEAN) != 0) {
                 host.dropClean(victim);
+                cache.disks.hold(victim); // referenced: its disk record, if any, may be its only copy below soon
             } else if (queue.test(victim)) {
                 host.queue(victim);
             } else {
@@ -152,6 +153,7 @@ final class HostRoom {
     private boolean leave(int victim) {
         if ((b.below[victim] & HOST_CLEAN) != 0) {
             host.dropClean(victim);
+            cache.disks.hold(victim); // referenced: its disk record, if any, may be its only copy below soon
             return true;
         }
         if (host.spills() && (b.hashHi[victim] | b.hashLo[victim]) != 0 && cache.moves.below.run(victim, false)) {

@@ -1,5 +1,7 @@
 package io.tierkv.core.cache;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * The host tier as a slot store, as the cache's host moves drive it ({@link LowerTier#hostSlots}):
  * free slots reserved for copies in flight, and the host policy's order of victims. The store
@@ -8,8 +10,8 @@ package io.tierkv.core.cache;
  *
  * <p>Every method is called with the cache lock held ({@link BlockOwner#lock()}) and returns
  * without releasing it, except {@link #evict}, which may release it for a copy to a store below,
- * and {@link #releaseReserved}, which takes it itself (a tier gives a slot back from a copy that
- * threw with the lock released).
+ * {@link #view}, which needs no lock, and {@link #releaseReserved}, which takes it itself (a slot
+ * is given back from a copy that threw with the lock released).
  * A store records what changes in the cache's records ({@link BlockOwner#setHostSlot}, {@link
  * BlockOwner#setBelowBits}) as {@link LowerTier#attach} says.
  */
@@ -35,13 +37,58 @@ public interface HostSlots {
     /** {@return the blocks in the host policy now, which bounds one round of room making} */
     int victimCount();
 
-    /** {@return whether a block leaving the host can be spilled to a disk below it ({@link LowerTier#spill})} */
+    /** {@return whether a block leaving the host can be spilled to a disk below it ({@link LowerTier#diskRecords})} */
     boolean spills();
 
     /**
+     * Records that reserved host slot {@code hostSlot} now holds block {@code blockId} (a
+     * demotion's or a load's copy landed in it), the commit of a move the cache started: the slot
+     * is the block's ({@link BlockOwner#setHostSlot}), reserved no more, and the block enters the
+     * host policy.
+     *
+     * @param blockId  the block, with no host slot
+     * @param hostSlot a slot {@link #reserveFree} reserved, holding the block's bytes
+     */
+    void fill(int blockId, int hostSlot);
+
+    /**
+     * {@return host slot {@code hostSlot}'s bytes, {@code bytesPerBlock}} A view for a copy the cache
+     * makes from a slot it holds (a spill's source, with the lock released); valid while the slot
+     * is held.
+     *
+     * @param hostSlot a host slot
+     */
+    MemorySegment view(int hostSlot);
+
+    /**
+     * Plans a spill (vLLM's "prepare store"), in the cache's hold of the lock that puts the block
+     * in transit: takes the block's host copy as the spill's source (out of the host policy and any
+     * mover queue, marked as read: {@link BlockOwner#HOST_MOVING}) if it can spill: a disk below,
+     * a host slot, no other move reading it, not a clean copy, a hash. Changes nothing when it
+     * answers false.
+     *
+     * @param blockId a block not on the top tier
+     * @return whether the cache may write it below ({@link DiskRecords#write}); {@link #endSpill}
+     *     then ends it
+     */
+    boolean prepareSpill(int blockId);
+
+    /**
+     * Ends a spill {@link #prepareSpill} began, in the cache's commit: the host copy is read no
+     * more. If the block {@code left} (its record is on disk and relied on now), its host slot is
+     * freed; else it stays, back in the host policy. If the cache freed the block while it moved,
+     * the slot is an orphan and is freed.
+     *
+     * @param blockId  the block
+     * @param hostSlot the slot the spill read
+     * @param left     whether the block left for its disk record
+     */
+    void endSpill(int blockId, int hostSlot, boolean left);
+
+    /**
      * Drops a victim's clean host copy: the top tier holds the block too ({@link
-     * BlockOwner#HOST_CLEAN}). A referenced block's disk record, if it has one, is pinned now,
-     * since the top tier may hand its slot over to that record at any time.
+     * BlockOwner#HOST_CLEAN}). A referenced block's disk record, if it has one, the cache pins
+     * next, since the top tier may hand its slot over to that record at any time.
      *
      * @param blockId a victim whose host copy is clean
      */

@@ -51,6 +51,16 @@ final class IdentityTable {
         return rows.asSlice(id * rowBytes, BlockIdentity.bytes(blockTokens));
     }
 
+    /**
+     * {@return a copy of block {@code id}'s identity on the heap, for a write made with the lock
+     * released (the cache may close meanwhile)} Backed by a {@code long[]}, so aligned reads of its
+     * words work as on the record.
+     */
+    MemorySegment copyOf(int id) {
+        MemorySegment words = MemorySegment.ofArray(new long[(int) (rowBytes >>> 3)]);
+        return words.asSlice(0, BlockIdentity.bytes(blockTokens)).copyFrom(of(id));
+    }
+
     /** Sets token {@code offset} of block {@code id}. */
     void setToken(int id, int offset, int tokenId) {
         rows.setAtIndex(ValueLayout.JAVA_INT, tokenIndex(id) + offset, tokenId);

@@ -31,8 +31,9 @@ public interface LowerTier {
      * after releasing the lock (a spill's disk write) copies it first, under the lock. Where it
      * holds each block it records in the cache ({@link BlockOwner#setHostSlot}, {@link
      * BlockOwner#setBelowBits}), as its copies arrive and go: the cache reads where a block's copy is
-     * from that record alone (asking only {@link #diskCopyHeld}), so a tier that records nothing
-     * is taken to hold nothing. No default: a tier that wraps another must pass the owner on.
+     * from that record alone, so a tier that records nothing is taken to hold nothing. Whether an
+     * id is bound to a disk record (ON_DISK, set by an adoption) and the pins the ids hold on disk
+     * records are kept by the cache itself ({@link #diskRecords}). No default: a tier that wraps another must pass the owner on.
      *
      * @param owner the cache's view of itself for the tiers below
      */
@@ -45,38 +46,47 @@ public interface LowerTier {
     HostSlots hostSlots();
 
     /**
+     * {@return the disk below the host as a store of records keyed by hash, which the cache's
+     * spills write and whose pins the cache takes and releases ({@link DiskRecords}); null without
+     * a disk} The same object on every call.
+     */
+    DiskRecords diskRecords();
+
+    /**
      * Copies a sealed block down into a host slot the cache reserved for it ({@link
-     * HostSlots#reserveFree}) and confirms the copy is complete.
+     * HostSlots#reserveFree}) and confirms the copy is complete. The slot is not recorded as the
+     * block's here: on true the cache commits it ({@link HostSlots#fill}).
      *
      * @param blockId the block
      * @param hashHi  its hash, high word (0 if the block has no hash)
      * @param hashLo  its hash, low word
      * @param identity its identity ({@link io.tierkv.core.prefix.BlockIdentity}, B token ids)
      * @param slot    its top-tier slot, the source of the copy
-     * @param hostSlot the reserved host slot, the destination: the tier owns it from this call on
-     *                 (placed, parked for a late copy, or freed if the copy cannot be issued)
-     * @return true if a complete copy now exists below; false leaves nothing behind below
+     * @param hostSlot the reserved host slot, the destination: on true it holds the copy, still
+     *                 reserved, for the cache's commit; on false or a throw the tier has taken it
+     *                 back (parked for a late copy, or freed)
+     * @return true if a complete copy now lies in the host slot; false leaves nothing behind below
      */
     boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot, int hostSlot);
 
     /**
      * Plans a promotion (vLLM's "prepare load"), with the cache lock held and the block in
-     * transit: finds the block's copy below and holds it as the source until {@link
-     * #completePromote}: a host slot is marked as read and leaves the host policy, so nothing
-     * drops or spills it meanwhile. Changes nothing when it answers {@link #SOURCE_NONE} or
-     * {@link #SOURCE_BUSY}. Must not call the cache or block.
+     * transit: holds the block's host copy as the source until {@link #completePromote}: the
+     * host slot is marked as read and leaves the host policy, so nothing drops or spills it
+     * meanwhile. Changes nothing when it answers {@link #SOURCE_NONE} or {@link #SOURCE_BUSY}.
+     * Must not call the cache or block. A block with no host copy the cache promotes from its disk
+     * copy, if it has one ({@link #SOURCE_DISK}).
      *
      * @param blockId the block, not on the top tier
-     * @return the source for {@link #promote}: a host slot ({@code >= 0}), {@link #SOURCE_DISK},
-     *         {@link #SOURCE_NONE} (nothing below holds the block: it is lost), or {@link
-     *         #SOURCE_BUSY} (another move reads its copy now: release the lock a moment and ask
-     *         again)
+     * @return the source for {@link #promote}: a host slot ({@code >= 0}), {@link #SOURCE_NONE}
+     *         (no host slot holds the block), or {@link #SOURCE_BUSY} (another move reads its
+     *         host copy now: release the lock a moment and ask again)
      */
     int preparePromote(int blockId);
 
-    /** {@link #preparePromote} result: nothing below holds the block. */
+    /** {@link #preparePromote} result: no host slot holds the block. */
     int SOURCE_NONE = -1;
-    /** {@link #preparePromote} result: only the disk holds the block; {@link #promote} reads it there. */
+    /** A {@link #promote} source the cache names: only the disk holds the block; {@link #promote} reads it there. */
     int SOURCE_DISK = -2;
     /** {@link #preparePromote} result: another move reads the block's copy now; nothing was held. */
     int SOURCE_BUSY = -3;
@@ -90,14 +100,13 @@ public interface LowerTier {
      *                      record (the lower tier reads no key of its own, which may be gone by the
      *                      time the copy starts)
      * @param hashLo        its block hash, low word
-     * @param source        what {@link #preparePromote} answered: a host slot, {@link
-     *                      #SOURCE_DISK} or {@link #SOURCE_NONE}
+     * @param source        a host slot {@link #preparePromote} answered, or {@link #SOURCE_DISK}
      * @param slot          the top-tier slot to fill
      * @param timeoutNanos  how long to wait for the device copy, {@code > 0}, from when the wait
      *                      begins
      * @return {@link #PROMOTED} if the slot now holds the block's bytes; {@link #LOST} if the
-     *         block is gone below (corrupt, missing, evicted, or its key holds another identity)
-     *         and the slot is untouched;
+     *         block is gone below (corrupt, missing or evicted) and the slot is untouched; {@link
+     *         #FOREIGN} if its key holds another identity's record (a counted collision);
      *         {@link #TIMED_OUT} if the copy did not complete in time: the copy may still land,
      *         so the slot stays reserved until {@link #releaseLateSlots} hands it back, and the
      *         source stays held until then
@@ -115,27 +124,35 @@ public interface LowerTier {
      */
     void completePromote(int blockId, int source, int result);
 
-    /** {@link #promote} result: the slot holds the block. */
+    /** {@link #promote} result: the slot holds the block; {@link #read} and {@link #load}: the bytes were copied. */
     int PROMOTED = 0;
-    /** {@link #promote} result: the block is gone below; the slot is untouched and free to reuse. */
+    /** {@link #promote}, {@link #read}, {@link #load} result: the block is gone below; the destination is untouched. */
     int LOST = 1;
     /** {@link #promote} result: timed out; the slot must wait for {@link #releaseLateSlots}. */
     int TIMED_OUT = 2;
+    /**
+     * {@link #promote}, {@link #read}, {@link #load} result: the disk record under the block's key
+     * is another identity's (a counted collision), no copy of this block; the destination is
+     * untouched.
+     */
+    int FOREIGN = 3;
 
     /**
      * Copies a block held below into caller memory without moving it (a read that does not
-     * promote): from its host copy if there is one, else from disk after verifying the record's
-     * checksum. The read counts as a hit on the tier that served it and tells that tier's policy
-     * of the access.
+     * promote): from its host copy if there is one, else from its disk record (the cache found it
+     * held) after verifying the record's checksum. The read counts as a hit on the tier that
+     * served it and tells that tier's policy of the access.
      *
      * @param blockId  the block, in transit for the call (not on the top tier)
+     * @param hashHi   its hash, high word, as the cache holds it: the key of its disk record
+     * @param hashLo   its hash, low word
      * @param identity its identity, compared with what a disk record holds
      * @param out      receives the block's {@code bytesPerBlock} bytes from offset 0
-     * @return true if {@code out} holds the block; false if the block is gone below (missing,
-     *         corrupt or another identity's: a counted miss; no byte of another block is left in
-     *         {@code out})
+     * @return {@link #PROMOTED} if {@code out} holds the block; {@link #LOST} or {@link #FOREIGN}
+     *         if the disk record missed (missing, corrupt, or another identity's: a counted miss,
+     *         which the cache settles; no byte of another block is left in {@code out})
      */
-    boolean read(int blockId, MemorySegment identity, MemorySegment out);
+    int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out);
 
     /**
      * Hands back top-tier slots of timed-out promotions whose late copies have now completed (or
@@ -145,19 +162,6 @@ public interface LowerTier {
      */
     void releaseLateSlots(java.util.function.IntConsumer sink);
 
-    /**
-     * The one question the cache asks of a store about where a block is: whether the disk record
-     * block {@code blockId} is bound to ({@link BlockOwner#ON_DISK}) is still there. A record found
-     * gone (a pin broken by another reader's verification, or removed) is settled on the way: ON_DISK
-     * is cleared and the pin released. Everything else about where a block is below, the cache reads
-     * from its own records ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}). Called with
-     * the cache lock held; must not call the cache.
-     *
-     * @param blockId a block id
-     * @return whether the block's disk copy is there; false if it has none
-     */
-    boolean diskCopyHeld(int blockId);
-
     /** Where a block's copy is below ({@link TierControl#residence}): nothing below holds it. */
     int RESIDENT_NOWHERE = 0;
     /** Where a block's copy is below ({@link TierControl#residence}): a host slot holds it. */
@@ -166,41 +170,21 @@ public interface LowerTier {
     int RESIDENT_DISK = 2;
 
     /**
-     * Plans a spill (vLLM's "prepare store"), with the cache lock held, in the same hold that puts
-     * the block in transit: takes the block's host copy as the spill's source (out of the host
-     * policy and any mover queue, marked as read) if it can spill: a disk below, a host slot, no
-     * other move reading it, not a clean copy, a hash. Changes nothing when it answers false.
-     * Must not call the cache or block.
-     *
-     * @param blockId a block not on the top tier
-     * @return whether {@link #spill} may write it; {@link #spill} is called if and only if true
-     */
-    boolean prepareSpill(int blockId);
-
-    /**
-     * Writes the block {@link #prepareSpill} took as a source to the disk tier and ends the spill,
-     * keeping its id. Called without the cache lock, the block pinned in transit.
-     *
-     * @param blockId a block {@link #prepareSpill} answered true for
-     * @return true if the block is on disk now and its host slot is free; false if the disk
-     *         refused it: it stays in its host slot, back in the host policy
-     */
-    boolean spill(int blockId);
-
-    /**
      * Copies a block held only on disk into a host slot the cache reserved for it, keeping the
      * disk record (read-ahead from disk). Called without the cache lock, the block pinned in
-     * transit.
+     * transit. The slot stays reserved whatever the result: the cache commits it ({@link
+     * HostSlots#fill}) or gives it back.
      *
      * @param blockId  a block held only on disk
+     * @param hashHi   its hash, high word, as the cache holds it: the key of its disk record
+     * @param hashLo   its hash, low word
      * @param identity its identity, compared with what the disk record holds
-     * @param hostSlot the reserved host slot ({@link HostSlots#reserveFree}): the tier owns it from
-     *                 this call on, and frees it on every path that does not fill it
-     * @return true if the host slot holds the block now; false if it could not move (not only on
-     *         disk): nothing changed; or a disk miss (missing, corrupt or another identity's): a
-     *         counted loss, after which the block has no copy below and its next lease fails
+     * @param hostSlot the reserved host slot ({@link HostSlots#reserveFree})
+     * @return {@link #PROMOTED} if the host slot holds the block's bytes now; {@link #LOST} or
+     *         {@link #FOREIGN} for a disk miss (missing, corrupt, or another identity's): a counted
+     *         miss, which the cache settles
      */
-    boolean load(int blockId, MemorySegment identity, int hostSlot);
+    int load(int blockId, long hashHi, long hashLo, MemorySegment identity, int hostSlot);
 
     /**
      * Looks up a hash that the top tier's index does not hold (for example a block recovered from
@@ -238,32 +222,8 @@ public interface LowerTier {
     }
 
     /**
-     * Told when a sealed block becomes referenced (its reference count rises from 0: a sequence's
-     * table or a lease holds it), and by a prefix match just before it hands out a block that is
-     * not on the top tier. Until {@link #unpinBelow} or {@link #forget}, the lower tier must not
-     * evict any copy it holds or later receives of the block (a disk record then may be its only
-     * copy); room it cannot make without such a copy is refused instead (a failed demotion or
-     * spill), so nothing a sequence references is lost. Idempotent. Called with the cache lock
-     * held: must not call the cache.
-     *
-     * @param blockId a sealed block
-     * @return true if a copy of the block exists below now and is kept; false if none does (for a
-     *         block not on the top tier: its only copy went before it could be pinned)
-     */
-    boolean pinBelow(int blockId);
-
-    /**
-     * Told when a block pinned by {@link #pinBelow} is referenced no more (its count fell to 0, or
-     * its bytes were found lost): its copies below may be evicted again. Idempotent. Called with
-     * the cache lock held: must not call the cache.
-     *
-     * @param blockId the block
-     */
-    void unpinBelow(int blockId);
-
-    /**
-     * Forgets everything held below for a block id (the block was freed or its id reused), pins
-     * included. Keyed copies that can serve later prefix hits (disk) may be kept by hash.
+     * Forgets everything held below for a block id (the block was freed or its id reused); the
+     * cache has released its disk pin, if any, first. Keyed copies that can serve later prefix hits (disk) may be kept by hash.
      *
      * @param blockId the block
      */
@@ -272,7 +232,7 @@ public interface LowerTier {
     /**
      * Moves into {@code out} what this tier let go of since the last call, and forgets it there: a
      * host copy that left as the cache's moves asked (spilled on down and now kept by hash, or
-     * evicted: only blocks not pinned by {@link #pinBelow}), and keys whose disk records went on
+     * evicted: only blocks nothing references), and keys whose disk records went on
      * their own. A
      * store returns what it evicted this way and never calls the cache. Called with the cache
      * lock held, by the cache after its own moves and by the tier manager's movers; must not call
@@ -291,19 +251,6 @@ public interface LowerTier {
      * @return whether there may be changes to drain
      */
     boolean hasChanges();
-
-    /**
-     * Settles a drained notice that the disk record of a key went ({@link BelowChanges#NO_BLOCK}),
-     * for the block the cache indexes under that key: the notice may be stale (the key written
-     * again since), so the tier decides under the lock whether the block's disk copy is gone (then
-     * ON_DISK is cleared, and the pin released). Called with the cache lock held; must not call
-     * the cache, which reads where the block's copy is afterwards.
-     *
-     * @param blockId the block the cache indexes under the key
-     * @param hashHi  the key, high word
-     * @param hashLo  low word
-     */
-    void settleDrop(int blockId, long hashHi, long hashLo);
 
     /**
      * Whether this lower tier can fetch blocks by hash from a store it does not hold locally (a

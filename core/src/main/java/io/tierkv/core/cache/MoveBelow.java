@@ -1,17 +1,29 @@
 package io.tierkv.core.cache;
 
+import java.lang.foreign.MemorySegment;
+
+import static io.tierkv.core.cache.BlockOwner.ON_DISK;
+import static io.tierkv.core.cache.BlockStates.HELD;
 import static io.tierkv.core.cache.BlockStates.SEALED;
 import static io.tierkv.core.cache.BlockStates.TRANSIT;
 
 /**
  * The spill and load moves between the tiers below (host to disk for room, a mover's queue or a
- * sequence's budget; disk to host for read-ahead): plan under the cache lock (the block TRANSIT;
- * a load's host slot reserved by {@link HostRoom#reserve}; a spill's source taken by {@link
- * LowerTier#prepareSpill} in the same hold), copy with the lock released ({@link
- * LowerTier#spill}, {@link LowerTier#load}), commit under the lock (a load that found the only
- * copy gone frees or loses the block). What a spill let go of (the id now kept by hash) reaches
- * the cache as {@link BelowChanges}, settled at the end. One instance per cache, called with the
- * cache lock held once.
+ * sequence's budget; disk to host for read-ahead), in vLLM's prepare/complete shape with both
+ * stores driven from here:
+ * <ul>
+ *   <li>spill: plan under the cache lock (the block TRANSIT; its host copy taken as the source,
+ *       {@link HostSlots#prepareSpill}), write with the lock released ({@link DiskRecords#write},
+ *       pinned as it is written if the block is referenced), commit under the lock (the pin made
+ *       to match whether the block is referenced now, {@link DiskCopies#settleSpillPin}; ON_DISK;
+ *       the host slot freed, {@link HostSlots#endSpill}; the id noted to be retired if nothing
+ *       references it). A refused write leaves the block in its host slot as it was.</li>
+ *   <li>load: plan (the block TRANSIT, its disk copy found held, a host slot reserved by
+ *       {@link HostRoom#reserve}), read with the lock released ({@link LowerTier#load}), commit
+ *       (the slot the block's, {@link HostSlots#fill}, its pin released; or the slot given back and
+ *       the miss settled, a block left without a copy freed or lost).</li>
+ * </ul>
+ * One instance per cache, called with the cache lock held once.
  */
 final class MoveBelow {
 
@@ -36,25 +48,15 @@ final class MoveBelow {
      */
     @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Admission, TierControl, PagedKvCache), another path
     boolean run(int id, boolean up) {
-        if (lower == null || b.state(id) != SEALED || b.slot[id] >= 0 || b.inTransit(id)) {
+        if (lower == null || b.state(id) != SEALED || b.slot[id] >= 0 || b.inTransit(id)
+                || (up && (b.hostSlot[id] >= 0 || !cache.disks.held(id)))) {
             return false;
         }
         b.bits[id] |= TRANSIT;
-        boolean ok = false;
+        int result = NOT_MOVED;
         boolean returned = false;
-        int hs = -1;
         try {
-            if (up) {
-                hs = cache.moves.hostRoom.reserve(); // a load's destination; victims may spill for it
-            }
-            if (up ? hs >= 0 : lower.prepareSpill(id)) { // a spill's source is held in this hold of the lock
-                cache.lock.unlock();
-                try {
-                    ok = up ? lower.load(id, cache.identities.of(id), hs) : lower.spill(id);
-                } finally {
-                    cache.lock.lock();
-                }
-            }
+            result = up ? load(id) : spill(id);
             returned = true;
         } finally {
             b.bits[id] &= ~TRANSIT;
@@ -62,12 +64,105 @@ final class MoveBelow {
                 cache.signalChange(); // the move ends by its exception: wake those waiting for it
             }
         }
-        if (!ok && up && hs >= 0 && cache.residence(id) == LowerTier.RESIDENT_NOWHERE) {
+        if (result == MISSED && cache.residence(id) == LowerTier.RESIDENT_NOWHERE) {
             cache.goneBelow(id);
         }
         cache.endTransit(id);
         cache.moves.settle.run(); // a load makes room on the host tier, a spill may evict disk records
         cache.signalChange();
-        return ok;
+        return result == MOVED;
+    }
+
+    /** {@link #load}, {@link #spill} result: the block moved. */
+    private static final int MOVED = 0;
+    /** {@link #load}, {@link #spill} result: nothing changed (no room, refused, or not movable now). */
+    private static final int NOT_MOVED = 1;
+    /** {@link #load} result: the read of the block's disk record missed, settled. */
+    private static final int MISSED = 2;
+
+    /** Reads the block's disk record into a host slot reserved for it. Lock held; released for the read. */
+    @SuppressWarnings("GuardedBy") // cache.lock held: see run
+    private int load(int id) {
+        HostSlots host = lower.hostSlots();
+        int hs = cache.moves.hostRoom.reserve(); // victims may spill for it, the lock released
+        if (hs < 0) {
+            return NOT_MOVED;
+        }
+        if (b.hostSlot[id] >= 0 || !cache.disks.held(id)) { // its record found gone while room was made
+            host.releaseReserved(hs);
+            return NOT_MOVED;
+        }
+        long hi = b.hashHi[id];
+        long lo = b.hashLo[id];
+        int read = LowerTier.LOST; // stays a miss if the read throws
+        cache.lock.unlock();
+        try {
+            read = lower.load(id, hi, lo, cache.identities.of(id), hs);
+        } finally {
+            cache.lock.lock();
+            if (read == LowerTier.PROMOTED) {
+                cache.disks.releasePin(id); // the host slot holds it now; a spill pins the record again
+                host.fill(id, hs); // the disk record stays too, unless it was evicted meanwhile
+            } else {
+                host.releaseReserved(hs);
+            }
+        }
+        if (read != LowerTier.PROMOTED) {
+            cache.disks.settleMiss(id, read == LowerTier.FOREIGN);
+            return MISSED;
+        }
+        return MOVED;
+    }
+
+    /**
+     * Writes the block's host copy to the disk store and commits where it is. Lock held; released
+     * for the write. A write that throws (a store that broke its contract) leaves the block in its
+     * host slot, back in the policy.
+     */
+    @SuppressWarnings("GuardedBy") // cache.lock held: see run
+    private int spill(int id) {
+        HostSlots host = lower.hostSlots();
+        DiskRecords disk = cache.disks.disk;
+        if (disk == null) {
+            return NOT_MOVED;
+        }
+        MemorySegment identity = cache.identities.copyOf(id); // before the plan: the cache may close while the lock is released
+        if (!host.prepareSpill(id)) {
+            return NOT_MOVED;
+        }
+        int hs = b.hostSlot[id];
+        long hi = b.hashHi[id];
+        long lo = b.hashLo[id];
+        boolean pin = (b.bits[id] & HELD) != 0;
+        if (pin) {
+            cache.disks.pinningSpills++;
+        }
+        long stored = DiskRecords.NOT_STORED;
+        boolean left = false;
+        cache.lock.unlock();
+        try {
+            stored = disk.write(id, hi, lo, identity, host.view(hs), pin);
+        } finally {
+            cache.lock.lock();
+            if (pin) {
+                cache.disks.pinningSpills--;
+            }
+            assert b.hostSlot[id] == hs : "block " + id + " left its host slot while in transit";
+            try {
+                if (stored != DiskRecords.NOT_STORED) {
+                    left = cache.disks.settleSpillPin(id, hi, lo, pin ? stored : DiskRecords.NO_PIN);
+                }
+                if (left) {
+                    b.below[id] |= ON_DISK; // found again by hash: the cache retires the id if unreferenced
+                }
+            } finally {
+                host.endSpill(id, hs, left);
+            }
+        }
+        if (!left) {
+            return NOT_MOVED;
+        }
+        cache.moves.settle.note(id, hi, lo);
+        return MOVED;
     }
 }

@@ -60,22 +60,6 @@ final class OwnerView implements BlockOwner {
     }
 
     @Override
-    public long diskPin(int blockId) {
-        return blocks.diskPins.get(blockId, 0, NO_DISK_PIN);
-    }
-
-    @Override
-    public void setDiskPin(int blockId, long pin) {
-        if (pin == NO_DISK_PIN) {
-            blocks.diskPins.remove(blockId);
-            blocks.below[blockId] &= ~DISK_PINNED;
-        } else {
-            blocks.diskPins.set(blockId, 0, pin);
-            blocks.below[blockId] |= DISK_PINNED;
-        }
-    }
-
-    @Override
     public int maxBlocks() {
         return blocks.capacity();
     }

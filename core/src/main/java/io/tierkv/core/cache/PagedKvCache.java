@@ -81,9 +81,9 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
  * Once a block leaves the top tier, a lower tier's copy may be its only copy, and a lower tier
  * that evicts it for room loses bytes a sequence still needs. So the lower tier is told which
  * blocks are referenced: a SEALED block with {@code refs > 0} carries the HELD flag, and every
- * change of that fact goes through {@link #refresh(int)}, which calls
- * {@link LowerTier#pinBelow} or {@link LowerTier#unpinBelow} (with this lock held; the lower tier
- * takes its own lock and the disk tier's, never this one, so the order cache, host, disk holds).
+ * change of that fact goes through {@link #refresh(int)}, which pins or releases the block's disk
+ * record ({@link DiskCopies#pinBelow}, {@link DiskCopies#unpinBelow}; with this lock held, the disk
+ * store takes its own lock, never this one, so the order cache, disk holds).
  * The flag follows references, not residence: a referenced block keeps its disk record pinned
  * even while the top tier also holds it, because the top tier may drop its slot for that record
  * at any moment ({@link BelowCopies#takeOverCopy}) and there must be no window in which the record
@@ -134,8 +134,10 @@ public final class PagedKvCache implements AutoCloseable {
     @GuardedBy("lock") final CacheCounters counters = new CacheCounters();
     @GuardedBy("lock") final Admission admission;
     final TierMoves moves;
-    /** Where a block's copy is below: one answer, from {@link #blocks} and the store's disk query. */
+    /** Where a block's copy is below: one answer, from {@link #blocks} and {@link #disks}. */
     final BelowCopies copiesBelow;
+    /** Which ids are bound to disk records and the pins they hold; null without a lower tier. */
+    final DiskCopies disks;
     @GuardedBy("lock") final PrefixLookup prefix;
     /** The unlocked half of a match that fetches from a store below; null without a lower tier. */
     final FetchAhead fetchAhead;
@@ -187,7 +189,8 @@ public final class PagedKvCache implements AutoCloseable {
         this.written = new WrittenPositions(metaArena, n, blockTokens, layout.layers());
         this.admission = new Admission(this, lower, options.deviceBlocks());
         this.moves = new TierMoves(this, lower);
-        this.copiesBelow = new BelowCopies(blocks, lower);
+        this.disks = lower == null ? null : new DiskCopies(this, lower.diskRecords());
+        this.copiesBelow = new BelowCopies(blocks, disks);
         this.prefix = new PrefixLookup(this, lower);
         this.fetchAhead = lower == null ? null : new FetchAhead(this);
         this.leases = new Leases(this);
@@ -302,6 +305,7 @@ public final class PagedKvCache implements AutoCloseable {
             b.slot[id] = -1;
         }
         if (lower != null) {
+            disks.releasePin(id);
             lower.forget(id);
         }
         b.release(id);
@@ -345,11 +349,11 @@ public final class PagedKvCache implements AutoCloseable {
         if (lower != null && (b.state(id) == SEALED && b.refs[id] > 0) != ((b.bits[id] & HELD) != 0)) {
             b.bits[id] ^= HELD;
             if ((b.bits[id] & HELD) != 0) {
-                if (!lower.pinBelow(id) && b.slot[id] < 0) {
+                if (!disks.pinBelow(id) && b.slot[id] < 0) {
                     markLost(id); // its only copy below went before this reference could hold it: no match finds it now
                 }
             } else {
-                lower.unpinBelow(id);
+                disks.unpinBelow(id);
             }
         }
         boolean candidate = b.state(id) == SEALED && b.slot[id] >= 0 && b.leases[id] == 0

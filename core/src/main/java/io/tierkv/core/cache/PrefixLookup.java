@@ -267,11 +267,11 @@ final class PrefixLookup {
             return GONE;
         }
         b.bits[id] |= HELD;
-        if (lower.pinBelow(id)) {
+        if (cache.disks.pinBelow(id)) {
             return KEPT;
         }
         b.bits[id] &= ~HELD;
-        lower.unpinBelow(id);
+        cache.disks.unpinBelow(id);
         if ((b.bits[id] & TRANSIT) != 0) {
             return MOVING;
         }

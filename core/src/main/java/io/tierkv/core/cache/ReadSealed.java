@@ -35,6 +35,9 @@ final class ReadSealed {
      */
     void run(int id, MemorySegment out) {
         int s;
+        boolean below; // a copy below holds it: a host slot, or a disk record found held
+        long hi;
+        long lo;
         cache.lock.lock();
         try {
             cache.checkOpen();
@@ -43,23 +46,31 @@ final class ReadSealed {
             b.bits[id] |= TRANSIT;
             cache.refresh(id);
             s = b.slot[id];
+            below = s < 0 && lower != null && (b.hostSlot[id] >= 0 || cache.disks.held(id));
+            hi = b.hashHi[id];
+            lo = b.hashLo[id];
         } finally {
             cache.lock.unlock();
         }
         boolean copied = false;
-        boolean lost = false;
+        boolean lost = s < 0 && !below;
+        int read = LowerTier.PROMOTED;
         try {
             if (s >= 0) {
                 MemorySegment.copy(cache.slotMemory(s), 0, out, 0, cache.blockBytes);
                 copied = true;
-            } else {
-                copied = lower.read(id, cache.identities.of(id), out);
+            } else if (below) {
+                read = lower.read(id, hi, lo, cache.identities.of(id), out);
+                copied = read == LowerTier.PROMOTED;
                 lost = !copied;
             }
         } finally {
             cache.lock.lock();
             try {
                 b.bits[id] &= ~TRANSIT;
+                if (read != LowerTier.PROMOTED) {
+                    cache.disks.settleMiss(id, read == LowerTier.FOREIGN); // a disk read that missed
+                }
                 if (lost) {
                     cache.markLost(id);
                 } else if (copied && s >= 0) {

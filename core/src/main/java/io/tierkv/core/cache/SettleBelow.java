@@ -16,7 +16,9 @@ final class SettleBelow {
     private BelowChanges changes = new BelowChanges();
     /** Entries kept for the next run (their blocks were moving); swapped with {@link #changes}; lock held. */
     private BelowChanges kept = new BelowChanges();
-    /** Whether the last run kept entries: read without the lock by {@link #mayHaveWork}. */
+    /** Ids the cache's own moves let go of ({@link #note}), settled by the next run; lock held. */
+    private final BelowChanges noted = new BelowChanges();
+    /** Whether the last run kept entries, or ids were noted since: read without the lock by {@link #mayHaveWork}. */
     private volatile boolean keptAny;
 
     SettleBelow(PagedKvCache cache, LowerTier lower) {
@@ -30,10 +32,10 @@ final class SettleBelow {
      * counts only for a SEALED block not on the top tier and not moving that still holds the hash
      * the entry names; then, by where its copy is now: nowhere, it is gone below
      * ({@link PagedKvCache#goneBelow}: freed, or lost if referenced); on disk only, after its host
-     * copy left, its id is retired if nothing references it (the record is found again by hash);
+     * copy left (or its reference ended, {@link #note}), its id is retired if nothing references it (the record is found again by hash);
      * on the host, nothing. A key's entry ({@link BelowChanges#NO_BLOCK}) names the block indexed
-     * under it, and the lower tier settles that block's disk copy first
-     * ({@link LowerTier#settleDrop}). An entry whose block is moving (in transit) is kept for the
+     * under it, whose disk copy is settled first ({@link DiskCopies#settleIfGone}: the notice
+     * may be stale, the key written again since). An entry whose block is moving (in transit) is kept for the
      * next run: the move may end with the block below (a load, a failed promotion) and the copy
      * the entry reports gone. So is every entry after one whose
      * settling threw. Nothing is drained once the cache is closed.
@@ -45,6 +47,7 @@ final class SettleBelow {
         if (lower == null || cache.closed) {
             return 0;
         }
+        noted.moveTo(changes);
         lower.drainChanges(changes);
         int n = changes.size();
         int i = 0;
@@ -60,9 +63,19 @@ final class SettleBelow {
             kept = changes;
             kept.clear();
             changes = next;
-            keptAny = changes.size() > 0;
+            keptAny = changes.size() > 0 || noted.size() > 0; // noted while this run settled
         }
         return n - changes.size();
+    }
+
+    /**
+     * Notes a block whose host copy the cache's own move let go of (a spill), or whose reference
+     * ended while only its disk record holds it, for the next run: an id held by hash alone is
+     * retired then if nothing references it (the record is found again by hash). Lock held.
+     */
+    void note(int id, long hashHi, long hashLo) {
+        noted.add(id, hashHi, hashLo);
+        keptAny = true;
     }
 
     /**
@@ -92,7 +105,7 @@ final class SettleBelow {
             return; // back on the top tier
         }
         if (byKey) {
-            lower.settleDrop(id, hi, lo);
+            cache.disks.settleIfGone(id);
         }
         int where = cache.residence(id);
         if (where == LowerTier.RESIDENT_NOWHERE) {

@@ -432,10 +432,11 @@ class SequenceContractTest {
      * A lower tier that keeps a block's bytes nowhere but says it does, and records a promotion's
      * timeout. Where it says a block is, it records in the cache's facts ({@link
      * BlockOwner#hostSlot}, {@link BlockOwner#belowBits}), as a real tier does: a demoted block in
-     * "host slot" 0, a block on disk only ON_DISK with no host slot.
+     * "host slot" 0, a block on disk only ON_DISK with no host slot. Its "disk" pins every record
+     * it is asked to and none breaks.
      */
     private static final class TimingLowerTier implements LowerTier {
-        private static final HostSlots ROOMY = new HostSlots() {
+        private final HostSlots roomy = new HostSlots() {
             @Override public int reserveFree() { return 0; }
             @Override public void releaseReserved(int hostSlot) { }
             @Override public int victim() { return -1; }
@@ -446,6 +447,27 @@ class SequenceContractTest {
             @Override public void keep(int blockId) { }
             @Override public void queue(int blockId) { }
             @Override public boolean unqueue(int blockId) { return false; }
+            @Override public MemorySegment view(int hostSlot) { throw new AssertionError("no bytes are kept"); }
+            @Override public boolean prepareSpill(int blockId) { return false; } // nothing spills: no disk writes
+            @Override public void endSpill(int blockId, int hostSlot, boolean left) { throw new AssertionError(); }
+
+            /** A copy that landed is placed in "host slot" 0, unless the test took it away meanwhile ({@link #lose}). */
+            @Override public void fill(int blockId, int hostSlot) {
+                if (held.contains(blockId)) {
+                    owner.setHostSlot(blockId, 0);
+                }
+            }
+        };
+        private static final DiskRecords PINS_ANYTHING = new DiskRecords() {
+            @Override public long write(int blockId, long hi, long lo, MemorySegment identity, MemorySegment block,
+                    boolean pin) {
+                throw new AssertionError("nothing spills");
+            }
+            @Override public boolean contains(long hi, long lo) { return true; }
+            @Override public long pin(long hi, long lo) { return 1; }
+            @Override public boolean unpin(long hi, long lo, long pin) { return true; }
+            @Override public boolean pinBroken(long pin) { return false; }
+            @Override public String checkPins(long[] hi, long[] lo, long[] pins, int[] holders, int n) { return null; }
         };
         private final java.util.Set<Integer> held = new java.util.HashSet<>();
         /** Held ids whose copy is on disk only (kept by hash). */
@@ -468,10 +490,6 @@ class SequenceContractTest {
         @Override
         public boolean hasChanges() {
             return changes.size() > 0;
-        }
-
-        @Override
-        public void settleDrop(int blockId, long hashHi, long hashLo) {
         }
 
         @Override
@@ -505,14 +523,19 @@ class SequenceContractTest {
         /** Room for every block: "host slot" 0, never full, so no block leaves for room. */
         @Override
         public HostSlots hostSlots() {
-            return ROOMY;
+            return roomy;
         }
 
+        @Override
+        public DiskRecords diskRecords() {
+            return PINS_ANYTHING;
+        }
+
+        /** {@inheritDoc} The cache commits it to "host slot" 0 ({@code fill}). */
         @Override
         public boolean demote(int blockId, long hashHi, long hashLo, MemorySegment identity, int slot, int hostSlot) {
             held.add(blockId);
             onDiskOnly.remove(blockId);
-            place(blockId, 0, (byte) 0);
             return true;
         }
 
@@ -532,8 +555,8 @@ class SequenceContractTest {
         }
 
         @Override
-        public boolean read(int blockId, MemorySegment identity, MemorySegment out) {
-            return false;
+        public int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {
+            return LOST;
         }
 
         @Override
@@ -541,41 +564,17 @@ class SequenceContractTest {
         }
 
         @Override
-        public boolean diskCopyHeld(int blockId) {
-            return held.contains(blockId) && onDiskOnly.contains(blockId);
-        }
-
-        @Override
-        public boolean prepareSpill(int blockId) {
-            return false; // nothing spills: no disk below
-        }
-
-        @Override
-        public boolean spill(int blockId) {
-            throw new AssertionError("spill without a planned source");
-        }
-
-        @Override
-        public boolean load(int blockId, MemorySegment identity, int hostSlot) {
+        public int load(int blockId, long hashHi, long hashLo, MemorySegment identity, int hostSlot) {
             if (duringLoad == null) {
-                return false;
+                return LOST;
             }
             duringLoad.run();
-            return true;
+            return PROMOTED;
         }
 
         @Override
         public int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity) {
             return ABSENT;
-        }
-
-        @Override
-        public boolean pinBelow(int blockId) {
-            return held.contains(blockId);
-        }
-
-        @Override
-        public void unpinBelow(int blockId) {
         }
 
         @Override

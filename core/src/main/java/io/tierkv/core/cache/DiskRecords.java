@@ -1,0 +1,96 @@
+package io.tierkv.core.cache;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The disk below the host tier as the cache's moves drive it ({@link LowerTier#diskRecords}): a
+ * store of records keyed by block hash, each written with the block's identity, and pins that
+ * keep a record from being evicted while it may be a referenced block's only copy. The store
+ * decides nothing about a block: which block spills, and when an id pins or lets go of its
+ * record, the cache decides ({@code DiskCopies}, {@link MoveBelow}). It never calls the cache or
+ * another tier; records it evicts on its own reach the cache as departed keys ({@link
+ * LowerTier#drainChanges}).
+ *
+ * <p>A pin names one record (a serial the store hands out, {@code > 0}), never a key: a key may
+ * hold a new record after the pinned one went. A pinned record that fails verification or is
+ * removed leaves a broken pin ({@link #pinBroken}), still to be released by {@link #unpin}.
+ *
+ * <p>Thread-safe. The cache calls every method but {@link #write} with its lock held (the cache
+ * lock comes before the store's own locks); {@link #write} is called with it released.
+ */
+public interface DiskRecords {
+
+    /** No pin: what {@link #pin} returns for a key that is not on disk; a pin is never 0. */
+    long NO_PIN = 0;
+    /** {@link #write} stored nothing: the store declined, refused or failed the write (counted by the store). */
+    long NOT_STORED = NO_PIN;
+    /** {@link #write} without a pin stored the record. */
+    long STORED = -1;
+
+    /**
+     * Writes a block's record under its hash, with its identity, pinned in the same call if
+     * {@code pin} (the record may be the block's only copy once the host slot goes). A record of
+     * another identity under the key refuses the write. Called with the cache lock released, the
+     * block in transit and its source host slot held.
+     *
+     * @param blockId  the block, for the store's own counters and events only (records are keyed by hash)
+     * @param hashHi   block hash, high 64 bits
+     * @param hashLo   block hash, low 64 bits
+     * @param identity the block's identity, {@code BlockIdentity.bytes(blockSizeTokens)} bytes
+     * @param block    the block's bytes, {@code KvLayout.bytesPerBlock()}
+     * @param pin      whether to pin the record as it is written
+     * @return the pin ({@code > 0}) if {@code pin}; {@link #STORED} if stored without one; {@link
+     *     #NOT_STORED} if nothing was stored
+     */
+    long write(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment block, boolean pin);
+
+    /**
+     * {@return whether a record is held under the key (of any identity)}
+     *
+     * @param hashHi block hash, high 64 bits
+     * @param hashLo block hash, low 64 bits
+     */
+    boolean contains(long hashHi, long hashLo);
+
+    /**
+     * Pins a key's record; each pin needs its own {@link #unpin}.
+     *
+     * @param hashHi block hash, high 64 bits
+     * @param hashLo block hash, low 64 bits
+     * @return the pin, {@code > 0}; {@link #NO_PIN} if the key is not on disk
+     */
+    long pin(long hashHi, long hashLo);
+
+    /**
+     * Releases a pin: from its record if that is still on disk, else the broken pin its removal
+     * left. Never touches another record under the same key.
+     *
+     * @param hashHi block hash, high 64 bits
+     * @param hashLo block hash, low 64 bits
+     * @param pin    the pin {@link #pin} or {@link #write} returned for this key
+     * @return true if a pin was dropped from its record; false if a broken pin was released
+     * @throws IllegalStateException if the pin holds nothing (released twice, or never taken)
+     */
+    boolean unpin(long hashHi, long hashLo, long pin);
+
+    /**
+     * {@return whether a held pin's record was dropped (removed, or quarantined when it failed
+     * verification) since the pin was taken}
+     *
+     * @param pin a pin held
+     */
+    boolean pinBroken(long pin);
+
+    /**
+     * Compares, in one call, the pins their holders hold with the store's own: each handle held
+     * as many times as it counts, every pinned record and every broken pin among them.
+     *
+     * @param hashHi  per handle, its key's high 64 bits
+     * @param hashLo  per handle, its key's low 64 bits
+     * @param pins    the distinct pins held
+     * @param holders per pin, how many ids hold it
+     * @param n       pins in the arrays
+     * @return the first difference, or null if they agree
+     */
+    String checkPins(long[] hashHi, long[] hashLo, long[] pins, int[] holders, int n);
+}

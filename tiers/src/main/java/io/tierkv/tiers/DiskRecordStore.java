@@ -1,0 +1,75 @@
+package io.tierkv.tiers;
+
+import io.tierkv.core.KvLayout;
+import io.tierkv.core.cache.DiskRecords;
+import io.tierkv.core.error.TierKvException;
+import io.tierkv.tiers.disk.store.DiskTier;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The disk tier as the cache's spills and pins drive it ({@link DiskRecords}): records keyed by
+ * hash and the pins on them, over {@link DiskTier} and its {@link DiskTier#pinning()}. A write
+ * that fails is counted here ({@link TierStats#diskSpillFailures()}) and reported as stored
+ * nothing, so the block stays on the host. Calls nothing above it. Thread-safe.
+ */
+final class DiskRecordStore implements DiskRecords {
+
+    private final DiskTier disk;
+    private final KvLayout layout;
+    private final TierCounters counters;
+
+    DiskRecordStore(DiskTier disk, KvLayout layout, TierCounters counters) {
+        this.disk = disk;
+        this.layout = layout;
+        this.counters = counters;
+    }
+
+    /**
+     * {@inheritDoc} Any failed write (a disk that is full or refuses, an I/O error, or a channel
+     * closed under an interrupted thread: NIO closes a file channel when the thread using it is
+     * interrupted, and the interrupt stays set) is counted and stores nothing. Propagating it
+     * would leave the block marked moving and every promotion of it waiting for a move that never
+     * ends (found by a review: a Jlama session interrupted mid-run).
+     */
+    @Override
+    public long write(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment block, boolean pin) {
+        long start = System.nanoTime();
+        try {
+            long stored = pin ? disk.putPinned(hashHi, hashLo, identity, block)
+                    : disk.put(hashHi, hashLo, identity, block) ? STORED : NOT_STORED;
+            if (stored != NOT_STORED) {
+                counters.diskSpills.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
+            }
+            return stored;
+        } catch (TierKvException | java.io.UncheckedIOException | IllegalStateException e) {
+            counters.diskSpillFailures.increment();
+            TierEvents.fault("spill of block " + blockId + " failed: " + e);
+            return NOT_STORED;
+        }
+    }
+
+    @Override
+    public boolean contains(long hashHi, long hashLo) {
+        return disk.contains(hashHi, hashLo);
+    }
+
+    @Override
+    public long pin(long hashHi, long hashLo) {
+        return disk.pinning().pin(hashHi, hashLo);
+    }
+
+    @Override
+    public boolean unpin(long hashHi, long hashLo, long pin) {
+        return disk.pinning().unpin(hashHi, hashLo, pin);
+    }
+
+    @Override
+    public boolean pinBroken(long pin) {
+        return disk.pinning().pinBroken(pin);
+    }
+
+    @Override
+    public String checkPins(long[] hashHi, long[] hashLo, long[] pins, int[] holders, int n) {
+        return disk.pinning().checkPins(hashHi, hashLo, pins, holders, n);
+    }
+}
