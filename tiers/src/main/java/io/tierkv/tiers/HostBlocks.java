@@ -194,7 +194,7 @@ final class HostBlocks {
     }
 
     /**
-     * Notes that a block's host copy left for room (spilled, now kept by hash; or evicted), for
+     * Notes that a block's host copy was evicted for room, for
      * the cache to settle ({@link HostTier#drainChanges}). Lock held.
      */
     @GuardedBy("lock")

@@ -381,7 +381,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     /**
-     * {@inheritDoc} Host copies that left (spilled or evicted, {@code HostSlotStore}), then the keys of
+     * {@inheritDoc} Host copies evicted ({@code HostSlotStore#evict}), then the keys of
      * disk records evicted, removed or quarantined since the last call, at most
      * {@value #MAX_DRAINED_KEYS} of them per call (the cache holds its lock meanwhile; the movers
      * drain the rest on their next cycles).

@@ -9,8 +9,8 @@ import java.util.Arrays;
  * {@code vllm/v1/kv_offload/abstract.py}). Each entry is one of:
  *
  * <ul>
- *   <li>a block id with the hash it held when its copy left a tier (a host copy spilled to disk,
- *       or evicted): the cache frees the id if it still holds that hash, nothing references it
+ *   <li>a block id with the hash it held when its copy left a tier (a host copy evicted, or one
+ *       the cache's own spill let go of): the cache frees the id if it still holds that hash, nothing references it
  *       and its copy is now kept by hash alone (on disk) or nowhere;</li>
  *   <li>a key alone ({@link #NO_BLOCK}): a disk record of that hash went; the cache settles the
  *       block it indexes under the key (its disk copy settled first: {@code DiskCopies#settleIfGone}).</li>

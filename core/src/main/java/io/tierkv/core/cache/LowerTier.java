@@ -231,10 +231,8 @@ public interface LowerTier {
 
     /**
      * Moves into {@code out} what this tier let go of since the last call, and forgets it there: a
-     * host copy that left as the cache's moves asked (spilled on down and now kept by hash, or
-     * evicted: only blocks nothing references), and keys whose disk records went on
-     * their own. A
-     * store returns what it evicted this way and never calls the cache. Called with the cache
+     * host copy evicted as the cache asked (only blocks nothing references), and keys whose disk
+     * records went on their own. A store returns what it evicted this way and never calls the cache. Called with the cache
      * lock held, by the cache after its own moves and by the tier manager's movers; must not call
      * the cache and should return at once when there is nothing to drain. No default: a tier
      * that wraps another must pass its changes on.
