@@ -48,9 +48,9 @@ final class MoveBelow {
      */
     @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Admission, TierControl, PagedKvCache), another path
     boolean run(int id, boolean up) {
-        if (lower == null || b.state(id) != SEALED || b.slot[id] >= 0 || b.inTransit(id)
-                || (up && (b.hostSlot[id] >= 0 || !cache.disks.held(id)))) {
-            return false;
+        if (lower == null || cache.closed || b.state(id) != SEALED || b.slot[id] >= 0 || b.inTransit(id)
+                || (up && b.hostSlot[id] >= 0)) {
+            return false; // closed: its records are freed (a room-making loop may get here after a close)
         }
         b.bits[id] |= TRANSIT;
         int result = NOT_MOVED;
@@ -77,20 +77,23 @@ final class MoveBelow {
     private static final int MOVED = 0;
     /** {@link #load}, {@link #spill} result: nothing changed (no room, refused, or not movable now). */
     private static final int NOT_MOVED = 1;
-    /** {@link #load} result: the read of the block's disk record missed, settled. */
+    /** {@link #load} result: the block's disk copy is gone (a read that missed, settled; or found gone). */
     private static final int MISSED = 2;
 
     /** Reads the block's disk record into a host slot reserved for it. Lock held; released for the read. */
     @SuppressWarnings("GuardedBy") // cache.lock held: see run
     private int load(int id) {
         HostSlots host = lower.hostSlots();
+        if (!cache.disks.held(id)) {
+            return MISSED; // no disk copy, or its record went
+        }
         int hs = cache.moves.hostRoom.reserve(); // victims may spill for it, the lock released
         if (hs < 0) {
             return NOT_MOVED;
         }
-        if (b.hostSlot[id] >= 0 || !cache.disks.held(id)) { // its record found gone while room was made
+        if (!cache.disks.held(id)) { // its record found gone while room was made (a pin broken meanwhile)
             host.releaseReserved(hs);
-            return NOT_MOVED;
+            return MISSED;
         }
         long hi = b.hashHi[id];
         long lo = b.hashLo[id];
@@ -140,6 +143,7 @@ final class MoveBelow {
         long stored = DiskRecords.NOT_STORED;
         boolean left = false;
         cache.lock.unlock();
+        assert !cache.lock.isHeldByCurrentThread() : "the cache lock is still held across a disk write: a caller held it twice";
         try {
             stored = disk.write(id, hi, lo, identity, host.view(hs), pin);
         } finally {

@@ -67,9 +67,9 @@ final class Promote {
             cache.lock.lock();
             lower.completePromote(id, source, result); // committed in this hold: LOST if it threw
             end(id, s, returned);
-            if (returned && source == LowerTier.SOURCE_DISK && result != LowerTier.PROMOTED) {
-                cache.disks.settleMiss(id, result == LowerTier.FOREIGN);
-            }
+        }
+        if (source == LowerTier.SOURCE_DISK && result != LowerTier.PROMOTED) {
+            settleMiss(id, s, result);
         }
         if (result == LowerTier.PROMOTED) {
             cache.counters.promotions++;
@@ -93,6 +93,21 @@ final class Promote {
             throw new TransferTimeoutException("promote block " + id, timeoutNanos);
         }
         throw new CorruptBlockException("block " + id, "missing or corrupt below the top tier", -1, -1);
+    }
+
+    /**
+     * Settles a disk read that missed, lock held; a settle that throws (a disk store that broke its
+     * contract) gives the slot back and ends the transit first, as a copy that threw does.
+     */
+    @SuppressWarnings("GuardedBy") // cache.lock held by the caller
+    private void settleMiss(int id, int s, int result) {
+        try {
+            cache.disks.settleMiss(id, result == LowerTier.FOREIGN);
+        } catch (RuntimeException | Error e) {
+            cache.admission.freeSlot(s);
+            cache.endTransit(id);
+            throw e;
+        }
     }
 
     /**
