@@ -7,8 +7,8 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The host tier's reads of a disk record for the cache: a promotion of a block held only on disk
- * (through a staging buffer to the device), a read-ahead load (into a host slot the cache
- * reserved, the record kept) and a read out. Each reads with the manager lock released, under the
+ * (through a staging buffer to the device) and a read out (the cache's read-ahead loads read the
+ * disk store themselves, {@code DiskRecordStore#load}). Each reads with the manager lock released, under the
  * key the cache passes, gets bytes only from a record of the identity the cache passes, and counts
  * a miss ({@link TierStats#diskMisses()}); what a miss means for the block's copy the cache settles
  * under its lock ({@code DiskCopies}). The cache holds the block in transit meanwhile. Thread-safe.
@@ -50,23 +50,6 @@ final class DiskLoads {
             return missed(blockId, found);
         }
         t.counters.promotions.recordSampledLatency(blockId, t.layout.bytesPerBlock(), sampledStart); // counted by the cache
-        return LowerTier.PROMOTED;
-    }
-
-    /**
-     * Read-ahead: copies a block held only on disk into host slot {@code hs}, which the cache
-     * reserved for it and commits; see {@link LowerTier#load}.
-     *
-     * @return {@link LowerTier#PROMOTED} if host slot {@code hs} holds the block's bytes, or a miss
-     *     ({@link #missed})
-     */
-    int load(int blockId, long hi, long lo, MemorySegment identity, int hs) {
-        long start = System.nanoTime();
-        int found = t.disk.load(hi, lo, identity, t.blocks.slotView(hs));
-        if (found < 0) {
-            return missed(blockId, found);
-        }
-        t.counters.diskToHost.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
         return LowerTier.PROMOTED;
     }
 

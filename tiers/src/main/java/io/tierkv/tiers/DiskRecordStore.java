@@ -7,10 +7,12 @@ import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The disk tier as the cache's spills and pins drive it ({@link DiskRecords}): records keyed by
- * hash and the pins on them, over {@link DiskTier} and its {@link DiskTier#pinning()}. A write
- * that fails is counted here ({@link TierStats#diskSpillFailures()}) and reported as stored
- * nothing, so the block stays on the host. Calls nothing above it. Thread-safe.
+ * The disk tier as the cache's spills, loads and pins drive it ({@link DiskRecords}): records
+ * keyed by hash and the pins on them, over {@link DiskTier} and its {@link DiskTier#pinning()}. A
+ * write that fails is counted here ({@link TierStats#diskSpillFailures()}) and reported as stored
+ * nothing, so the block stays on the host; a load that misses is counted ({@link
+ * TierStats#diskMisses()}) and reported by kind, for the cache to settle. Calls nothing above it.
+ * Thread-safe.
  */
 final class DiskRecordStore implements DiskRecords {
 
@@ -46,6 +48,23 @@ final class DiskRecordStore implements DiskRecords {
             TierEvents.fault("spill of block " + blockId + " failed: " + e);
             return NOT_STORED;
         }
+    }
+
+    /**
+     * {@inheritDoc} The cache's loads read into a host slot: counted as disk-to-host moves ({@link
+     * TierStats#diskToHost()}).
+     */
+    @Override
+    public int load(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {
+        long start = System.nanoTime();
+        int found = disk.load(hashHi, hashLo, identity, out);
+        if (found < 0) {
+            counters.diskMisses.increment();
+            TierEvents.fault("disk miss for block " + blockId);
+            return found == DiskTier.COLLISION ? FOREIGN : MISSED;
+        }
+        counters.diskToHost.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
+        return LOADED;
     }
 
     @Override

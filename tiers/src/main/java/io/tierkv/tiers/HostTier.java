@@ -25,7 +25,8 @@ import static io.tierkv.tiers.HostBlocks.MOVING;
  * the block, kept after a promotion) is simply dropped; a block with a hash spills to disk (the
  * cache writes it, {@link #diskRecords}), after which it is held by hash alone; a block nobody
  * references is evicted; a referenced block with no disk below stays. A copy arriving in a host
- * slot (a demotion, a read-ahead load) is the cache's to commit ({@code HostSlots#fill}).
+ * slot (a demotion, a read-ahead load, which the cache reads from the disk store itself) is the
+ * cache's to commit ({@code HostSlots#fill}).
  * This tier never calls the cache: what it evicted, and disk records that went, are drained
  * by the cache ({@link #drainChanges}), which frees or retires those ids under its own lock. Disk
  * records are keyed by block hash, so they outlive block ids and serve later prefix hits
@@ -54,7 +55,7 @@ import static io.tierkv.tiers.HostBlocks.MOVING;
  * DiskRecordStore} is the disk tier as the store the cache's spills write and whose records the
  * cache pins for referenced blocks; {@code HostAdoption} binds disk records found by a prefix match;
  * {@code LateCopies} tracks copies that missed their deadline; {@code DiskLoads} reads disk
- * records for a promotion, a read-ahead load or a read; {@code HostInvariants} recounts;
+ * records for a promotion or a read; {@code HostInvariants} recounts;
  * {@code RemoteTier} (optional) sends blocks leaving the lowest local tier to a remote store and
  * fetches them back for prefix matches.
  *
@@ -398,12 +399,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     @Override
     public boolean hasChanges() {
         return blocks.hasLeft() || !diskEvicted.isEmpty();
-    }
-
-    /** {@inheritDoc} See {@code DiskLoads#load}. */
-    @Override
-    public int load(int blockId, long hashHi, long hashLo, MemorySegment identity, int hostSlot) {
-        return diskLoads.load(blockId, hashHi, hashLo, identity, hostSlot);
     }
 
     /**

@@ -35,7 +35,7 @@ final class HookedLower implements LowerTier {
      */
     Runnable duringFetch;
 
-    /** The host tier's disk store with {@link #beforeSpill} before each write; null without a disk. */
+    /** The host tier's disk store with {@link #beforeSpill} before each write and {@link #afterLoad} after each load; null without a disk. */
     private final DiskRecords hookedDisk;
 
     /** @param host the host tier every call goes to */
@@ -54,7 +54,7 @@ final class HookedLower implements LowerTier {
         return host.hostSlots();
     }
 
-    /** The host tier's disk store, its writes hooked ({@link #beforeSpill}); null without a disk. */
+    /** The host tier's disk store, its writes and loads hooked ({@link #beforeSpill}, {@link #afterLoad}); null without a disk. */
     @Override
     public DiskRecords diskRecords() {
         return hookedDisk;
@@ -69,6 +69,15 @@ final class HookedLower implements LowerTier {
                 beforeSpill = null;
                 runIf(true, hook);
                 return disk.write(blockId, hashHi, hashLo, identity, block, pin);
+            }
+
+            @Override
+            public int load(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {
+                int result = disk.load(blockId, hashHi, hashLo, identity, out);
+                Runnable hook = afterLoad;
+                afterLoad = null;
+                runIf(result == LOADED, hook);
+                return result;
             }
 
             @Override
@@ -137,15 +146,6 @@ final class HookedLower implements LowerTier {
     @Override
     public void releaseLateSlots(IntConsumer sink) {
         host.releaseLateSlots(sink);
-    }
-
-    @Override
-    public int load(int blockId, long hashHi, long hashLo, MemorySegment identity, int hostSlot) {
-        int result = host.load(blockId, hashHi, hashLo, identity, hostSlot);
-        Runnable hook = afterLoad;
-        afterLoad = null;
-        runIf(result == PROMOTED, hook);
-        return result;
     }
 
     @Override

@@ -4,8 +4,9 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The disk below the host tier as the cache's moves drive it ({@link LowerTier#diskRecords}): a
- * store of records keyed by block hash, each written with the block's identity, and pins that
- * keep a record from being evicted while it may be a referenced block's only copy. The store
+ * store of records keyed by block hash, each written with the block's identity and read back only
+ * for exactly that identity, and pins that keep a record from being evicted while it may be a
+ * referenced block's only copy. The store
  * decides nothing about a block: which block spills, and when an id pins or lets go of its
  * record, the cache decides ({@code DiskCopies}, {@link MoveBelow}). It never calls the cache or
  * another tier; records it evicts on its own reach the cache as departed keys ({@link
@@ -15,8 +16,8 @@ import java.lang.foreign.MemorySegment;
  * hold a new record after the pinned one went. A pinned record that fails verification or is
  * removed leaves a broken pin ({@link #pinBroken}), still to be released by {@link #unpin}.
  *
- * <p>Thread-safe. The cache calls every method but {@link #write} with its lock held (the cache
- * lock comes before the store's own locks); {@link #write} is called with it released.
+ * <p>Thread-safe. The cache calls every method but {@link #write} and {@link #load} with its lock
+ * held (the cache lock comes before the store's own locks); those two it calls with it released.
  */
 public interface DiskRecords {
 
@@ -26,6 +27,12 @@ public interface DiskRecords {
     long NOT_STORED = NO_PIN;
     /** {@link #write} without a pin stored the record. */
     long STORED = -1;
+    /** {@link #load} result: {@code out} holds the block's bytes. */
+    int LOADED = 0;
+    /** {@link #load} result: no sound record under the key (missing, evicted, or found damaged); a counted miss. */
+    int MISSED = 1;
+    /** {@link #load} result: the record under the key is another identity's (a counted collision and miss). */
+    int FOREIGN = 2;
 
     /**
      * Writes a block's record under its hash, with its identity, pinned in the same call if
@@ -43,6 +50,21 @@ public interface DiskRecords {
      *     #NOT_STORED} if nothing was stored
      */
     long write(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment block, boolean pin);
+
+    /**
+     * Reads a block's record into {@code out}, its identity compared with {@code identity} and its
+     * checksum verified before any byte stays there; the record stays. Called with the cache lock
+     * released, the block in transit and the destination held (a host slot the cache reserved).
+     *
+     * @param blockId  the block, for the store's own counters and events only
+     * @param hashHi   block hash, high 64 bits
+     * @param hashLo   block hash, low 64 bits
+     * @param identity the identity the record must carry
+     * @param out      receives the block's {@code KvLayout.bytesPerBlock()} bytes from offset 0
+     * @return {@link #LOADED}, {@link #MISSED} or {@link #FOREIGN}; on a miss no byte of another
+     *     block is left in {@code out}
+     */
+    int load(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out);
 
     /**
      * {@return whether a record is held under the key (of any identity)}

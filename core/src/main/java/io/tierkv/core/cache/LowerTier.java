@@ -124,14 +124,14 @@ public interface LowerTier {
      */
     void completePromote(int blockId, int source, int result);
 
-    /** {@link #promote} result: the slot holds the block; {@link #read} and {@link #load}: the bytes were copied. */
+    /** {@link #promote} result: the slot holds the block; {@link #read}: the bytes were copied. */
     int PROMOTED = 0;
-    /** {@link #promote}, {@link #read}, {@link #load} result: the block is gone below; the destination is untouched. */
+    /** {@link #promote}, {@link #read} result: the block is gone below; the destination is untouched. */
     int LOST = 1;
     /** {@link #promote} result: timed out; the slot must wait for {@link #releaseLateSlots}. */
     int TIMED_OUT = 2;
     /**
-     * {@link #promote}, {@link #read}, {@link #load} result: the disk record under the block's key
+     * {@link #promote}, {@link #read} result: the disk record under the block's key
      * is another identity's (a counted collision), no copy of this block; the destination is
      * untouched.
      */
@@ -168,23 +168,6 @@ public interface LowerTier {
     int RESIDENT_HOST = 1;
     /** Where a block's copy is below ({@link TierControl#residence}): only a disk record holds it. */
     int RESIDENT_DISK = 2;
-
-    /**
-     * Copies a block held only on disk into a host slot the cache reserved for it, keeping the
-     * disk record (read-ahead from disk). Called without the cache lock, the block pinned in
-     * transit. The slot stays reserved whatever the result: the cache commits it ({@link
-     * HostSlots#fill}) or gives it back.
-     *
-     * @param blockId  a block held only on disk
-     * @param hashHi   its hash, high word, as the cache holds it: the key of its disk record
-     * @param hashLo   its hash, low word
-     * @param identity its identity, compared with what the disk record holds
-     * @param hostSlot the reserved host slot ({@link HostSlots#reserveFree})
-     * @return {@link #PROMOTED} if the host slot holds the block's bytes now; {@link #LOST} or
-     *         {@link #FOREIGN} for a disk miss (missing, corrupt, or another identity's): a counted
-     *         miss, which the cache settles
-     */
-    int load(int blockId, long hashHi, long hashLo, MemorySegment identity, int hostSlot);
 
     /**
      * Looks up a hash that the top tier's index does not hold (for example a block recovered from

@@ -19,7 +19,8 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
  *       the host slot freed, {@link HostSlots#endSpill}; the id noted to be retired if nothing
  *       references it). A refused write leaves the block in its host slot as it was.</li>
  *   <li>load: plan (the block TRANSIT, its disk copy found held, a host slot reserved by
- *       {@link HostRoom#reserve}), read with the lock released ({@link LowerTier#load}), commit
+ *       {@link HostRoom#reserve}), read into the slot with the lock released ({@link
+ *       DiskRecords#load}, the slot's bytes lent by {@link HostSlots#view}), commit
  *       (the slot the block's, {@link HostSlots#fill}, its pin released; or the slot given back and
  *       the miss settled, a block left without a copy freed or lost).</li>
  * </ul>
@@ -84,6 +85,7 @@ final class MoveBelow {
     @SuppressWarnings("GuardedBy") // cache.lock held: see run
     private int load(int id) {
         HostSlots host = lower.hostSlots();
+        DiskRecords disk = cache.disks.disk;
         if (!cache.disks.held(id)) {
             return MISSED; // no disk copy, or its record went
         }
@@ -97,21 +99,21 @@ final class MoveBelow {
         }
         long hi = b.hashHi[id];
         long lo = b.hashLo[id];
-        int read = LowerTier.LOST; // stays a miss if the read throws
+        int read = DiskRecords.MISSED; // stays a miss if the read throws
         cache.lock.unlock();
         try {
-            read = lower.load(id, hi, lo, cache.identities.of(id), hs);
+            read = disk.load(id, hi, lo, cache.identities.of(id), host.view(hs));
         } finally {
             cache.lock.lock();
-            if (read == LowerTier.PROMOTED) {
+            if (read == DiskRecords.LOADED) {
                 cache.disks.releasePin(id); // the host slot holds it now; a spill pins the record again
                 host.fill(id, hs); // the disk record stays too, unless it was evicted meanwhile
             } else {
                 host.releaseReserved(hs);
             }
         }
-        if (read != LowerTier.PROMOTED) {
-            cache.disks.settleMiss(id, read == LowerTier.FOREIGN);
+        if (read != DiskRecords.LOADED) {
+            cache.disks.settleMiss(id, read == DiskRecords.FOREIGN);
             return MISSED;
         }
         return MOVED;

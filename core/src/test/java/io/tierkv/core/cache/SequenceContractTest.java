@@ -447,7 +447,7 @@ class SequenceContractTest {
             @Override public void keep(int blockId) { }
             @Override public void queue(int blockId) { }
             @Override public boolean unqueue(int blockId) { return false; }
-            @Override public MemorySegment view(int hostSlot) { throw new AssertionError("no bytes are kept"); }
+            @Override public MemorySegment view(int hostSlot) { return MemorySegment.NULL; } // no bytes are kept
             @Override public boolean prepareSpill(int blockId) { return false; } // nothing spills: no disk writes
             @Override public void endSpill(int blockId, int hostSlot, boolean left) { throw new AssertionError(); }
 
@@ -458,10 +458,19 @@ class SequenceContractTest {
                 }
             }
         };
-        private static final DiskRecords PINS_ANYTHING = new DiskRecords() {
+        private final DiskRecords pinsAnything = new DiskRecords() {
             @Override public long write(int blockId, long hi, long lo, MemorySegment identity, MemorySegment block,
                     boolean pin) {
                 throw new AssertionError("nothing spills");
+            }
+
+            /** Runs {@link #duringLoad} (the cache lock released), then reports the block loaded; without it, a miss. */
+            @Override public int load(int blockId, long hi, long lo, MemorySegment identity, MemorySegment out) {
+                if (duringLoad == null) {
+                    return MISSED;
+                }
+                duringLoad.run();
+                return LOADED;
             }
             @Override public boolean contains(long hi, long lo) { return true; }
             @Override public long pin(long hi, long lo) { return 1; }
@@ -474,7 +483,7 @@ class SequenceContractTest {
         private final java.util.Set<Integer> onDiskOnly = new java.util.HashSet<>();
         private BlockOwner owner;
         private final BelowChanges changes = new BelowChanges();
-        /** Run by {@link #load} (the cache lock released), which then reports the block loaded; null: no load. */
+        /** Run by its disk's load (the cache lock released), which then reports the block loaded; null: no load. */
         Runnable duringLoad;
         long timeout;
 
@@ -528,7 +537,7 @@ class SequenceContractTest {
 
         @Override
         public DiskRecords diskRecords() {
-            return PINS_ANYTHING;
+            return pinsAnything;
         }
 
         /** {@inheritDoc} The cache commits it to "host slot" 0 ({@code fill}). */
@@ -561,15 +570,6 @@ class SequenceContractTest {
 
         @Override
         public void releaseLateSlots(java.util.function.IntConsumer sink) {
-        }
-
-        @Override
-        public int load(int blockId, long hashHi, long hashLo, MemorySegment identity, int hostSlot) {
-            if (duringLoad == null) {
-                return LOST;
-            }
-            duringLoad.run();
-            return PROMOTED;
         }
 
         @Override
