@@ -6,9 +6,9 @@ import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The host tier's reads of a disk record for the cache: a promotion of a block held only on disk
- * (through a staging buffer to the device) and a read out (the cache's read-ahead loads read the
- * disk store themselves, {@code DiskRecordStore#load}). Each reads with the manager lock released, under the
+ * The host tier's read of a disk record for the cache's promotion of a block held only on disk,
+ * through a staging buffer to the device (the cache's read-ahead loads and reads out read the
+ * disk store themselves, {@code DiskRecordStore}). Each reads with the manager lock released, under the
  * key the cache passes, gets bytes only from a record of the identity the cache passes, and counts
  * a miss ({@link TierStats#diskMisses()}); what a miss means for the block's copy the cache settles
  * under its lock ({@code DiskCopies}). The cache holds the block in transit meanwhile. Thread-safe.
@@ -50,21 +50,6 @@ final class DiskLoads {
             return missed(blockId, found);
         }
         t.counters.promotions.recordSampledLatency(blockId, t.layout.bytesPerBlock(), sampledStart); // counted by the cache
-        return LowerTier.PROMOTED;
-    }
-
-    /**
-     * Reads a block's disk record into {@code out} ({@link LowerTier#read}), verified before any
-     * byte stays there.
-     *
-     * @return {@link LowerTier#PROMOTED}, or a miss ({@link #missed})
-     */
-    int read(int blockId, long hi, long lo, MemorySegment identity, MemorySegment out, long start) {
-        int found = t.disk.load(hi, lo, identity, out);
-        if (found < 0) {
-            return missed(blockId, found);
-        }
-        t.counters.diskReads.record(blockId, t.layout.bytesPerBlock(), System.nanoTime() - start);
         return LowerTier.PROMOTED;
     }
 

@@ -56,6 +56,18 @@ final class DiskRecordStore implements DiskRecords {
      */
     @Override
     public int load(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {
+        return read(blockId, hashHi, hashLo, identity, out, counters.diskToHost);
+    }
+
+    /** {@inheritDoc} Counted as a disk read out ({@link TierStats#diskReads()}). */
+    @Override
+    public int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {
+        return read(blockId, hashHi, hashLo, identity, out, counters.diskReads);
+    }
+
+    /** Reads a record into {@code out}, timed into {@code move} on a hit, a counted miss otherwise. */
+    private int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out,
+            TierCounters.Move move) {
         long start = System.nanoTime();
         int found = disk.load(hashHi, hashLo, identity, out);
         if (found < 0) {
@@ -63,7 +75,7 @@ final class DiskRecordStore implements DiskRecords {
             TierEvents.fault("disk miss for block " + blockId);
             return found == DiskTier.COLLISION ? FOREIGN : MISSED;
         }
-        counters.diskToHost.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
+        move.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
         return LOADED;
     }
 

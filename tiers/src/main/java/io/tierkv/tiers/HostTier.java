@@ -54,8 +54,8 @@ import static io.tierkv.tiers.HostBlocks.MOVING;
  * committed, a spill's source, evictions; which block leaves is the cache's choice); {@code
  * DiskRecordStore} is the disk tier as the store the cache's spills write and whose records the
  * cache pins for referenced blocks; {@code HostAdoption} binds disk records found by a prefix match;
- * {@code LateCopies} tracks copies that missed their deadline; {@code DiskLoads} reads disk
- * records for a promotion or a read; {@code HostInvariants} recounts;
+ * {@code LateCopies} tracks copies that missed their deadline; {@code DiskLoads} reads a disk
+ * record for a promotion; {@code HostInvariants} recounts;
  * {@code RemoteTier} (optional) sends blocks leaving the lowest local tier to a remote store and
  * fetches them back for prefix matches.
  *
@@ -349,9 +349,9 @@ final class HostTier implements LowerTier, AutoCloseable {
         }
     }
 
-    /** {@inheritDoc} From the host slot, copied under the lock; else from disk ({@code DiskLoads#read}). */
+    /** {@inheritDoc} Copied under the lock. */
     @Override
-    public int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {
+    public boolean read(int blockId, MemorySegment out) {
         long start = System.nanoTime();
         int hs;
         blocks.lock.lock();
@@ -364,11 +364,11 @@ final class HostTier implements LowerTier, AutoCloseable {
         } finally {
             blocks.lock.unlock();
         }
-        if (hs >= 0) {
-            counters.hostReads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
-            return PROMOTED;
+        if (hs < 0) {
+            return false;
         }
-        return diskLoads.read(blockId, hashHi, hashLo, identity, out, start);
+        counters.hostReads.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
+        return true;
     }
 
     @Override

@@ -81,6 +81,11 @@ final class HookedLower implements LowerTier {
             }
 
             @Override
+            public int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {
+                return disk.read(blockId, hashHi, hashLo, identity, out);
+            }
+
+            @Override
             public boolean contains(long hashHi, long hashLo) {
                 return disk.contains(hashHi, hashLo);
             }
@@ -139,8 +144,8 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {
-        return host.read(blockId, hashHi, hashLo, identity, out);
+    public boolean read(int blockId, MemorySegment out) {
+        return host.read(blockId, out);
     }
 
     @Override

@@ -16,8 +16,9 @@ import java.lang.foreign.MemorySegment;
  * hold a new record after the pinned one went. A pinned record that fails verification or is
  * removed leaves a broken pin ({@link #pinBroken}), still to be released by {@link #unpin}.
  *
- * <p>Thread-safe. The cache calls every method but {@link #write} and {@link #load} with its lock
- * held (the cache lock comes before the store's own locks); those two it calls with it released.
+ * <p>Thread-safe. The cache calls every method but {@link #write}, {@link #load} and {@link #read}
+ * with its lock held (the cache lock comes before the store's own locks); those it calls with it
+ * released.
  */
 public interface DiskRecords {
 
@@ -27,11 +28,11 @@ public interface DiskRecords {
     long NOT_STORED = NO_PIN;
     /** {@link #write} without a pin stored the record. */
     long STORED = -1;
-    /** {@link #load} result: {@code out} holds the block's bytes. */
+    /** {@link #load}, {@link #read} result: {@code out} holds the block's bytes. */
     int LOADED = 0;
-    /** {@link #load} result: no sound record under the key (missing, evicted, or found damaged); a counted miss. */
+    /** {@link #load}, {@link #read} result: no sound record under the key (missing, evicted, or found damaged); a counted miss. */
     int MISSED = 1;
-    /** {@link #load} result: the record under the key is another identity's (a counted collision and miss). */
+    /** {@link #load}, {@link #read} result: the record under the key is another identity's (a counted collision and miss). */
     int FOREIGN = 2;
 
     /**
@@ -65,6 +66,20 @@ public interface DiskRecords {
      *     block is left in {@code out}
      */
     int load(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out);
+
+    /**
+     * Reads a block's record out to caller memory (a whole-block read that does not move the
+     * block), as {@link #load} does; only what the store counts differs (a read, not a load into a
+     * host slot).
+     *
+     * @param blockId  the block, for the store's own counters and events only
+     * @param hashHi   block hash, high 64 bits
+     * @param hashLo   block hash, low 64 bits
+     * @param identity the identity the record must carry
+     * @param out      receives the block's {@code KvLayout.bytesPerBlock()} bytes from offset 0
+     * @return {@link #LOADED}, {@link #MISSED} or {@link #FOREIGN}
+     */
+    int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out);
 
     /**
      * {@return whether a record is held under the key (of any identity)}

@@ -124,35 +124,29 @@ public interface LowerTier {
      */
     void completePromote(int blockId, int source, int result);
 
-    /** {@link #promote} result: the slot holds the block; {@link #read}: the bytes were copied. */
+    /** {@link #promote} result: the slot holds the block. */
     int PROMOTED = 0;
-    /** {@link #promote}, {@link #read} result: the block is gone below; the destination is untouched. */
+    /** {@link #promote} result: the block is gone below; the destination is untouched. */
     int LOST = 1;
     /** {@link #promote} result: timed out; the slot must wait for {@link #releaseLateSlots}. */
     int TIMED_OUT = 2;
     /**
-     * {@link #promote}, {@link #read} result: the disk record under the block's key
+     * {@link #promote} result: the disk record under the block's key
      * is another identity's (a counted collision), no copy of this block; the destination is
      * untouched.
      */
     int FOREIGN = 3;
 
     /**
-     * Copies a block held below into caller memory without moving it (a read that does not
-     * promote): from its host copy if there is one, else from its disk record (the cache found it
-     * held) after verifying the record's checksum. The read counts as a hit on the tier that
-     * served it and tells that tier's policy of the access.
+     * Copies a block's host copy into caller memory without moving it (a read that does not
+     * promote); a block held on disk alone the cache reads from the disk store itself ({@link
+     * DiskRecords#read}). The read counts as a host hit and tells the host policy of the access.
      *
-     * @param blockId  the block, in transit for the call (not on the top tier)
-     * @param hashHi   its hash, high word, as the cache holds it: the key of its disk record
-     * @param hashLo   its hash, low word
-     * @param identity its identity, compared with what a disk record holds
-     * @param out      receives the block's {@code bytesPerBlock} bytes from offset 0
-     * @return {@link #PROMOTED} if {@code out} holds the block; {@link #LOST} or {@link #FOREIGN}
-     *         if the disk record missed (missing, corrupt, or another identity's: a counted miss,
-     *         which the cache settles; no byte of another block is left in {@code out})
+     * @param blockId the block, in transit for the call (not on the top tier)
+     * @param out     receives the block's {@code bytesPerBlock} bytes from offset 0
+     * @return true if {@code out} holds the block; false if no host slot holds it (nothing copied)
      */
-    int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out);
+    boolean read(int blockId, MemorySegment out);
 
     /**
      * Hands back top-tier slots of timed-out promotions whose late copies have now completed (or

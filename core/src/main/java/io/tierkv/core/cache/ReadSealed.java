@@ -9,8 +9,9 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
 /**
  * A whole-block read ({@link Sequence#readBlock}) from whichever tier holds the block, without
  * promoting it: plan under the cache lock (the block TRANSIT), copy with the lock released (from
- * the top-tier slot, or {@link LowerTier#read}), end under the lock (a block found lost below is
- * marked LOST). One instance per cache; takes the cache lock itself.
+ * the top-tier slot, the host copy by {@link LowerTier#read}, or the disk record by {@link
+ * DiskRecords#read}), end under the lock (a disk miss settled, a block found lost below marked
+ * LOST). One instance per cache; takes the cache lock itself.
  */
 final class ReadSealed {
 
@@ -35,7 +36,8 @@ final class ReadSealed {
      */
     void run(int id, MemorySegment out) {
         int s;
-        boolean below; // a copy below holds it: a host slot, or a disk record found held
+        boolean onHost;
+        boolean onDisk; // only a disk record holds it, found held
         long hi;
         long lo;
         cache.lock.lock();
@@ -46,30 +48,34 @@ final class ReadSealed {
             b.bits[id] |= TRANSIT;
             cache.refresh(id);
             s = b.slot[id];
-            below = s < 0 && lower != null && (b.hostSlot[id] >= 0 || cache.disks.held(id));
+            onHost = s < 0 && lower != null && b.hostSlot[id] >= 0;
+            onDisk = s < 0 && lower != null && !onHost && cache.disks.held(id);
             hi = b.hashHi[id];
             lo = b.hashLo[id];
         } finally {
             cache.lock.unlock();
         }
         boolean copied = false;
-        boolean lost = s < 0 && !below;
-        int read = LowerTier.PROMOTED;
+        boolean lost = s < 0 && !onHost && !onDisk;
+        int read = DiskRecords.LOADED;
         try {
             if (s >= 0) {
                 MemorySegment.copy(cache.slotMemory(s), 0, out, 0, cache.blockBytes);
                 copied = true;
-            } else if (below) {
-                read = lower.read(id, hi, lo, cache.identities.of(id), out);
-                copied = read == LowerTier.PROMOTED;
+            } else if (onHost) {
+                copied = lower.read(id, out); // the host slot stays while the block is in transit
+                lost = !copied;
+            } else if (onDisk) {
+                read = cache.disks.disk.read(id, hi, lo, cache.identities.of(id), out);
+                copied = read == DiskRecords.LOADED;
                 lost = !copied;
             }
         } finally {
             cache.lock.lock();
             try {
                 b.bits[id] &= ~TRANSIT;
-                if (read != LowerTier.PROMOTED) {
-                    cache.disks.settleMiss(id, read == LowerTier.FOREIGN); // a disk read that missed
+                if (read != DiskRecords.LOADED) {
+                    cache.disks.settleMiss(id, read == DiskRecords.FOREIGN); // a disk read that missed
                 }
                 if (lost) {
                     cache.markLost(id);

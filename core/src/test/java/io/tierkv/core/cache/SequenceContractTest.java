@@ -472,6 +472,9 @@ class SequenceContractTest {
                 duringLoad.run();
                 return LOADED;
             }
+            @Override public int read(int blockId, long hi, long lo, MemorySegment identity, MemorySegment out) {
+                return MISSED; // keeps no bytes
+            }
             @Override public boolean contains(long hi, long lo) { return true; }
             @Override public long pin(long hi, long lo) { return 1; }
             @Override public boolean unpin(long hi, long lo, long pin) { return true; }
@@ -564,8 +567,8 @@ class SequenceContractTest {
         }
 
         @Override
-        public int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {
-            return LOST;
+        public boolean read(int blockId, MemorySegment out) {
+            return false;
         }
 
         @Override
