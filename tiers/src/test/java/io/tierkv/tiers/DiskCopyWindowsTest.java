@@ -29,20 +29,6 @@ class DiskCopyWindowsTest {
     @TempDir
     Path dir;
 
-    /** A block over tokens first..first+15, demoted; its sequence kept open in keep (referenced) or closed. */
-    private static int onHost(HostDiskStack stack, long key, int first, List<Sequence> keep) {
-        Sequence s = stack.cache.openSequence(SequenceOptions.defaults());
-        appendWritten(s, key, tokens(first, 16));
-        int id = s.blockId(0);
-        if (keep != null) {
-            keep.add(s);
-        } else {
-            s.close();
-        }
-        assertTrue(stack.cache.tierControl().demoteBlock(id), "demoted to the host");
-        return id;
-    }
-
     /** Spills a host block through a mover's queue, as the only block the host policy offers. */
     private static void spill(HostDiskStack stack, int id) {
         List<Integer> queued = new ArrayList<>();
@@ -70,8 +56,8 @@ class DiskCopyWindowsTest {
         try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new);
                 Arena arena = Arena.ofConfined()) {
             List<Sequence> keep = new ArrayList<>();
-            int a = onHost(stack, 1, 0, keep); // referenced, indexed
-            int b = onHost(stack, 1, 0, keep); // referenced, a twin of a (same identity, its own id)
+            int a = stack.onHost(1, 0, keep); // referenced, indexed
+            int b = stack.onHost(1, 0, keep); // referenced, a twin of a (same identity, its own id)
             assertTrue(a != b);
             spill(stack, a);
             long hi;
@@ -88,7 +74,7 @@ class DiskCopyWindowsTest {
             spill(stack, b); // shares a's record, the first on disk: two pins
             assertEquals(2, stack.disk.pinning().pins(hi, lo));
             for (int i = 1; i <= HostDiskStack.BLOCKS; i++) {
-                onHost(stack, 10 + i, 100 * i, null); // the host full of spillable cached blocks
+                stack.onHost(10 + i, 100 * i, null); // the host full of spillable cached blocks
             }
             MemorySegment buf = arena.allocate(Managers.LAYOUT.bytesPerBlock());
             ((HookedLower) stack.lower).beforeSpill = () -> { // while a victim spills for the load's room
@@ -134,7 +120,7 @@ class DiskCopyWindowsTest {
     void invariantsHoldInTheLoadWindow() {
         try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
             List<Sequence> keep = new ArrayList<>();
-            int b = onHost(stack, 1, 0, keep);
+            int b = stack.onHost(1, 0, keep);
             spill(stack, b);
             List<String> seen = new ArrayList<>();
             ((HookedLower) stack.lower).afterLoad = () -> {
@@ -154,7 +140,7 @@ class DiskCopyWindowsTest {
     void aPinningSpillWhoseReferenceEndsMeanwhile() {
         try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
             List<Sequence> keep = new ArrayList<>();
-            int b = onHost(stack, 1, 0, keep);
+            int b = stack.onHost(1, 0, keep);
             List<String> seen = new ArrayList<>();
             ((HookedLower) stack.lower).beforeSpill = () -> {
                 seen.addAll(all(stack));

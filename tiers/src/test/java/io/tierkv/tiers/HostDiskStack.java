@@ -104,6 +104,25 @@ final class HostDiskStack implements AutoCloseable {
         }
     }
 
+    /**
+     * A block written over tokens {@code first..first+15} (pattern {@code key}) and demoted to the
+     * host; its sequence kept open in {@code keep} (the block referenced), or closed if null.
+     *
+     * @return the block id
+     */
+    int onHost(long key, int first, java.util.List<Sequence> keep) {
+        Sequence s = cache.openSequence(SequenceOptions.defaults());
+        appendWritten(s, key, tokens(first, 16));
+        int id = s.blockId(0);
+        if (keep != null) {
+            keep.add(s);
+        } else {
+            s.close();
+        }
+        assertTrue(cache.tierControl().demoteBlock(id), "demoted to the host");
+        return id;
+    }
+
     /** {@return {@link #cachedBlock}, demoted to the host} */
     int cachedOnHost() {
         int id = cachedBlock();

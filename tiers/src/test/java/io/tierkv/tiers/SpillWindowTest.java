@@ -1,14 +1,11 @@
 package io.tierkv.tiers;
 
-import static io.tierkv.core.testing.TestCaches.appendWritten;
-import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.core.cache.Sequence;
-import io.tierkv.core.cache.SequenceOptions;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,24 +25,10 @@ class SpillWindowTest {
     @TempDir
     Path dir;
 
-    /** A block written over tokens {@code first..first+15} and demoted to the host; its sequence kept open in {@code keep}, if given. */
-    private static int onHost(HostDiskStack stack, long key, int first, List<Sequence> keep) {
-        Sequence s = stack.cache.openSequence(SequenceOptions.defaults());
-        appendWritten(s, key, tokens(first, 16));
-        int id = s.blockId(0);
-        if (keep != null) {
-            keep.add(s);
-        } else {
-            s.close();
-        }
-        assertTrue(stack.cache.tierControl().demoteBlock(id), "demoted to the host");
-        return id;
-    }
-
     @Test
     void aQueuedSpillIsMovingWhileTheLockIsReleased() {
         try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
-            int id = onHost(stack, 1, 0, null);
+            int id = stack.onHost(1, 0, null);
             List<Integer> queued = new ArrayList<>();
             assertEquals(1, stack.cache.tierControl().queueSpills(1, queued::add));
             assertEquals(List.of(id), queued);
@@ -60,9 +43,9 @@ class SpillWindowTest {
     void aRoomVictimIsOutOfThePolicyWhileItSpills() {
         try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
             List<Sequence> keep = new ArrayList<>();
-            int victim = onHost(stack, 1, 0, keep); // referenced: its id stays after it spills
+            int victim = stack.onHost(1, 0, keep); // referenced: its id stays after it spills
             for (int i = 1; i < HostDiskStack.BLOCKS; i++) {
-                onHost(stack, 1 + i, 100 * i, null);
+                stack.onHost(1 + i, 100 * i, null);
             }
             List<Integer> queued = new ArrayList<>();
             List<String> seen = new ArrayList<>();
@@ -70,7 +53,7 @@ class SpillWindowTest {
                 seen.addAll(stack.host.checkInvariants());
                 stack.cache.tierControl().queueSpills(HostDiskStack.BLOCKS, queued::add); // a mover, meanwhile
             };
-            onHost(stack, 9, 900, null); // the host is full: the least recent, the victim, spills for room
+            stack.onHost(9, 900, null); // the host is full: the least recent, the victim, spills for room
             assertEquals(List.of(), seen, "the host's invariants while the victim's spill writes");
             assertFalse(queued.contains(victim), "a mover cannot queue the block being spilled: " + queued);
             assertEquals(LowerTier.RESIDENT_DISK, stack.cache.tierControl().residence(victim), "it spilled");

@@ -78,12 +78,11 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
  * change, so the policy cannot drift from the blocks. Per-cache budgets: {@link CacheBudget}.
  *
  * <h2>Holding blocks below</h2>
- * Once a block leaves the top tier, a lower tier's copy may be its only copy, and a lower tier
- * that evicts it for room loses bytes a sequence still needs. So the lower tier is told which
- * blocks are referenced: a SEALED block with {@code refs > 0} carries the HELD flag, and every
- * change of that fact goes through {@link #refresh(int)}, which pins or releases the block's disk
- * record ({@link DiskCopies#pinBelow}, {@link DiskCopies#unpinBelow}; with this lock held, the disk
- * store takes its own lock, never this one, so the order cache, disk holds).
+ * Once a block leaves the top tier, a copy below may be its only copy, and a store that evicts it
+ * for room loses bytes a sequence still needs. So a SEALED block with {@code refs > 0} carries the
+ * HELD flag, and every change of that fact goes through {@link #refresh(int)}, which pins or
+ * releases the block's disk record ({@link DiskCopies#pinBelow}, {@link DiskCopies#unpinBelow}; the
+ * disk store takes its own lock, never this one, so the order cache, disk holds).
  * The flag follows references, not residence: a referenced block keeps its disk record pinned
  * even while the top tier also holds it, because the top tier may drop its slot for that record
  * at any moment ({@link BelowCopies#takeOverCopy}) and there must be no window in which the record
