@@ -8,8 +8,8 @@ import java.lang.foreign.MemorySegment;
 /**
  * The host tier's read of a disk record for the cache's promotion of a block held only on disk,
  * through a staging buffer to the device (the cache's read-ahead loads and reads out read the
- * disk store themselves, {@code DiskRecordStore}). Each reads with the manager lock released, under the
- * key the cache passes, gets bytes only from a record of the identity the cache passes, and counts
+ * disk store themselves, {@code DiskRecordStore}). It reads with the manager lock released, under
+ * the key the cache passes, gets bytes only from a record of the identity the cache passes, and counts
  * a miss ({@link TierStats#diskMisses()}); what a miss means for the block's copy the cache settles
  * under its lock ({@code DiskCopies}). The cache holds the block in transit meanwhile. Thread-safe.
  */

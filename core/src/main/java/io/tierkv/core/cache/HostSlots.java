@@ -53,8 +53,8 @@ public interface HostSlots {
 
     /**
      * {@return host slot {@code hostSlot}'s bytes, {@code bytesPerBlock}} A view for a copy the cache
-     * makes from a slot it holds (a spill's source, with the lock released); valid while the slot
-     * is held.
+     * makes, with the lock released, from a slot it holds (a spill's source) or into one it
+     * reserved (a load's destination); valid while the slot is held.
      *
      * @param hostSlot a host slot
      */
