@@ -19,11 +19,76 @@ final class DiskRecordStore implements DiskRecords {
     private final DiskTier disk;
     private final KvLayout layout;
     private final TierCounters counters;
+    /** Transfer buffers shared with the host tier's disk promotions; an adoption only tries for one. */
+    private final StagingPool staging;
+    /** Whether {@link #adopt} reads and verifies the bytes (the manager's promotion on match). */
+    private volatile boolean readOnAdopt = true;
 
-    DiskRecordStore(DiskTier disk, KvLayout layout, TierCounters counters) {
+    DiskRecordStore(DiskTier disk, KvLayout layout, TierCounters counters, StagingPool staging) {
         this.disk = disk;
         this.layout = layout;
         this.counters = counters;
+        this.staging = staging;
+    }
+
+    /**
+     * Sets whether {@link #adopt} reads and verifies a record's bytes when a prefix match finds it,
+     * or only its header and token ids; before first use.
+     *
+     * @param enabled true to read the bytes at adoption (the default)
+     */
+    void readOnAdopt(boolean enabled) {
+        this.readOnAdopt = enabled;
+    }
+
+    @Override
+    public boolean verifiesOnAdopt() {
+        return readOnAdopt;
+    }
+
+    /**
+     * {@inheritDoc} Without a host slot, a staging buffer is only tried for ({@link
+     * StagingPool#tryAcquire}): the caller holds the manager lock, and a disk promotion that holds
+     * the buffer takes that lock when its read misses. A read into a host slot counts as a
+     * disk-to-host move.
+     */
+    @Override
+    public int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment into) {
+        long start = System.nanoTime();
+        int found;
+        if (!readOnAdopt) {
+            found = disk.match(hashHi, hashLo, identity);
+        } else if (into != null) {
+            found = disk.load(hashHi, hashLo, identity, into);
+        } else {
+            int buffer = staging.tryAcquire();
+            if (buffer < 0) {
+                found = disk.match(hashHi, hashLo, identity); // header and identity only, as without readOnAdopt
+            } else {
+                try {
+                    found = disk.load(hashHi, hashLo, identity, staging.block(buffer));
+                } finally {
+                    staging.release(buffer);
+                }
+            }
+        }
+        if (readOnAdopt && found == DiskTier.ABSENT) {
+            found = DiskTier.DAMAGED; // the caller just saw the key: damaged, or evicted since
+        }
+        if (found == DiskTier.COLLISION) {
+            return FOREIGN;
+        }
+        if (found < 0) {
+            if (found != DiskTier.ABSENT) {
+                counters.diskMisses.increment(); // damaged (quarantined), or evicted since it was seen
+            }
+            return MISSED;
+        }
+        if (into != null) {
+            counters.diskToHost.record(blockId, layout.bytesPerBlock(), System.nanoTime() - start);
+        }
+        counters.diskAdoptions.increment();
+        return LOADED;
     }
 
     /**

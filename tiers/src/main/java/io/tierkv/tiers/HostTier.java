@@ -29,8 +29,9 @@ import static io.tierkv.tiers.HostBlocks.MOVING;
  * cache's to commit ({@code HostSlots#fill}).
  * This tier never calls the cache: what it evicted, and disk records that went, are drained
  * by the cache ({@link #drainChanges}), which frees or retires those ids under its own lock. Disk
- * records are keyed by block hash, so they outlive block ids and serve later prefix hits
- * ({@link #adopt}).
+ * records are keyed by block hash, so they outlive block ids and serve later prefix hits (the
+ * cache adopts them, {@code DiskRecordStore#adopt}; this tier adopts blocks it fetched ahead from
+ * the remote store, {@link #adopt}).
  *
  * Where a block is held here (its host slot and state bits) is the cache's record, which this tier
  * writes ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}); per-slot layout: {@code
@@ -53,7 +54,8 @@ import static io.tierkv.tiers.HostBlocks.MOVING;
  * {@code HostSlotStore} is the slot store the cache's moves drive (free slots, victims, copies
  * committed, a spill's source, evictions; which block leaves is the cache's choice); {@code
  * DiskRecordStore} is the disk tier as the store the cache's spills write and whose records the
- * cache pins for referenced blocks; {@code HostAdoption} binds disk records found by a prefix match;
+ * cache pins for referenced blocks; {@code HostAdoption} binds blocks fetched ahead from the
+ * remote store to the ids a prefix match gives them;
  * {@code LateCopies} tracks copies that missed their deadline; {@code DiskLoads} reads a disk
  * record for a promotion; {@code HostInvariants} recounts;
  * {@code RemoteTier} (optional) sends blocks leaving the lowest local tier to a remote store and
@@ -100,7 +102,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     final DiskTier disk;
     final StagingPool staging;
     private volatile IntConsumer matchedBelowListener = id -> { };
-    volatile boolean readOnAdopt = true;
     private final long copyTimeoutNanos;
     final LateCopies lateCopies;
     final ConcurrentLinkedQueue<long[]> diskEvicted = new ConcurrentLinkedQueue<>();
@@ -125,7 +126,7 @@ final class HostTier implements LowerTier, AutoCloseable {
         this.copyTimeoutNanos = copyTimeoutNanos;
         this.counters = counters;
         this.lateCopies = new LateCopies(blocks);
-        this.diskRecords = disk == null ? null : new DiskRecordStore(disk, layout, counters);
+        this.diskRecords = disk == null ? null : new DiskRecordStore(disk, layout, counters, staging);
         this.hostSlots = new HostSlotStore(this);
         this.adoption = new HostAdoption(this);
         this.diskLoads = new DiskLoads(this, device);
@@ -402,13 +403,16 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     /**
-     * Sets whether {@link #adopt} reads and verifies a record's bytes (into a free host slot)
-     * when a prefix match finds it, or only its header and token ids.
+     * Sets whether the disk store's adoption ({@code DiskRecordStore#adopt}) reads and verifies a
+     * record's bytes (into a free host slot) when a prefix match finds it, or only its header and
+     * token ids.
      *
      * @param enabled true to read the bytes at adoption (the default)
      */
     void readOnAdopt(boolean enabled) {
-        this.readOnAdopt = enabled;
+        if (diskRecords != null) {
+            diskRecords.readOnAdopt(enabled);
+        }
     }
 
     @Override

@@ -86,6 +86,16 @@ final class HookedLower implements LowerTier {
             }
 
             @Override
+            public int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment into) {
+                return disk.adopt(blockId, hashHi, hashLo, identity, into);
+            }
+
+            @Override
+            public boolean verifiesOnAdopt() {
+                return disk.verifiesOnAdopt();
+            }
+
+            @Override
             public boolean contains(long hashHi, long hashLo) {
                 return disk.contains(hashHi, hashLo);
             }

@@ -82,6 +82,34 @@ public interface DiskRecords {
     int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out);
 
     /**
+     * Finds a record of exactly this identity for an adoption (a prefix match binding a record
+     * the cache's index does not hold, for example one recovered at a restart, to a fresh id), with
+     * the cache lock held: it never waits. A record whose stored identity differs is verified
+     * before it is called another identity's: damaged identity bytes are a counted miss, never a
+     * collision that would keep the hash from the block computed again. With {@link
+     * #verifiesOnAdopt} the record's bytes are read and verified once: into {@code into} if given
+     * (a host slot the cache reserved), else through a transfer buffer of the store's own if one is
+     * free, else only its header and identity are read (the read that follows verifies the
+     * payload, as without {@link #verifiesOnAdopt}). Counted as an adoption on a hit.
+     *
+     * @param blockId  the fresh id, for the store's own counters and events only
+     * @param hashHi   block hash, high 64 bits
+     * @param hashLo   block hash, low 64 bits
+     * @param identity the identity the caller expects
+     * @param into     a host slot's bytes to read the record into, or null
+     * @return {@link #LOADED} (a record of that identity; {@code into}, if given, holds its
+     *     bytes), {@link #MISSED} (none, or damaged: a counted miss) or {@link #FOREIGN} (a sound
+     *     record of another identity: a collision, not counted as a miss)
+     */
+    int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment into);
+
+    /**
+     * {@return whether {@link #adopt} reads and verifies a record's bytes (for promotion on match),
+     * so that a free host slot is worth lending it; else it reads header and identity only}
+     */
+    boolean verifiesOnAdopt();
+
+    /**
      * {@return whether a record is held under the key (of any identity)}
      *
      * @param hashHi block hash, high 64 bits

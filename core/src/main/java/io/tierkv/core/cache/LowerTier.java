@@ -164,28 +164,27 @@ public interface LowerTier {
     int RESIDENT_DISK = 2;
 
     /**
-     * Looks up a hash that the top tier's index does not hold (for example a block recovered from
-     * disk) and, if a record with exactly the expected identity is found, binds it to a new block
-     * id. A record whose stored identity differs is verified before it is called a collision:
-     * damaged identity bytes are a counted miss ({@link #ABSENT}), never a collision that would
-     * keep the hash from the block computed again.
+     * Looks up a hash that the top tier's index does not hold among the blocks this tier fetched
+     * ahead from a store it does not hold locally (a remote store, {@link #fetchAhead}) and, if one
+     * of exactly the expected identity waits in a host slot, binds it to a new block id. Disk
+     * records the cache adopts itself ({@link DiskRecords#adopt}), after this call finds nothing.
+     * Called with the cache lock held.
      *
      * @param blockId  the fresh id to bind it to
      * @param hashHi   hash, high word
      * @param hashLo   hash, low word
      * @param identity the identity the caller expects (context, parent hash and the prompt's B
      *                 token ids); read only
-     * @return {@link #ADOPTED} if found with that identity and bound; {@link #ABSENT} if not found
-     *         (or found damaged, a counted miss); {@link #COLLISION} if a sound record of another
-     *         identity holds the hash (nothing bound)
+     * @return {@link #ADOPTED} if found with that identity and bound to a host slot; {@link
+     *         #ABSENT} if not
      */
     int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity);
 
-    /** {@link #adopt} result: a record with the expected identity is bound to the id. */
+    /** An adoption's result: a copy with the expected identity is bound to the id. */
     int ADOPTED = 0;
-    /** {@link #adopt} result: no sound record for the hash. */
+    /** An adoption's result: no sound copy for the hash. */
     int ABSENT = 1;
-    /** {@link #adopt} result: a sound record of another identity holds the hash. */
+    /** An adoption's result: a sound record of another identity holds the hash (nothing bound). */
     int COLLISION = 2;
 
     /**

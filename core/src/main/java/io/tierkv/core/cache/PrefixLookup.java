@@ -224,7 +224,10 @@ final class PrefixLookup {
         b.hashLo[fresh] = lo;
         identities.setKey(fresh, seq.contextHi, seq.contextLo, seq.parentHi, seq.parentLo);
         identities.setTokens(fresh, promptTokens, from); // the identity adopt expects
-        int adopted = lower.adopt(fresh, hi, lo, identities.of(fresh));
+        int adopted = lower.adopt(fresh, hi, lo, identities.of(fresh)); // fetched ahead from a remote store
+        if (adopted == LowerTier.ABSENT) {
+            adopted = adoptFromDisk(fresh, hi, lo, identities.of(fresh));
+        }
         if (adopted == LowerTier.COLLISION) {
             cache.counters.hashCollisions++;
         }
@@ -236,6 +239,39 @@ final class PrefixLookup {
         index.put(fresh);
         b.bits[fresh] |= INDEXED;
         return fresh;
+    }
+
+    /**
+     * Binds a disk record of the identity {@code fresh} holds to it ({@link DiskRecords#adopt}):
+     * ON_DISK, and, where the store reads the bytes on adoption, in a free host slot if there is
+     * one (no room is made for an adoption: the lock is held throughout), so that the promotion or
+     * read that usually follows a match is a host copy rather than a second disk read.
+     *
+     * @return {@link LowerTier#ADOPTED}, {@link LowerTier#ABSENT} or {@link LowerTier#COLLISION}
+     */
+    private int adoptFromDisk(int fresh, long hi, long lo, java.lang.foreign.MemorySegment identity) {
+        DiskRecords disk = cache.disks.disk;
+        if (disk == null || !disk.contains(hi, lo)) {
+            return LowerTier.ABSENT;
+        }
+        HostSlots host = lower.hostSlots();
+        int hs = disk.verifiesOnAdopt() ? host.reserveFree() : -1;
+        int found = DiskRecords.MISSED; // stays a miss if the read throws
+        try {
+            found = disk.adopt(fresh, hi, lo, identity, hs >= 0 ? host.view(hs) : null);
+        } finally {
+            if (hs >= 0 && found != DiskRecords.LOADED) {
+                host.releaseReserved(hs);
+            }
+        }
+        if (found != DiskRecords.LOADED) {
+            return found == DiskRecords.FOREIGN ? LowerTier.COLLISION : LowerTier.ABSENT;
+        }
+        b.below[fresh] = BlockOwner.ON_DISK; // bound to its record, found again by hash
+        if (hs >= 0) {
+            host.fill(fresh, hs);
+        }
+        return LowerTier.ADOPTED;
     }
 
     /** {@link #holdBelow}: a copy below is kept for the block; it may be handed out. */

@@ -475,6 +475,10 @@ class SequenceContractTest {
             @Override public int read(int blockId, long hi, long lo, MemorySegment identity, MemorySegment out) {
                 return MISSED; // keeps no bytes
             }
+            @Override public int adopt(int blockId, long hi, long lo, MemorySegment identity, MemorySegment into) {
+                return MISSED; // keeps no records to adopt
+            }
+            @Override public boolean verifiesOnAdopt() { return false; }
             @Override public boolean contains(long hi, long lo) { return true; }
             @Override public long pin(long hi, long lo) { return 1; }
             @Override public boolean unpin(long hi, long lo, long pin) { return true; }
