@@ -56,10 +56,11 @@ final class DiskRecordStore implements DiskRecords {
     public int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment into) {
         long start = System.nanoTime();
         int found;
-        if (!readOnAdopt) {
-            found = disk.match(hashHi, hashLo, identity);
-        } else if (into != null) {
+        boolean verify = readOnAdopt || into != null; // a slot lent is always filled
+        if (into != null) {
             found = disk.load(hashHi, hashLo, identity, into);
+        } else if (!verify) {
+            found = disk.match(hashHi, hashLo, identity);
         } else {
             int buffer = staging.tryAcquire();
             if (buffer < 0) {
@@ -72,7 +73,7 @@ final class DiskRecordStore implements DiskRecords {
                 }
             }
         }
-        if (readOnAdopt && found == DiskTier.ABSENT) {
+        if (verify && found == DiskTier.ABSENT) {
             found = DiskTier.DAMAGED; // the caller just saw the key: damaged, or evicted since
         }
         if (found == DiskTier.COLLISION) {

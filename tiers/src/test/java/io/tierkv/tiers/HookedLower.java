@@ -26,6 +26,8 @@ final class HookedLower implements LowerTier {
     Runnable beforeSpill;
     /** Run once, right after a load's copy landed in a host slot, with the cache lock released; then cleared. */
     Runnable afterLoad;
+    /** Run once as the disk store is asked to adopt a record for a match, with the cache lock held; then cleared. */
+    Runnable beforeAdopt;
     /** Run once, right after the host tier forgot an id the cache frees, with the cache lock held; then cleared. */
     IntConsumer afterForget;
     /**
@@ -87,6 +89,9 @@ final class HookedLower implements LowerTier {
 
             @Override
             public int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment into) {
+                Runnable hook = beforeAdopt;
+                beforeAdopt = null;
+                runIf(true, hook);
                 return disk.adopt(blockId, hashHi, hashLo, identity, into);
             }
 

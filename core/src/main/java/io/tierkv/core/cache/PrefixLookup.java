@@ -224,9 +224,18 @@ final class PrefixLookup {
         b.hashLo[fresh] = lo;
         identities.setKey(fresh, seq.contextHi, seq.contextLo, seq.parentHi, seq.parentLo);
         identities.setTokens(fresh, promptTokens, from); // the identity adopt expects
-        int adopted = lower.adopt(fresh, hi, lo, identities.of(fresh)); // fetched ahead from a remote store
-        if (adopted == LowerTier.ABSENT) {
-            adopted = adoptFromDisk(fresh, hi, lo, identities.of(fresh));
+        int adopted;
+        boolean returned = false;
+        try {
+            adopted = lower.adopt(fresh, hi, lo, identities.of(fresh)); // fetched ahead from a remote store
+            if (adopted == LowerTier.ABSENT) {
+                adopted = adoptFromDisk(fresh, hi, lo, identities.of(fresh));
+            }
+            returned = true;
+        } finally {
+            if (!returned) { // a store threw: the fresh id goes back
+                b.releaseUnused(fresh);
+            }
         }
         if (adopted == LowerTier.COLLISION) {
             cache.counters.hashCollisions++;
