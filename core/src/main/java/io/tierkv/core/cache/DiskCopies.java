@@ -111,7 +111,7 @@ final class DiskCopies {
         return gone;
     }
 
-    /** This id lets go of its disk record (gone, or another copy holds the block now): ON_DISK cleared, its pin released. */
+    /** This id lets go of its disk record (gone, or another copy holds the block now): ON_DISK cleared, pin released. */
     void letGo(int id) {
         releasePin(id);
         b.below[id] &= ~ON_DISK;

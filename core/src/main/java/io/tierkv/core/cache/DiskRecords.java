@@ -30,9 +30,9 @@ public interface DiskRecords {
     long STORED = -1;
     /** {@link #load}, {@link #read} result: {@code out} holds the block's bytes. */
     int LOADED = 0;
-    /** {@link #load}, {@link #read} result: no sound record under the key (missing, evicted, or found damaged); a counted miss. */
+    /** {@link #load}, {@link #read} result: no sound record under the key (missing, evicted, damaged); a counted miss. */
     int MISSED = 1;
-    /** {@link #load}, {@link #read} result: the record under the key is another identity's (a counted collision and miss). */
+    /** {@link #load}, {@link #read} result: the record under the key is another identity's (a counted miss). */
     int FOREIGN = 2;
 
     /**

@@ -199,7 +199,8 @@ public interface LowerTier {
 
     /**
      * Forgets everything held below for a block id (the block was freed or its id reused); the
-     * cache has released its disk pin, if any, first. Keyed copies that can serve later prefix hits (disk) may be kept by hash.
+     * cache has released its disk pin, if any, first. Keyed copies that can serve later prefix
+     * hits (disk) may be kept by hash.
      *
      * @param blockId the block
      */
@@ -208,8 +209,8 @@ public interface LowerTier {
     /**
      * Moves into {@code out} what this tier let go of since the last call, and forgets it there: a
      * host copy evicted as the cache asked (only blocks nothing references), and keys whose disk
-     * records went on their own. A store returns what it evicted this way and never calls the cache. Called with the cache
-     * lock held, by the cache after its own moves and by the tier manager's movers; must not call
+     * records went on their own. A store returns what it evicted this way and never calls the
+     * cache. Called with the cache lock held, by the cache after its own moves and by the tier manager's movers; must not call
      * the cache and should return at once when there is nothing to drain. No default: a tier
      * that wraps another must pass its changes on.
      *

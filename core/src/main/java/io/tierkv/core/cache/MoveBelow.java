@@ -131,7 +131,8 @@ final class MoveBelow {
         if (disk == null) {
             return NOT_MOVED;
         }
-        MemorySegment identity = cache.identities.copyOf(id); // before the plan: the cache may close while the lock is released
+        // Copied before the plan: the cache may close (and free its records) while the lock is released.
+        MemorySegment identity = cache.identities.copyOf(id);
         if (!host.prepareSpill(id)) {
             return NOT_MOVED;
         }
@@ -145,7 +146,7 @@ final class MoveBelow {
         long stored = DiskRecords.NOT_STORED;
         boolean left = false;
         cache.lock.unlock();
-        assert !cache.lock.isHeldByCurrentThread() : "the cache lock is still held across a disk write: a caller held it twice";
+        assert !cache.lock.isHeldByCurrentThread() : "the cache lock held across a disk write: a caller held it twice";
         try {
             stored = disk.write(id, hi, lo, identity, host.view(hs), pin);
         } finally {

@@ -32,7 +32,8 @@ final class SettleBelow {
      * counts only for a SEALED block not on the top tier and not moving that still holds the hash
      * the entry names; then, by where its copy is now: nowhere, it is gone below
      * ({@link PagedKvCache#goneBelow}: freed, or lost if referenced); on disk only, after its host
-     * copy left (or its reference ended, {@link #note}), its id is retired if nothing references it (the record is found again by hash);
+     * copy left (or its reference ended, {@link #note}), its id is retired if nothing references it
+     * (the record is found again by hash);
      * on the host, nothing. A key's entry ({@link BelowChanges#NO_BLOCK}) names the block indexed
      * under it, whose disk copy is settled first ({@link DiskCopies#settleIfGone}: the notice
      * may be stale, the key written again since). An entry whose block is moving (in transit) is kept for the
