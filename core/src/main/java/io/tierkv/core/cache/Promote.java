@@ -9,11 +9,11 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
 /**
  * The promote move (from the tier below into a top-tier slot taken for it): plan under the cache
  * lock (the block TRANSIT, the slot reserved, the source below held: a host copy by {@link
- * LowerTier#preparePromote}, else its disk copy if the cache finds it held), copy with the lock released ({@link LowerTier#promote}, host or
- * disk), commit under the lock ({@link LowerTier#completePromote}; the slot is the block's, or
- * freed and the block lost, a disk miss settled, or parked until a late copy lands). One hold of the lock plans and
- * one commits. One instance per cache, called with the
- * cache lock held.
+ * LowerTier#preparePromote}, else its disk copy if the cache finds it held), copy with the lock
+ * released ({@link LowerTier#promote}, host or disk), commit under the lock ({@link
+ * LowerTier#completePromote}; the slot is the block's, or freed and the block lost, a disk miss
+ * settled, or parked until a late copy lands). One hold of the lock plans and one commits. One
+ * instance per cache, called with the cache lock held.
  */
 final class Promote {
 
@@ -112,7 +112,8 @@ final class Promote {
 
     /**
      * Holds the block's source below (its host copy, {@link LowerTier#preparePromote}, else its
-     * disk copy if {@link DiskCopies#held}), in the caller's hold of the lock; while another move reads it, releases the lock a moment and asks again, for at most
+     * disk copy if {@link DiskCopies#held}), in the caller's hold of the lock; while another move
+     * reads it, releases the lock a moment and asks again, for at most
      * {@code timeoutNanos} (an eviction's offer to a remote store, or a late copy of the block
      * that may never land; a spill holds the block in transit, so a lease waits before it gets here).
      *
