@@ -125,6 +125,12 @@ final class DiskRecordStore implements DiskRecords {
         return read(blockId, hashHi, hashLo, identity, out, counters.diskToHost);
     }
 
+    /** {@inheritDoc} Counted as a disk-to-device load ({@link TierStats#diskLoads()}). */
+    @Override
+    public int stage(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {
+        return read(blockId, hashHi, hashLo, identity, out, counters.diskLoads);
+    }
+
     /** {@inheritDoc} Counted as a disk read out ({@link TierStats#diskReads()}). */
     @Override
     public int read(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {

@@ -16,7 +16,7 @@ import static io.tierkv.tiers.HostBlocks.QUEUED;
  * ids evicted from {@link HostTier#drainChanges}; this class never calls it. The manager lock is
  * released around a remote offer.
  */
-// Every method but releaseReserved and view runs with the manager lock (h.lock) held by a caller in another
+// Every method but releaseReserved, view and the staging buffers' runs with the manager lock (h.lock) held by a caller in another
 // class (the cache's HostRoom, HostTier), which Error Prone cannot relate to h.lock.
 @SuppressWarnings("GuardedBy")
 final class HostSlotStore implements HostSlots {
@@ -75,6 +75,22 @@ final class HostSlotStore implements HostSlots {
     @Override
     public MemorySegment view(int hs) {
         return h.slotView(hs);
+    }
+
+    /** {@inheritDoc} No lock; see {@code StagingPool}. */
+    @Override
+    public int acquireStaging() {
+        return t.staging.acquire();
+    }
+
+    @Override
+    public MemorySegment staging(int buffer) {
+        return t.staging.block(buffer);
+    }
+
+    @Override
+    public void releaseStaging(int buffer) {
+        t.staging.release(buffer);
     }
 
     @Override

@@ -52,12 +52,11 @@ import static io.tierkv.tiers.HostBlocks.MOVING;
  * {@code HostBlocks} holds this tier's per-slot facts and reads and writes its per-id facts in the
  * cache's records, all under the one lock;
  * {@code HostSlotStore} is the slot store the cache's moves drive (free slots, victims, copies
- * committed, a spill's source, evictions; which block leaves is the cache's choice); {@code
- * DiskRecordStore} is the disk tier as the store the cache's spills write and whose records the
- * cache pins for referenced blocks; {@code HostAdoption} binds blocks fetched ahead from the
+ * committed, a spill's source, staging buffers, evictions; which block leaves is the cache's
+ * choice); {@code DiskRecordStore} is the disk tier as the store the cache's moves write, read and
+ * pin; {@code HostAdoption} binds blocks fetched ahead from the
  * remote store to the ids a prefix match gives them;
- * {@code LateCopies} tracks copies that missed their deadline; {@code DiskLoads} reads a disk
- * record for a promotion; {@code HostInvariants} recounts;
+ * {@code LateCopies} tracks copies that missed their deadline; {@code HostInvariants} recounts;
  * {@code RemoteTier} (optional) sends blocks leaving the lowest local tier to a remote store and
  * fetches them back for prefix matches.
  *
@@ -111,7 +110,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     /** The slot store the cache drives ({@link #hostSlots}). */
     final HostSlotStore hostSlots;
     private final HostAdoption adoption;
-    private final DiskLoads diskLoads;
     /** The remote store below the lowest local tier, or null. */
     RemoteTier remote;
 
@@ -129,7 +127,6 @@ final class HostTier implements LowerTier, AutoCloseable {
         this.diskRecords = disk == null ? null : new DiskRecordStore(disk, layout, counters, staging);
         this.hostSlots = new HostSlotStore(this);
         this.adoption = new HostAdoption(this);
-        this.diskLoads = new DiskLoads(this, device);
         if (disk != null) {
             disk.maintenance().setEvictionListener((hi, lo) -> diskEvicted.add(new long[] {hi, lo}));
         }
@@ -302,20 +299,29 @@ final class HostTier implements LowerTier, AutoCloseable {
     /**
      * {@inheritDoc}
      *
-     * <p>Only the disk path reads the block's identity (the cache's record, through {@link
-     * HostBlocks#identityOf}: the block is in transit, so the cache keeps the id and its record),
-     * so a promotion from the host makes no view of it. A promotion from the host takes no lock
-     * unless its copy times out, and reads no clock unless its copy must be waited for (the
-     * timeout counts from then) or it is the one in {@link TierCounters.Move#SAMPLE_EVERY} timed.
+     * <p>A promotion from the host makes no view of the block's identity, takes no lock unless
+     * its copy times out, and reads no clock unless its copy must be waited for (the timeout counts
+     * from then) or it is the one in {@link TierCounters.Move#SAMPLE_EVERY} timed.
      */
     @Override
-    public int promote(int blockId, long hashHi, long hashLo, int source, int deviceSlot, long timeoutNanos) {
-        if (source >= 0) {
-            return promoteFromHost(blockId, source, deviceSlot, timeoutNanos);
+    public int promote(int blockId, int source, int deviceSlot, long timeoutNanos) {
+        return promoteFromHost(blockId, source, deviceSlot, timeoutNanos);
+    }
+
+    /**
+     * {@inheritDoc} Counted with the promotions' sampled latency, as a promotion from the host is.
+     */
+    @Override
+    public int promoteStaged(int blockId, int buffer, int deviceSlot) {
+        long start = counters.promotions.startTimer(); // promotions share one sampled histogram
+        GpuEvent ev = device.copyFromHost(staging.block(buffer), 0, deviceSlot);
+        try {
+            ev.synchronize(); // the staging buffer is reused next: wait for the copy whatever the deadline
+        } finally {
+            ev.close();
         }
-        return source == SOURCE_DISK
-                ? diskLoads.promote(blockId, hashHi, hashLo, blocks.identityOf(blockId), deviceSlot, System.nanoTime())
-                : LOST;
+        counters.promotions.recordSampledLatency(blockId, layout.bytesPerBlock(), start); // counted by the cache
+        return PROMOTED;
     }
 
     /** Host slot {@code hs} (MOVING since {@link #preparePromote}) to the device. */

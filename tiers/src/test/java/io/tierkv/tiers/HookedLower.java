@@ -28,6 +28,8 @@ final class HookedLower implements LowerTier {
     Runnable afterLoad;
     /** Run once as the disk store is asked to adopt a record for a match, with the cache lock held; then cleared. */
     Runnable beforeAdopt;
+    /** Run once as a promotion from disk reads the record into a staging buffer, the cache lock released; then cleared. */
+    Runnable beforeStage;
     /** Run once, right after the host tier forgot an id the cache frees, with the cache lock held; then cleared. */
     IntConsumer afterForget;
     /**
@@ -80,6 +82,14 @@ final class HookedLower implements LowerTier {
                 afterLoad = null;
                 runIf(result == LOADED, hook);
                 return result;
+            }
+
+            @Override
+            public int stage(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out) {
+                Runnable hook = beforeStage;
+                beforeStage = null;
+                runIf(true, hook);
+                return disk.stage(blockId, hashHi, hashLo, identity, out);
             }
 
             @Override
@@ -150,8 +160,17 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public int promote(int blockId, long hashHi, long hashLo, int source, int slot, long timeoutNanos) {
-        int result = host.promote(blockId, hashHi, hashLo, source, slot, timeoutNanos);
+    public int promote(int blockId, int source, int slot, long timeoutNanos) {
+        int result = host.promote(blockId, source, slot, timeoutNanos);
+        Runnable hook = afterPromote;
+        afterPromote = null;
+        runIf(result == PROMOTED, hook);
+        return result;
+    }
+
+    @Override
+    public int promoteStaged(int blockId, int buffer, int slot) {
+        int result = host.promoteStaged(blockId, buffer, slot);
         Runnable hook = afterPromote;
         afterPromote = null;
         runIf(result == PROMOTED, hook);

@@ -21,7 +21,7 @@ class StoreBoundaryTest {
 
     /** The classes of the stores: the host tier and its parts, the staging pool, the remote tier, the disk tier. */
     private static final List<Class<?>> STORES = List.of(HostTier.class, HostBlocks.class, HostSlotStore.class,
-            DiskRecordStore.class, DiskLoads.class, HostAdoption.class, LateCopies.class, HostInvariants.class, StagingPool.class,
+            DiskRecordStore.class, HostAdoption.class, LateCopies.class, HostInvariants.class, StagingPool.class,
             DeviceTier.class, RemoteTier.class, RemoteFetch.class, RemotePush.class, DiskTier.class);
 
     /** What a store must not name: the cache and its tier-facing handles. */

@@ -16,9 +16,9 @@ import java.lang.foreign.MemorySegment;
  * hold a new record after the pinned one went. A pinned record that fails verification or is
  * removed leaves a broken pin ({@link #pinBroken}), still to be released by {@link #unpin}.
  *
- * <p>Thread-safe. The cache calls every method but {@link #write}, {@link #load} and {@link #read}
- * with its lock held (the cache lock comes before the store's own locks); those it calls with it
- * released.
+ * <p>Thread-safe. The cache calls every method but {@link #write}, {@link #load}, {@link #stage}
+ * and {@link #read} with its lock held (the cache lock comes before the store's own locks); those
+ * it calls with it released.
  */
 public interface DiskRecords {
 
@@ -28,11 +28,11 @@ public interface DiskRecords {
     long NOT_STORED = NO_PIN;
     /** {@link #write} without a pin stored the record. */
     long STORED = -1;
-    /** {@link #load}, {@link #read} result: {@code out} holds the block's bytes. */
+    /** A read's result ({@link #load}, {@link #stage}, {@link #read}): {@code out} holds the block's bytes. */
     int LOADED = 0;
-    /** {@link #load}, {@link #read} result: no sound record under the key (missing, evicted, damaged); a counted miss. */
+    /** A read's result: no sound record under the key (missing, evicted, damaged); a counted miss. */
     int MISSED = 1;
-    /** {@link #load}, {@link #read} result: the record under the key is another identity's (a counted miss). */
+    /** A read's result: the record under the key is another identity's (a counted miss). */
     int FOREIGN = 2;
 
     /**
@@ -66,6 +66,19 @@ public interface DiskRecords {
      *     block is left in {@code out}
      */
     int load(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out);
+
+    /**
+     * Reads a block's record into a staging buffer on its way up to the top tier (a promotion of
+     * a block held on disk alone), as {@link #load} does; counted as a disk-to-device move.
+     *
+     * @param blockId  the block, for the store's own counters and events only
+     * @param hashHi   block hash, high 64 bits
+     * @param hashLo   block hash, low 64 bits
+     * @param identity the identity the record must carry
+     * @param out      the staging buffer's bytes, {@code KvLayout.bytesPerBlock()}
+     * @return {@link #LOADED}, {@link #MISSED} or {@link #FOREIGN}
+     */
+    int stage(int blockId, long hashHi, long hashLo, MemorySegment identity, MemorySegment out);
 
     /**
      * Reads a block's record out to caller memory (a whole-block read that does not move the

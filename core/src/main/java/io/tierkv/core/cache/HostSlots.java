@@ -10,8 +10,9 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Every method is called with the cache lock held ({@link BlockOwner#lock()}) and returns
  * without releasing it, except {@link #evict}, which may release it for a copy to a store below,
- * {@link #view}, which needs no lock, and {@link #releaseReserved}, which takes it itself (a slot
- * is given back from a copy that threw with the lock released).
+ * {@link #view} and the staging buffers' methods, which take no lock (a staging buffer is waited
+ * for without it), and {@link #releaseReserved}, which takes it itself (a slot is given back from
+ * a copy that threw with the lock released).
  * A store records what changes in the cache's records ({@link BlockOwner#setHostSlot}, {@link
  * BlockOwner#setBelowBits}) as {@link LowerTier#attach} says.
  */
@@ -59,6 +60,27 @@ public interface HostSlots {
      * @param hostSlot a host slot
      */
     MemorySegment view(int hostSlot);
+
+    /**
+     * {@return a staging buffer, a pinned transfer buffer of one block, held by the caller until
+     * {@link #releaseStaging}} Waits for one to be free: called without the cache lock, since a
+     * holder may need the lock before it gives its buffer back.
+     */
+    int acquireStaging();
+
+    /**
+     * {@return staging buffer {@code buffer}'s bytes, {@code bytesPerBlock}}
+     *
+     * @param buffer a buffer {@link #acquireStaging} handed out
+     */
+    MemorySegment staging(int buffer);
+
+    /**
+     * Gives a staging buffer back; without the cache lock.
+     *
+     * @param buffer a buffer {@link #acquireStaging} handed out
+     */
+    void releaseStaging(int buffer);
 
     /**
      * Plans a spill (vLLM's "prepare store"), in the cache's hold of the lock that puts the block

@@ -86,32 +86,41 @@ public interface LowerTier {
 
     /** {@link #preparePromote} result: no host slot holds the block. */
     int SOURCE_NONE = -1;
-    /** A {@link #promote} source the cache names: only the disk holds the block; {@link #promote} reads it there. */
+    /**
+     * A promotion's source the cache names itself: only the disk holds the block. The cache reads
+     * the record into a staging buffer ({@link HostSlots#acquireStaging}, {@link
+     * DiskRecords#stage}) and has it copied up ({@link #promoteStaged}).
+     */
     int SOURCE_DISK = -2;
     /** {@link #preparePromote} result: another move reads the block's copy now; nothing was held. */
     int SOURCE_BUSY = -3;
 
     /**
-     * Copies a block's bytes up into a top-tier slot from the source {@link #preparePromote}
+     * Copies a block's bytes up into a top-tier slot from the host slot {@link #preparePromote}
      * held, with the cache lock released.
      *
      * @param blockId       the block
-     * @param hashHi        its block hash, high word, as the cache holds it: the key of its disk
-     *                      record (the lower tier reads no key of its own, which may be gone by the
-     *                      time the copy starts)
-     * @param hashLo        its block hash, low word
-     * @param source        a host slot {@link #preparePromote} answered, or {@link #SOURCE_DISK}
+     * @param source        the host slot {@link #preparePromote} answered
      * @param slot          the top-tier slot to fill
      * @param timeoutNanos  how long to wait for the device copy, {@code > 0}, from when the wait
      *                      begins
-     * @return {@link #PROMOTED} if the slot now holds the block's bytes; {@link #LOST} if the
-     *         block is gone below (corrupt, missing or evicted) and the slot is untouched; {@link
-     *         #FOREIGN} if its key holds another identity's record (a counted collision);
-     *         {@link #TIMED_OUT} if the copy did not complete in time: the copy may still land,
-     *         so the slot stays reserved until {@link #releaseLateSlots} hands it back, and the
-     *         source stays held until then
+     * @return {@link #PROMOTED} if the slot now holds the block's bytes; {@link #TIMED_OUT} if the
+     *         copy did not complete in time: the copy may still land, so the slot stays reserved
+     *         until {@link #releaseLateSlots} hands it back, and the source stays held until then
      */
-    int promote(int blockId, long hashHi, long hashLo, int source, int slot, long timeoutNanos);
+    int promote(int blockId, int source, int slot, long timeoutNanos);
+
+    /**
+     * Copies a staging buffer the cache filled with a block's verified disk record ({@link
+     * HostSlots#acquireStaging}) up into a top-tier slot, with the cache lock released, and waits
+     * for the copy whatever its deadline (the buffer is reused next).
+     *
+     * @param blockId the block, in transit
+     * @param buffer  the staging buffer, held by the caller
+     * @param slot    the top-tier slot to fill
+     * @return {@link #PROMOTED}
+     */
+    int promoteStaged(int blockId, int buffer, int slot);
 
     /**
      * Ends a promotion (vLLM's "complete load"), with the cache lock held, whatever {@link
@@ -126,12 +135,12 @@ public interface LowerTier {
 
     /** {@link #promote} result: the slot holds the block. */
     int PROMOTED = 0;
-    /** {@link #promote} result: the block is gone below; the destination is untouched. */
+    /** A promotion's result: the block is gone below; the destination is untouched. */
     int LOST = 1;
     /** {@link #promote} result: timed out; the slot must wait for {@link #releaseLateSlots}. */
     int TIMED_OUT = 2;
     /**
-     * {@link #promote} result: the disk record under the block's key
+     * A promotion's result: the disk record under the block's key
      * is another identity's (a counted collision), no copy of this block; the destination is
      * untouched.
      */

@@ -2,6 +2,7 @@ package io.tierkv.core.cache;
 
 import io.tierkv.core.error.CorruptBlockException;
 import io.tierkv.core.error.TransferTimeoutException;
+import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.LockSupport;
 
 import static io.tierkv.core.cache.BlockStates.TRANSIT;
@@ -10,7 +11,8 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
  * The promote move (from the tier below into a top-tier slot taken for it): plan under the cache
  * lock (the block TRANSIT, the slot reserved, the source below held: a host copy by {@link
  * LowerTier#preparePromote}, else its disk copy if the cache finds it held), copy with the lock
- * released ({@link LowerTier#promote}, host or disk), commit under the lock ({@link
+ * released ({@link LowerTier#promote} from the host; from disk, {@link DiskRecords#stage} into a
+ * staging buffer, then {@link LowerTier#promoteStaged}), commit under the lock ({@link
  * LowerTier#completePromote}; the slot is the block's, or freed and the block lost, a disk miss
  * settled, or parked until a late copy lands). One hold of the lock plans and one commits. One
  * instance per cache, called with the cache lock held.
@@ -59,9 +61,12 @@ final class Promote {
         }
         int result = LowerTier.LOST;
         boolean returned = false;
+        // A view of the record, made under the lock; the block is in transit, so the cache keeps it.
+        MemorySegment identity = source == LowerTier.SOURCE_DISK ? cache.identities.of(id) : null;
         cache.lock.unlock();
         try {
-            result = lower.promote(id, hi, lo, source, s, timeoutNanos); // the identity, where needed, from the attached records
+            result = source >= 0 ? lower.promote(id, source, s, timeoutNanos)
+                    : source == LowerTier.SOURCE_DISK ? fromDisk(id, hi, lo, identity, s) : LowerTier.LOST; // NONE
             returned = true;
         } finally {
             cache.lock.lock();
@@ -93,6 +98,29 @@ final class Promote {
             throw new TransferTimeoutException("promote block " + id, timeoutNanos);
         }
         throw new CorruptBlockException("block " + id, "missing or corrupt below the top tier", -1, -1);
+    }
+
+    /**
+     * Promotes a block held on disk alone, the lock released: its record, under the key the cache
+     * holds ({@code hi}, {@code lo}, read under the lock) and verified against {@code identity}, into a
+     * staging buffer ({@link DiskRecords#stage}), then up into slot {@code s} ({@link
+     * LowerTier#promoteStaged}). The buffer goes back before the commit takes the lock (a match
+     * that adopts under the lock may be waiting for none: it never waits for one).
+     *
+     * @return {@link LowerTier#PROMOTED}, {@link LowerTier#LOST} or {@link LowerTier#FOREIGN}
+     */
+    private int fromDisk(int id, long hi, long lo, MemorySegment identity, int s) {
+        HostSlots host = lower.hostSlots();
+        int buffer = host.acquireStaging();
+        try {
+            int read = cache.disks.disk.stage(id, hi, lo, identity, host.staging(buffer));
+            if (read != DiskRecords.LOADED) {
+                return read == DiskRecords.FOREIGN ? LowerTier.FOREIGN : LowerTier.LOST;
+            }
+            return lower.promoteStaged(id, buffer, s);
+        } finally {
+            host.releaseStaging(buffer);
+        }
     }
 
     /**

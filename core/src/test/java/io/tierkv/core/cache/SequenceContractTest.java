@@ -450,6 +450,9 @@ class SequenceContractTest {
             @Override public MemorySegment view(int hostSlot) { return MemorySegment.NULL; } // no bytes are kept
             @Override public boolean prepareSpill(int blockId) { return false; } // nothing spills: no disk writes
             @Override public void endSpill(int blockId, int hostSlot, boolean left) { throw new AssertionError(); }
+            @Override public int acquireStaging() { throw new AssertionError("nothing is staged"); }
+            @Override public MemorySegment staging(int buffer) { throw new AssertionError(); }
+            @Override public void releaseStaging(int buffer) { throw new AssertionError(); }
 
             /** A copy that landed is placed in "host slot" 0, unless the test took it away meanwhile ({@link #lose}). */
             @Override public void fill(int blockId, int hostSlot) {
@@ -474,6 +477,9 @@ class SequenceContractTest {
             }
             @Override public int read(int blockId, long hi, long lo, MemorySegment identity, MemorySegment out) {
                 return MISSED; // keeps no bytes
+            }
+            @Override public int stage(int blockId, long hi, long lo, MemorySegment identity, MemorySegment out) {
+                return MISSED;
             }
             @Override public int adopt(int blockId, long hi, long lo, MemorySegment identity, MemorySegment into) {
                 return MISSED; // keeps no records to adopt
@@ -557,7 +563,7 @@ class SequenceContractTest {
 
         @Override
         public int preparePromote(int blockId) {
-            return SOURCE_DISK; // this fake's promotions all succeed
+            return 0; // "host slot" 0: this fake's promotions all succeed
         }
 
         @Override
@@ -565,9 +571,14 @@ class SequenceContractTest {
         }
 
         @Override
-        public int promote(int blockId, long hashHi, long hashLo, int source, int slot, long timeoutNanos) {
+        public int promote(int blockId, int source, int slot, long timeoutNanos) {
             timeout = timeoutNanos;
             return PROMOTED;
+        }
+
+        @Override
+        public int promoteStaged(int blockId, int buffer, int slot) {
+            throw new AssertionError("nothing is promoted from disk: its disk keeps no records");
         }
 
         @Override
