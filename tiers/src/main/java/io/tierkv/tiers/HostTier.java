@@ -309,11 +309,12 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     /**
-     * {@inheritDoc} Counted with the promotions' sampled latency, as a promotion from the host is.
+     * {@inheritDoc} Counted with the promotions' sampled latency, from when the promotion began
+     * (its wait for a staging buffer and its disk read included), as a promotion from the host is.
      */
     @Override
-    public int promoteStaged(int blockId, int buffer, int deviceSlot) {
-        long start = counters.promotions.startTimer(); // promotions share one sampled histogram
+    public int promoteStaged(int blockId, int buffer, int deviceSlot, long startNanos) {
+        long start = counters.promotions.startTimerAt(startNanos); // promotions share one sampled histogram
         GpuEvent ev = device.copyFromHost(staging.block(buffer), 0, deviceSlot);
         try {
             ev.synchronize(); // the staging buffer is reused next: wait for the copy whatever the deadline

@@ -52,6 +52,17 @@ final class TierCounters {
         }
 
         /**
+         * Starts timing a sampled move that began at {@code beganNanos} (read by whoever started
+         * it), for one move in {@link #SAMPLE_EVERY}.
+         *
+         * @param beganNanos {@link System#nanoTime()} when the move began
+         * @return {@code beganNanos}, or {@link #UNTIMED} for a move not timed
+         */
+        long startTimerAt(long beganNanos) {
+            return (started++ & (SAMPLE_EVERY - 1)) == 0 ? beganNanos : UNTIMED;
+        }
+
+        /**
          * Records a move started with {@link #startTimer}: counted always, timed if it was sampled.
          *
          * @param blockId    the block, for the JFR event

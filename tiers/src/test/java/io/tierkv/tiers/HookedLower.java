@@ -18,7 +18,10 @@ final class HookedLower implements LowerTier {
     private final HostTier host;
     /** Run once, right after a demotion's copy landed below, with the cache lock released; then cleared. */
     Runnable afterDemote;
-    /** Run once, right after a promotion's copy landed on the device, with the cache lock released; then cleared. */
+    /**
+     * Run once, right after a promotion's copy landed on the device, with the cache lock released
+     * (a promotion from disk still holds its staging buffer); then cleared.
+     */
     Runnable afterPromote;
     /** Run once as a promotion is planned, with the cache lock held, before the host tier's plan; then cleared. */
     Runnable beforePrepare;
@@ -169,8 +172,8 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public int promoteStaged(int blockId, int buffer, int slot) {
-        int result = host.promoteStaged(blockId, buffer, slot);
+    public int promoteStaged(int blockId, int buffer, int slot, long startNanos) {
+        int result = host.promoteStaged(blockId, buffer, slot, startNanos);
         Runnable hook = afterPromote;
         afterPromote = null;
         runIf(result == PROMOTED, hook);

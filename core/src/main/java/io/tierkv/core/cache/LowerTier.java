@@ -115,12 +115,14 @@ public interface LowerTier {
      * HostSlots#acquireStaging}) up into a top-tier slot, with the cache lock released, and waits
      * for the copy whatever its deadline (the buffer is reused next).
      *
-     * @param blockId the block, in transit
-     * @param buffer  the staging buffer, held by the caller
-     * @param slot    the top-tier slot to fill
+     * @param blockId    the block, in transit
+     * @param buffer     the staging buffer, held by the caller
+     * @param slot       the top-tier slot to fill
+     * @param startNanos {@link System#nanoTime()} when the promotion began (before the cache waited
+     *                   for the buffer and read the record), for the tier's latency figures
      * @return {@link #PROMOTED}
      */
-    int promoteStaged(int blockId, int buffer, int slot);
+    int promoteStaged(int blockId, int buffer, int slot, long startNanos);
 
     /**
      * Ends a promotion (vLLM's "complete load"), with the cache lock held, whatever {@link

@@ -110,6 +110,7 @@ final class Promote {
      * @return {@link LowerTier#PROMOTED}, {@link LowerTier#LOST} or {@link LowerTier#FOREIGN}
      */
     private int fromDisk(int id, long hi, long lo, MemorySegment identity, int s) {
+        long start = System.nanoTime(); // for the tier's latency figures: a disk read dwarfs the clock read
         HostSlots host = lower.hostSlots();
         int buffer = host.acquireStaging();
         try {
@@ -117,7 +118,7 @@ final class Promote {
             if (read != DiskRecords.LOADED) {
                 return read == DiskRecords.FOREIGN ? LowerTier.FOREIGN : LowerTier.LOST;
             }
-            return lower.promoteStaged(id, buffer, s);
+            return lower.promoteStaged(id, buffer, s, start);
         } finally {
             host.releaseStaging(buffer);
         }

@@ -577,7 +577,7 @@ class SequenceContractTest {
         }
 
         @Override
-        public int promoteStaged(int blockId, int buffer, int slot) {
+        public int promoteStaged(int blockId, int buffer, int slot, long startNanos) {
             throw new AssertionError("nothing is promoted from disk: its disk keeps no records");
         }
 
