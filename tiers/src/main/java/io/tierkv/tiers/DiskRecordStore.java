@@ -7,12 +7,12 @@ import io.tierkv.tiers.disk.store.DiskTier;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The disk tier as the cache's spills, loads and pins drive it ({@link DiskRecords}): records
- * keyed by hash and the pins on them, over {@link DiskTier} and its {@link DiskTier#pinning()}. A
- * write that fails is counted here ({@link TierStats#diskSpillFailures()}) and reported as stored
- * nothing, so the block stays on the host; a load that misses is counted ({@link
- * TierStats#diskMisses()}) and reported by kind, for the cache to settle. Calls nothing above it.
- * Thread-safe.
+ * The disk tier as the cache's moves drive it ({@link DiskRecords}: spills, loads, promotions'
+ * staged reads, reads out, adoptions, pins): records keyed by hash and the pins on them, over
+ * {@link DiskTier} and its {@link DiskTier#pinning()}. A write that fails is counted here ({@link
+ * TierStats#diskSpillFailures()}) and reported as stored nothing, so the block stays on the host;
+ * a read that misses is counted ({@link TierStats#diskMisses()}) and reported by kind, for the
+ * cache to settle. Calls nothing above it. Thread-safe.
  */
 final class DiskRecordStore implements DiskRecords {
 
@@ -49,7 +49,7 @@ final class DiskRecordStore implements DiskRecords {
     /**
      * {@inheritDoc} Without a host slot, a staging buffer is only tried for ({@link
      * StagingPool#tryAcquire}): the caller holds the manager lock, and a disk promotion that holds
-     * the buffer takes that lock when its read misses. A read into a host slot counts as a
+     * the buffer needs that lock for its commit (it gives the buffer back first). A read into a host slot counts as a
      * disk-to-host move.
      */
     @Override
