@@ -105,7 +105,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     final LateCopies lateCopies;
     final ConcurrentLinkedQueue<long[]> diskEvicted = new ConcurrentLinkedQueue<>();
     final TierCounters counters;
-    /** The disk tier as the store the cache's spills and pins drive; null without a disk. */
+    /** The disk tier as the store the cache's moves drive; null without a disk. */
     private final DiskRecordStore diskRecords;
     /** The slot store the cache drives ({@link #hostSlots}). */
     final HostSlotStore hostSlots;
