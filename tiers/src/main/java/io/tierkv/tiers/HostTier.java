@@ -3,6 +3,7 @@ package io.tierkv.tiers;
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.cache.BelowChanges;
 import io.tierkv.core.cache.BlockOwner;
+import io.tierkv.core.cache.DiskRecords;
 import io.tierkv.core.cache.HostSlots;
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.natives.GpuEvent;
@@ -220,7 +221,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     }
 
     @Override
-    public io.tierkv.core.cache.DiskRecords diskRecords() {
+    public DiskRecords diskRecords() {
         return diskRecords;
     }
 

@@ -46,9 +46,7 @@ class DiskPromotionLatencyTest {
                     .disk(DiskOptions.at(dir.resolve("kv")).withSegmentBytes(64 << 10).withBudgetBytes(1 << 20)
                             .withCompression(Compression.NONE))
                     .build();
-            Field hf = KvBlockManager.class.getDeclaredField("host");
-            hf.setAccessible(true);
-            HostTier host = (HostTier) hf.get(kv);
+            HostTier host = Managers.hostOf(kv);
             Field lf = DiskTier.class.getDeclaredField("lock");
             lf.setAccessible(true);
             ReentrantLock diskLock = (ReentrantLock) lf.get(host.disk);

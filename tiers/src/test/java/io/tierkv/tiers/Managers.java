@@ -31,4 +31,15 @@ final class Managers {
         KvBlockManager kv = builder.build();
         return invariants.track(kv, kv::checkInvariants);
     }
+
+    /** {@return a manager's host tier, for tests that drive or hold its parts (its field is private)} */
+    static HostTier hostOf(KvBlockManager kv) {
+        try {
+            java.lang.reflect.Field f = KvBlockManager.class.getDeclaredField("host");
+            f.setAccessible(true);
+            return (HostTier) f.get(kv);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
 }

@@ -17,7 +17,6 @@ import io.tierkv.tiers.disk.Compression;
 import io.tierkv.tiers.disk.DiskOptions;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.reflect.Field;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
@@ -55,7 +54,7 @@ class StagingBufferLockOrderTest {
                     .disk(DiskOptions.at(dir.resolve("kv")).withSegmentBytes(64 << 10).withBudgetBytes(1 << 20)
                             .withCompression(Compression.NONE))
                     .build();
-            HostTier host = hostOf(kv);
+            HostTier host = Managers.hostOf(kv);
             assertEquals(1, host.stagingBuffers(), "the default transfer budget: one staging buffer");
 
             // X: referenced and on disk only (its record pinned), the first record written
@@ -136,12 +135,6 @@ class StagingBufferLockOrderTest {
             z2.close();
             kv.close();
         }
-    }
-
-    private static HostTier hostOf(KvBlockManager kv) throws ReflectiveOperationException {
-        Field f = KvBlockManager.class.getDeclaredField("host");
-        f.setAccessible(true);
-        return (HostTier) f.get(kv);
     }
 
     private static void awaitIn(Thread t, String frame) throws InterruptedException {

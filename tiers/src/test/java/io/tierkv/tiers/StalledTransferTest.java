@@ -162,9 +162,7 @@ class StalledTransferTest {
         EmulatedDevice device = stallableDevice();
         KvBlockManager kv = lateOnTheHost(device, 50_000_000);
         int id = LATE_BLOCK;
-        java.lang.reflect.Field f = KvBlockManager.class.getDeclaredField("host");
-        f.setAccessible(true);
-        HostTier host = (HostTier) f.get(kv);
+        HostTier host = Managers.hostOf(kv);
         Thread resume = resumeAfter(device, 300); // close is waiting for the late copy by then
         kv.close();
         resume.join();

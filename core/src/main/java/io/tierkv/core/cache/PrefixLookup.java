@@ -1,6 +1,7 @@
 package io.tierkv.core.cache;
 
 import io.tierkv.core.prefix.PrefixIndex;
+import java.lang.foreign.MemorySegment;
 
 import static io.tierkv.core.cache.BlockStates.HELD;
 import static io.tierkv.core.cache.BlockStates.INDEXED;
@@ -258,7 +259,7 @@ final class PrefixLookup {
      *
      * @return {@link LowerTier#ADOPTED}, {@link LowerTier#ABSENT} or {@link LowerTier#COLLISION}
      */
-    private int adoptFromDisk(int fresh, long hi, long lo, java.lang.foreign.MemorySegment identity) {
+    private int adoptFromDisk(int fresh, long hi, long lo, MemorySegment identity) {
         DiskRecords disk = cache.disks.disk;
         if (disk == null || !disk.contains(hi, lo)) {
             return LowerTier.ABSENT;
