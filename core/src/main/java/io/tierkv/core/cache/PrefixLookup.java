@@ -195,7 +195,7 @@ final class PrefixLookup {
      * @param toBlock      one past the last block to take
      */
     void match(Sequence seq, int[] promptTokens, int fromBlock, int toBlock) {
-        java.lang.foreign.MemorySegment prompt = java.lang.foreign.MemorySegment.ofArray(promptTokens);
+        MemorySegment prompt = MemorySegment.ofArray(promptTokens);
         int b = cache.blockTokens;
         io.tierkv.core.prefix.BlockHasher hasher = cache.hasher;
         for (int i = fromBlock; i < toBlock; i++) {
