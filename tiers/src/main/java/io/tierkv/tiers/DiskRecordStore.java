@@ -175,4 +175,10 @@ final class DiskRecordStore implements DiskRecords {
     public String checkPins(long[] hashHi, long[] hashLo, long[] pins, int[] holders, int n) {
         return disk.pinning().checkPins(hashHi, hashLo, pins, holders, n);
     }
+
+    /** {@inheritDoc} Through the disk tier's departure sink ({@code DiskMaintenance#setDepartureSink}). */
+    @Override
+    public void setDepartures(Departures departures) {
+        disk.maintenance().setDepartureSink(departures == null ? null : departures::departing);
+    }
 }

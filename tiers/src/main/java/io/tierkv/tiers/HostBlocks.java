@@ -245,16 +245,6 @@ final class HostBlocks {
     }
 
     /**
-     * Releases the lock for slow work (a disk write, a wait). Every path that does so arrives
-     * without the lock held, so it is free now; a caller that held it would stall every block's
-     * state for the work (asserted, since it is reentrant and the unlock would not release it).
-     */
-    void unlockForWork() {
-        lock.unlock();
-        assert !lock.isHeldByCurrentThread() : "the manager lock is still held across slow work: a caller held it on entry";
-    }
-
-    /**
      * {@return whether the cache holds the block referenced: then no copy of it here or on disk
      * may be lost} The cache's HELD bit, its one record of this fact ({@link BlockOwner#referenced}).
      */
@@ -266,22 +256,9 @@ final class HostBlocks {
     /**
      * {@return block {@code blockId}'s identity: a view of the cache's record} The record is the
      * block's while this tier holds the id (placed, or in transit to or from it); read it with the
-     * lock held, or copy it ({@link #copyIdentity}) before releasing the lock for a write that
-     * needs it, since the cache may free and reuse the id once the lock is released.
+     * lock held, since the cache may free and reuse the id once the lock is released.
      */
     MemorySegment identityOf(int blockId) {
         return owner.identity(blockId);
-    }
-
-    /**
-     * {@return a copy of block {@code blockId}'s identity on the heap, for a write made with the
-     * lock released} Lock held. Backed by a {@code long[]}, so aligned reads of its words work as
-     * on the cache's record. A spill's own cost (a record written to disk, or a value pushed)
-     * dwarfs these {@link #identityBytes} bytes.
-     */
-    @GuardedBy("lock")
-    MemorySegment copyIdentity(int blockId) {
-        MemorySegment words = MemorySegment.ofArray(new long[(int) ((identityBytes + 7) >>> 3)]);
-        return words.asSlice(0, identityBytes).copyFrom(identityOf(blockId));
     }
 }

@@ -10,11 +10,10 @@ import static io.tierkv.tiers.HostBlocks.QUEUED;
 /**
  * The host tier as a slot store ({@link HostSlots}): free slots, the host policy's victims, and
  * what a block entering or leaving a slot needs done here (a copy committed to its slot, a clean
- * copy dropped, a spill's source held and released, an eviction offered to the remote store).
+ * copy dropped, a spill's source held and released, an unreferenced copy evicted).
  * Which block leaves, and how, the cache decides ({@code HostRoom} in core), and the cache writes a
  * spill to disk itself ({@code MoveBelow}); this class decides nothing. The cache learns of the
- * ids evicted from {@link HostTier#drainChanges}; this class never calls it. The manager lock is
- * released around a remote offer.
+ * ids evicted from {@link HostTier#drainChanges}; this class never calls it, nor any store below.
  */
 // Every method but releaseReserved, view and the staging buffers' runs with the manager lock (h.lock) held by a caller in another
 // class (the cache's HostRoom, HostTier), which Error Prone cannot relate to h.lock.
@@ -100,11 +99,7 @@ final class HostSlotStore implements HostSlots {
         dropHostCopy(victim);
     }
 
-    /**
-     * {@inheritDoc} Offered to the remote store when there is no disk tier (the host is the lowest
-     * local tier) and the block has a hash, with the lock released. A victim that became referenced
-     * meanwhile stays, back in the policy.
-     */
+    /** {@inheritDoc} Lock held. */
     @Override
     public boolean evict(int victim) {
         if (h.hostSlot(victim) < 0 || h.is(victim, MOVING | QUEUED) || h.needed(victim)) {
@@ -112,30 +107,6 @@ final class HostSlotStore implements HostSlots {
         }
         long hi = h.hashHi(victim);
         long lo = h.hashLo(victim);
-        if (t.disk == null && t.remote != null && (hi | lo) != 0) {
-            int hs = h.hostSlot(victim);
-            MemorySegment identity = h.copyIdentity(victim); // the cache may reuse the id once the lock is released
-            h.policy.onRemove(victim);
-            h.mark(victim, MOVING);
-            h.unlockForWork();
-            try {
-                t.remote.push.offer(hi, lo, identity, h.slotView(hs));
-            } catch (RuntimeException | Error e) { // an offer that broke its contract: the block stays as it was
-                h.lock.lock();
-                if (!endRead(victim, hs)) {
-                    h.policy.onAdmit(victim, 0, lo);
-                }
-                throw e;
-            }
-            h.lock.lock();
-            if (endRead(victim, hs)) {
-                return true; // freed by the cache meanwhile
-            }
-            if (h.needed(victim)) {
-                h.policy.onAdmit(victim, 0, lo); // referenced meanwhile: it stays
-                return false;
-            }
-        }
         t.counters.hostEvictions.increment(); // nothing references it: its bytes go, the cache frees the id
         dropHostCopy(victim);
         h.noteLeft(victim, hi, lo);
@@ -191,8 +162,7 @@ final class HostSlotStore implements HostSlots {
     }
 
     /**
-     * Ends a read of host slot {@code hs} made with the lock released (a spill's write, a remote
-     * offer). If the cache freed the block meanwhile the slot is an orphan: freed now. Lock held.
+     * Ends a read of host slot {@code hs} made with the lock released (a spill's write). If the cache freed the block meanwhile the slot is an orphan: freed now. Lock held.
      *
      * @return whether the block was freed meanwhile (nothing more to do); else it is not MOVING now
      */

@@ -6,6 +6,7 @@ import io.tierkv.core.cache.BlockOwner;
 import io.tierkv.core.cache.DiskRecords;
 import io.tierkv.core.cache.HostSlots;
 import io.tierkv.core.cache.LowerTier;
+import io.tierkv.core.cache.RemoteRecords;
 import io.tierkv.natives.GpuEvent;
 import io.tierkv.natives.PinnedHostBuffer;
 import io.tierkv.tiers.disk.store.DiskTier;
@@ -31,8 +32,8 @@ import static io.tierkv.tiers.HostBlocks.MOVING;
  * This tier never calls the cache: what it evicted, and disk records that went, are drained
  * by the cache ({@link #drainChanges}), which frees or retires those ids under its own lock. Disk
  * records are keyed by block hash, so they outlive block ids and serve later prefix hits (the
- * cache adopts them, {@code DiskRecordStore#adopt}; this tier adopts blocks it fetched ahead from
- * the remote store, {@link #adopt}).
+ * cache adopts them, {@code DiskRecordStore#adopt}, as it does the blocks it fetched ahead from
+ * the remote store, which this tier never calls either: {@link #remoteRecords}).
  *
  * Where a block is held here (its host slot and state bits) is the cache's record, which this tier
  * writes ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}); per-slot layout: {@code
@@ -55,11 +56,10 @@ import static io.tierkv.tiers.HostBlocks.MOVING;
  * {@code HostSlotStore} is the slot store the cache's moves drive (free slots, victims, copies
  * committed, a spill's source, staging buffers, evictions; which block leaves is the cache's
  * choice); {@code DiskRecordStore} is the disk tier as the store the cache's moves write, read and
- * pin; {@code HostAdoption} binds blocks fetched ahead from the
- * remote store to the ids a prefix match gives them;
- * {@code LateCopies} tracks copies that missed their deadline; {@code HostInvariants} recounts;
- * {@code RemoteTier} (optional) sends blocks leaving the lowest local tier to a remote store and
- * fetches them back for prefix matches.
+ * pin; {@code RemoteTier} (optional) is the remote store the cache's moves offer the blocks
+ * leaving the lowest local tier and fetch from for prefix matches, handed to the cache here
+ * ({@link #remoteRecords});
+ * {@code LateCopies} tracks copies that missed their deadline; {@code HostInvariants} recounts.
  *
  * <h2>Concurrency and lock order</h2>
  * One lock: this tier's facts are guarded by the cache's own lock, the manager lock, lent at
@@ -110,9 +110,8 @@ final class HostTier implements LowerTier, AutoCloseable {
     private final DiskRecordStore diskRecords;
     /** The slot store the cache drives ({@link #hostSlots}). */
     final HostSlotStore hostSlots;
-    private final HostAdoption adoption;
-    /** The remote store below the lowest local tier, or null. */
-    RemoteTier remote;
+    /** The remote store below the lowest local tier, or null; this tier never calls it. */
+    private RemoteTier remote;
 
     HostTier(KvLayout layout, DeviceTier device, PinnedHostBuffer pinned, int hostBlocks, int maxBlocks,
             String policyName, DiskTier disk, StagingPool staging, long copyTimeoutNanos, TierCounters counters) {
@@ -127,66 +126,28 @@ final class HostTier implements LowerTier, AutoCloseable {
         this.lateCopies = new LateCopies(blocks);
         this.diskRecords = disk == null ? null : new DiskRecordStore(disk, layout, counters, staging);
         this.hostSlots = new HostSlotStore(this);
-        this.adoption = new HostAdoption(this);
         if (disk != null) {
             disk.maintenance().setEvictionListener((hi, lo) -> diskEvicted.add(new long[] {hi, lo}));
         }
     }
 
     /**
-     * Puts a remote tier below the lowest local one: records the disk tier evicts go to it
-     * (without a disk tier, host blocks evicted for room do, see {@code HostSlotStore#evict}), and
-     * prefix matches fetch from it. Called once, at build, before any block moves.
+     * Puts a remote store below the lowest local tier, for the cache to drive ({@link
+     * #remoteRecords}). Called once, at build, before the cache is built on this tier.
      */
     void attachRemote(RemoteTier r) {
         this.remote = r;
-        if (disk != null) {
-            disk.maintenance().setDepartureSink(r.push::offer);
-        }
+    }
+
+    /** {@inheritDoc} The store {@link #attachRemote} put below; this tier never calls it. */
+    @Override
+    public RemoteRecords remoteRecords() {
+        return remote;
     }
 
     @Override
     public void attach(BlockOwner owner) {
         blocks.attach(owner);
-    }
-
-    @Override
-    public boolean fetchesAhead() {
-        return remote != null;
-    }
-
-    /** {@inheritDoc} See {@code RemoteFetch#lookup}. */
-    @Override
-    public int lookupAhead(long[] hashHi, long[] hashLo, int count, long startNanos) {
-        RemoteTier r = remote;
-        if (r == null) {
-            return 0;
-        }
-        try {
-            return r.fetch.lookup(hashHi, hashLo, count, startNanos);
-        } catch (RuntimeException e) { // a store that broke its contract: a miss, never a failed match
-            TierEvents.fault("remote lookup failed: " + e);
-            return 0;
-        }
-    }
-
-    /** {@inheritDoc} See {@code RemoteFetch#fetch}. */
-    @Override
-    public int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int[] hostSlots, int count,
-            long startNanos) {
-        RemoteTier r = remote;
-        if (r == null) {
-            for (int i = 0; i < count; i++) {
-                this.hostSlots.releaseReserved(hostSlots[i]);
-            }
-            return 0;
-        }
-        try {
-            return r.fetch.fetch(hashHi, hashLo, identities, hostSlots, count, startNanos);
-        } catch (RuntimeException e) { // a store that broke its contract: a miss, never a failed match
-            TierEvents.fault("remote fetch failed: " + e);
-            return 0;
-        }
     }
 
     /** Sets where host KV events go ({@link io.tierkv.core.event.KvMedium#CPU}); before first use. */
@@ -196,14 +157,6 @@ final class HostTier implements LowerTier, AutoCloseable {
             blocks.events = sink;
         } finally {
             blocks.lock.unlock();
-        }
-    }
-
-    @Override
-    public void endFetch() {
-        RemoteTier r = remote;
-        if (r != null) {
-            r.fetch.release();
         }
     }
 
@@ -253,10 +206,6 @@ final class HostTier implements LowerTier, AutoCloseable {
             hostSlots.releaseReserved(hs); // no write of it lands later: the slot is free again, reported once (thrown)
             throw e;
         }
-        RemoteTier r = remote;
-        if (done && r != null && r.writeThrough && (hi | lo) != 0) {
-            r.push.offer(hi, lo, identity, blocks.slotView(hs)); // hs is still reserved: nobody else touches it
-        }
         if (!done) {
             blocks.lock.lock();
             try {
@@ -275,7 +224,7 @@ final class HostTier implements LowerTier, AutoCloseable {
     /**
      * {@inheritDoc}
      *
-     * <p>A host slot that a remote offer or a late promotion reads is {@link #SOURCE_BUSY}, unless the
+     * <p>A host slot that a spill or a late promotion reads is {@link #SOURCE_BUSY}, unless the
      * late promotion's copy has landed: such moves are ended here (their device slots wait for
      * the cache's next {@link #releaseLateSlots}), or the block would wait forever.
      */
@@ -478,12 +427,6 @@ final class HostTier implements LowerTier, AutoCloseable {
     @Override
     public void releaseLateSlots(IntConsumer sink) {
         lateCopies.releaseLateSlots(sink);
-    }
-
-    /** {@inheritDoc} See {@code HostAdoption#adopt}. */
-    @Override
-    public int adopt(int blockId, long hi, long lo, MemorySegment identity) {
-        return adoption.adopt(blockId, hi, lo, identity);
     }
 
     /** {@return host-side invariant violations, empty when consistent; see {@code HostInvariants}} */

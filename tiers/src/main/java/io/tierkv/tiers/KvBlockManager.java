@@ -92,14 +92,14 @@ public final class KvBlockManager implements AutoCloseable {
             StagingPool stagingPool = new StagingPool(sizes.stagingBuffers(), blockBytes);
             this.host = new HostTier(layout, dev, pin, hostBlocks, maxBlocks, b.policy, dsk, stagingPool,
                     b.promotionTimeoutNanos, counters);
+            if (b.remote != null) { // before the cache, which reads it once (LowerTier#remoteRecords)
+                BlockStore store = b.remote.open(layout.fingerprint());
+                rmt = new RemoteTier(store, layout, hostBlocks, b.remoteWriteThrough);
+                host.attachRemote(rmt);
+            }
             CacheOptions options = new CacheOptions(layout, deviceBlocks, maxBlocks, b.policy, b.hashAlgorithm,
                     b.recentDeviceBlocks, b.admissionTimeoutNanos, b.promotionTimeoutNanos, hashKey);
             this.cache = new PagedKvCache(options, dev, host);
-            if (b.remote != null) {
-                BlockStore store = b.remote.open(layout.fingerprint()); // last: nothing below can fail after it
-                rmt = new RemoteTier(store, layout, host, b.remoteWriteThrough);
-                host.attachRemote(rmt);
-            }
         } catch (RuntimeException e) {
             if (rmt != null) {
                 rmt.close();

@@ -3,6 +3,7 @@ package io.tierkv.tiers;
 import io.tierkv.core.cache.BelowChanges;
 import io.tierkv.core.cache.DiskRecords;
 import io.tierkv.core.cache.LowerTier;
+import io.tierkv.core.cache.RemoteRecords;
 import java.lang.foreign.MemorySegment;
 import java.util.function.IntConsumer;
 
@@ -36,9 +37,10 @@ final class HookedLower implements LowerTier {
     /** Run once, right after the host tier forgot an id the cache frees, with the cache lock held; then cleared. */
     IntConsumer afterForget;
     /**
-     * Set: the tier fetches ahead, and a match's next fetch runs this (on the matching thread,
-     * the cache lock released) instead of a store's lookup and fetch, then says all it was asked
-     * for came (the host slots reserved for them freed first).
+     * Set: a match that missed locally finds the rest of its chain in the remote store ({@link
+     * #remoteRecords}), and its next fetch runs this (on the matching thread, the cache lock
+     * released, the host slots reserved) instead of reading anything, then says all it was asked
+     * for came; then cleared. Unset, the store holds nothing.
      */
     Runnable duringFetch;
 
@@ -137,6 +139,11 @@ final class HookedLower implements LowerTier {
             public String checkPins(long[] hashHi, long[] hashLo, long[] pins, int[] holders, int n) {
                 return disk.checkPins(hashHi, hashLo, pins, holders, n);
             }
+
+            @Override
+            public void setDepartures(Departures departures) {
+                disk.setDepartures(departures);
+            }
         };
     }
 
@@ -191,11 +198,6 @@ final class HookedLower implements LowerTier {
     }
 
     @Override
-    public int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity) {
-        return host.adopt(blockId, hashHi, hashLo, identity);
-    }
-
-    @Override
     public void forget(int blockId) {
         host.forget(blockId);
         IntConsumer hook = afterForget;
@@ -215,34 +217,41 @@ final class HookedLower implements LowerTier {
         return host.hasChanges();
     }
 
+    /** {@inheritDoc} A remote store whose lookup and fetch {@link #duringFetch} stands in for; it takes no offer. */
     @Override
-    public boolean fetchesAhead() {
-        return duringFetch != null || host.fetchesAhead();
-    }
+    public RemoteRecords remoteRecords() {
+        return new RemoteRecords() {
+            @Override
+            public int lookup(long[] hashHi, long[] hashLo, int count, long startNanos) {
+                return duringFetch != null ? count : 0;
+            }
 
-    @Override
-    public int lookupAhead(long[] hashHi, long[] hashLo, int count, long startNanos) {
-        return duringFetch != null ? count : host.lookupAhead(hashHi, hashLo, count, startNanos);
-    }
+            @Override
+            public int fetch(long[] hashHi, long[] hashLo, MemorySegment[] identities, MemorySegment[] dsts,
+                    int count, long startNanos) {
+                Runnable hook = duringFetch;
+                duringFetch = null;
+                if (hook == null) {
+                    return 0;
+                }
+                hook.run();
+                return count;
+            }
 
-    @Override
-    public int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int[] hostSlots, int count,
-            long startNanos) {
-        Runnable hook = duringFetch;
-        if (hook == null) {
-            return host.fetchAhead(hashHi, hashLo, identities, hostSlots, count, startNanos);
-        }
-        duringFetch = null;
-        for (int i = 0; i < count; i++) {
-            host.hostSlots().releaseReserved(hostSlots[i]); // nothing is fetched into them
-        }
-        hook.run();
-        return count;
-    }
+            @Override
+            public boolean offer(long hashHi, long hashLo, MemorySegment identity, MemorySegment block) {
+                return false;
+            }
 
-    @Override
-    public void endFetch() {
-        host.endFetch();
+            @Override
+            public boolean writesThrough() {
+                return false;
+            }
+
+            @Override
+            public void countAdopted() {
+            }
+        };
     }
 
     /** Runs a hook, already taken from its field, if the copy it waits for landed. */

@@ -3,9 +3,16 @@ package io.tierkv.tiers;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
+import io.tierkv.core.cache.RemoteRecords;
+import io.tierkv.core.spi.BlockStore;
 import io.tierkv.tiers.disk.store.DiskTier;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.classfile.ClassFile;
+import java.lang.classfile.ClassModel;
+import java.lang.classfile.constantpool.MemberRefEntry;
+import java.lang.classfile.constantpool.PoolEntry;
+import java.lang.constant.ClassDesc;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,8 +28,8 @@ class StoreBoundaryTest {
 
     /** The classes of the stores: the host tier and its parts, the staging pool, the remote tier, the disk tier. */
     private static final List<Class<?>> STORES = List.of(HostTier.class, HostBlocks.class, HostSlotStore.class,
-            DiskRecordStore.class, HostAdoption.class, LateCopies.class, HostInvariants.class, StagingPool.class,
-            DeviceTier.class, RemoteTier.class, RemoteFetch.class, RemotePush.class, DiskTier.class);
+            DiskRecordStore.class, LateCopies.class, HostInvariants.class, StagingPool.class,
+            DeviceTier.class, RemoteTier.class, RemotePush.class, DiskTier.class);
 
     /** What a store must not name: the cache and its tier-facing handles. */
     private static final List<String> CACHE_TYPES = List.of("io/tierkv/core/cache/PagedKvCache",
@@ -49,5 +56,47 @@ class StoreBoundaryTest {
         }
         assertEquals(List.of(), found, "stores calling back into the cache");
         assertEquals(true, classes >= STORES.size(), "every store's class file was read: " + classes);
+    }
+
+    /** The local stores: the host tier and its parts, the disk store and the disk tier, the staging pool, the device. */
+    private static final List<Class<?>> LOCAL_STORES = List.of(HostTier.class, HostBlocks.class, HostSlotStore.class,
+            DiskRecordStore.class, LateCopies.class, HostInvariants.class, StagingPool.class, DeviceTier.class,
+            DiskTier.class);
+
+    /** The remote store's types, as a local store could reach it. */
+    private static final List<ClassDesc> REMOTE_TYPES = List.of(ClassDesc.of(RemoteTier.class.getName()),
+            ClassDesc.of(RemotePush.class.getName()), ClassDesc.of(RemoteRecords.class.getName()),
+            ClassDesc.of(BlockStore.class.getName()));
+
+    /**
+     * No local store calls the remote store (issue 13, "a store never calls another tier"): the
+     * cache's moves offer it blocks and fetch from it. The host tier holds it only to hand it to
+     * the cache ({@link HostTier#remoteRecords}). Checked on the compiled classes' method and
+     * field references, nested classes included.
+     */
+    @Test
+    void noLocalStoreCallsTheRemoteStore() throws IOException {
+        List<String> found = new ArrayList<>();
+        int refs = 0;
+        for (Class<?> store : LOCAL_STORES) {
+            for (Class<?> c : store.getNestMembers()) {
+                String name = c.getName();
+                try (InputStream in = c.getResourceAsStream(name.substring(name.lastIndexOf('.') + 1) + ".class")) {
+                    assertNotNull(in, "class file of " + name);
+                    ClassModel model = ClassFile.of().parse(in.readAllBytes());
+                    for (PoolEntry e : model.constantPool()) {
+                        if (e instanceof MemberRefEntry ref) {
+                            refs++;
+                            if (REMOTE_TYPES.contains(ref.owner().asSymbol())) {
+                                found.add(c.getSimpleName() + " -> " + ref.owner().asInternalName() + "."
+                                        + ref.name().stringValue());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), found, "local stores calling the remote store");
+        assertEquals(true, refs > 100, "the class files' references were read: " + refs);
     }
 }

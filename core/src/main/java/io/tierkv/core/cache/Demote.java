@@ -47,6 +47,10 @@ final class Demote {
                 cache.lock.unlock();
                 try {
                     ok = lower.demote(id, hi, lo, identity, src, hs);
+                    RemoteRecords remote = cache.moves.remote;
+                    if (ok && remote != null && remote.writesThrough() && (hi | lo) != 0) {
+                        remote.offer(hi, lo, identity, lower.hostSlots().view(hs)); // hs is still only this move's
+                    }
                 } finally {
                     cache.lock.lock();
                 }

@@ -10,7 +10,8 @@ import java.lang.foreign.MemorySegment;
  * decides nothing about a block: which block spills, and when an id pins or lets go of its
  * record, the cache decides ({@code DiskCopies}, {@link MoveBelow}). It never calls the cache or
  * another tier; records it evicts on its own reach the cache as departed keys ({@link
- * LowerTier#drainChanges}).
+ * LowerTier#drainChanges}) and, verified, the store below through the sink the cache gives it
+ * ({@link #setDepartures}).
  *
  * <p>A pin names one record (a serial the store hands out, {@code > 0}), never a key: a key may
  * hold a new record after the pinned one went. A pinned record that fails verification or is
@@ -171,4 +172,29 @@ public interface DiskRecords {
      * @return the first difference, or null if they agree
      */
     String checkPins(long[] hashHi, long[] hashLo, long[] pins, int[] holders, int n);
+    /**
+     * Sets where the records this store evicts on its own (for room, or by its budget) go,
+     * verified, just before their bytes do: how a block leaving the lowest local tier reaches the
+     * store below it ({@link RemoteRecords#offer}). A record that fails verification is not handed
+     * on. The cache sets it once, before any block moves; the store calls nothing else.
+     *
+     * @param departures where evicted records go, or null for nowhere
+     */
+    void setDepartures(Departures departures);
+
+    /** Receives the records a disk store evicts, verified, just before their bytes go. */
+    @FunctionalInterface
+    interface Departures {
+        /**
+         * A verified record is about to be evicted. Called with the store's own lock held: copy
+         * what is kept and return at once (never block, never call the store). The segments are
+         * valid for the call only.
+         *
+         * @param hashHi   block hash, high 64 bits
+         * @param hashLo   block hash, low 64 bits
+         * @param identity the record's identity
+         * @param block    the block's bytes, decoded, {@code KvLayout.bytesPerBlock()}
+         */
+        void departing(long hashHi, long hashLo, MemorySegment identity, MemorySegment block);
+    }
 }

@@ -7,33 +7,50 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * The unlocked half of a prefix match that missed locally while a store below can fetch by hash
- * ({@link LowerTier#fetchesAhead}): computes the rest of the prompt's chain (hashes and
- * identities) with the cache lock released, asks the lower tier how many of its leading blocks a
- * store below holds ({@link LowerTier#lookupAhead}), reserves host slots for them under the lock
- * ({@link HostRoom#reserve}), and has the lower tier fetch them ({@link LowerTier#fetchAhead}:
- * the network round trips happen there, never under the lock, all the rounds of one match within
- * one store timeout from its start), then
- * takes the lock again and continues the match, whose adoptions find the fetched blocks in local
- * memory. A fetched block is taken only through the locked match, so its identity is compared
- * there as for every other hit.
+ * ({@link LowerTier#remoteRecords}): computes the rest of the prompt's chain (hashes and
+ * identities) with the cache lock released, asks the store how many of its leading blocks it
+ * holds ({@link RemoteRecords#lookup}), reserves host slots for them under the lock ({@link
+ * HostRoom#reserve}), has the store read them into those slots ({@link RemoteRecords#fetch}: the
+ * network round trips happen there, never under the lock, all the rounds of one match within one
+ * store timeout from its start), then takes the lock again and continues the match. The match's
+ * adoptions take the fetched blocks from this thread's round ({@link #take}), their identities
+ * compared as for every other hit, and bind them to fresh ids in their host slots ({@link
+ * HostSlots#fill}); the slots no adoption took go back when the round ends. A slot held for a
+ * round is counted reserved by the host store, so its invariants hold while it waits.
  *
- * <p>Thread-safe: the hashers are per thread; the sequence is the calling thread's own (one
- * thread writes a sequence at a time), so its chain fields are read without the lock.
+ * <p>Thread-safe: the hashers and the rounds are per thread; the sequence is the calling thread's
+ * own (one thread writes a sequence at a time), so its chain fields are read without the lock.
  */
 final class FetchAhead {
 
     private final PagedKvCache cache;
+    private final RemoteRecords remote;
     private final ThreadLocal<BlockHasher> hashers;
+    /** The blocks this thread's current round fetched and no adoption took yet. */
+    private final ThreadLocal<Fetched> rounds = ThreadLocal.withInitial(Fetched::new);
 
-    FetchAhead(PagedKvCache cache) {
+    FetchAhead(PagedKvCache cache, RemoteRecords remote) {
         this.cache = cache;
+        this.remote = remote;
         this.hashers = ThreadLocal.withInitial(
                 () -> new BlockHasher(cache.options.hashAlgorithm(), cache.options.hashKey()));
     }
 
     /**
-     * Fetches and matches blocks {@code fromBlock..toBlock-1}, in rounds (a lower tier may fetch
-     * fewer blocks than asked, for room), until a round takes fewer than it fetched or the
+     * Blocks one round fetched into host slots, with the hashes and identities they were read for;
+     * no id is bound to them until an adoption takes one ({@code slot[i] = -1} then).
+     */
+    private static final class Fetched {
+        long[] hashHi;
+        long[] hashLo;
+        MemorySegment[] identities;
+        int[] slot;
+        int count;
+    }
+
+    /**
+     * Fetches and matches blocks {@code fromBlock..toBlock-1}, in rounds (a store may fetch
+     * fewer blocks than asked, and room may be short), until a round takes fewer than it fetched or the
      * range is done. Called without the cache lock.
      *
      * @param seq          the sequence, holding exactly {@code fromBlock} matched blocks
@@ -79,21 +96,38 @@ final class FetchAhead {
             parentHi = hi[i];
             parentLo = lo[i];
         }
-        LowerTier lower = cache.lower;
+        int found = remote.lookup(hi, lo, count, startNanos);
+        if (found == 0) {
+            return 0;
+        }
+        int[] hostSlots = new int[found];
+        int slots = reserveHostSlots(hostSlots, found);
+        if (slots == 0) {
+            return 0;
+        }
+        HostSlots host = cache.lower.hostSlots();
+        int fetched = 0;
         try {
-            int found = lower.lookupAhead(hi, lo, count, startNanos);
-            if (found == 0) {
-                return 0;
+            MemorySegment[] dsts = new MemorySegment[slots];
+            for (int i = 0; i < slots; i++) {
+                dsts[i] = host.view(hostSlots[i]);
             }
-            int[] hostSlots = new int[found];
-            int slots = reserveHostSlots(hostSlots, found);
-            if (slots == 0) {
-                return 0;
+            fetched = remote.fetch(hi, lo, identities, dsts, slots, startNanos);
+        } finally { // the slots not filled go back, untouched by any reader (all of them on a throw)
+            for (int i = fetched; i < slots; i++) {
+                host.releaseReserved(hostSlots[i]);
             }
-            int fetched = lower.fetchAhead(hi, lo, identities, hostSlots, slots, startNanos);
-            if (fetched == 0) {
-                return 0;
-            }
+        }
+        if (fetched == 0) {
+            return 0;
+        }
+        Fetched round = rounds.get();
+        round.hashHi = hi;
+        round.hashLo = lo;
+        round.identities = identities;
+        round.slot = hostSlots;
+        round.count = fetched;
+        try {
             cache.lock.lock();
             try {
                 if (seq.isClosed() || seq.length() != fromBlock * b) { // closed or used meanwhile
@@ -106,8 +140,39 @@ final class FetchAhead {
                 cache.lock.unlock();
             }
         } finally {
-            lower.endFetch();
+            round.count = 0;
+            for (int i = 0; i < fetched; i++) {
+                if (hostSlots[i] >= 0) { // not adopted: back
+                    host.releaseReserved(hostSlots[i]);
+                }
+            }
         }
+    }
+
+    /**
+     * Takes the host slot of a block this thread's round fetched for a hash, if it was fetched
+     * for exactly {@code identity}, for an adoption ({@link PrefixLookup}). The cache lock held.
+     *
+     * @param hi       block hash, high word
+     * @param lo       block hash, low word
+     * @param identity the identity the match expects
+     * @return the host slot, still reserved (the adoption fills it), or -1 if this round holds no
+     *     such block
+     */
+    int take(long hi, long lo, MemorySegment identity) {
+        Fetched round = rounds.get();
+        for (int i = 0; i < round.count; i++) {
+            if (round.slot[i] >= 0 && round.hashHi[i] == hi && round.hashLo[i] == lo) {
+                if (round.identities[i].mismatch(identity) != -1) {
+                    return -1; // fetched for another identity under this hash: never handed out for it
+                }
+                int hs = round.slot[i];
+                round.slot[i] = -1;
+                remote.countAdopted();
+                return hs;
+            }
+        }
+        return -1;
     }
 
     /**

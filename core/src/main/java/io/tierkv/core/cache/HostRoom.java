@@ -163,6 +163,16 @@ final class HostRoom {
         // been released meanwhile, so the victim is checked as it is now.
         boolean evictable = (b.bits[victim] & HELD) == 0 && !b.inTransit(victim) && b.hostSlot[victim] >= 0
                 && (b.below[victim] & (HOST_MOVING | HOST_QUEUED)) == 0; // a mover may have queued it meanwhile
-        return evictable && host.evict(victim);
+        if (!evictable) {
+            return false;
+        }
+        RemoteRecords remote = cache.moves.remote;
+        if (remote != null && cache.disks.disk == null && (b.hashHi[victim] | b.hashLo[victim]) != 0) {
+            // The host is the lowest local tier: the block's bytes go below first. The offer
+            // copies one block into the store's outbox and never blocks, so the lock stays held.
+            remote.offer(b.hashHi[victim], b.hashLo[victim], cache.identities.of(victim),
+                    host.view(b.hostSlot[victim]));
+        }
+        return host.evict(victim);
     }
 }

@@ -9,8 +9,7 @@ import java.lang.foreign.MemorySegment;
  * decides which block leaves or how; the decision is {@code HostRoom}'s, in the cache.
  *
  * <p>Every method is called with the cache lock held ({@link BlockOwner#lock()}) and returns
- * without releasing it, except {@link #evict}, which may release it for a copy to a store below,
- * {@link #view} and the staging buffers' methods, which take no lock (a staging buffer is waited
+ * without releasing it, except {@link #view} and the staging buffers' methods, which take no lock (a staging buffer is waited
  * for without it), and {@link #releaseReserved}, which takes it itself (a slot is given back from
  * a copy that threw with the lock released).
  * A store records what changes in the cache's records ({@link BlockOwner#setHostSlot}, {@link
@@ -19,7 +18,7 @@ import java.lang.foreign.MemorySegment;
 public interface HostSlots {
 
     /**
-     * {@return a free host slot, now reserved for a copy in flight (a demotion, a load, a fetch),
+     * {@return a free host slot, now reserved for a copy in flight (a demotion, a load, a remote fetch),
      * or -1 if every slot is taken} Nothing leaves for it: making room is the caller's.
      */
     int reserveFree();
@@ -117,14 +116,14 @@ public interface HostSlots {
     void dropClean(int blockId);
 
     /**
-     * Evicts an unreferenced victim's host copy: its bytes go, after being offered to a store
-     * below when the host is the lowest local tier and one is configured (a remote store). The id
-     * is reported as left ({@link LowerTier#drainChanges}), so the cache frees it when it next
-     * settles. May release the cache lock for the offer; held again on return.
+     * Evicts an unreferenced victim's host copy: its bytes go (the cache has offered them to a
+     * remote store first where one lies below the host: {@link RemoteRecords#offer}). The id is
+     * reported as left ({@link LowerTier#drainChanges}), so the cache frees it when it next
+     * settles.
      *
      * @param blockId an unreferenced block held in a host slot, not moving or queued
      * @return true (the copy went); false if it could not go: not held in a slot, moving, queued,
-     *         or referenced (on entry, or by the time the offer below ended)
+     *         or referenced
      */
     boolean evict(int blockId);
 

@@ -175,30 +175,6 @@ public interface LowerTier {
     int RESIDENT_DISK = 2;
 
     /**
-     * Looks up a hash that the top tier's index does not hold among the blocks this tier fetched
-     * ahead from a store it does not hold locally (a remote store, {@link #fetchAhead}) and, if one
-     * of exactly the expected identity waits in a host slot, binds it to a new block id. Disk
-     * records the cache adopts itself ({@link DiskRecords#adopt}), after this call finds nothing.
-     * Called with the cache lock held.
-     *
-     * @param blockId  the fresh id to bind it to
-     * @param hashHi   hash, high word
-     * @param hashLo   hash, low word
-     * @param identity the identity the caller expects (context, parent hash and the prompt's B
-     *                 token ids); read only
-     * @return {@link #ADOPTED} if found with that identity and bound to a host slot; {@link
-     *         #ABSENT} if not
-     */
-    int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity);
-
-    /** An adoption's result: a copy with the expected identity is bound to the id. */
-    int ADOPTED = 0;
-    /** An adoption's result: no sound copy for the hash. */
-    int ABSENT = 1;
-    /** An adoption's result: a sound record of another identity holds the hash (nothing bound). */
-    int COLLISION = 2;
-
-    /**
      * Told when a prefix match took a block that lies below the top tier, so it can start
      * promoting it before the lease asks (promotion on match). Called with the cache lock held:
      * must not block. The default does nothing.
@@ -239,63 +215,13 @@ public interface LowerTier {
     boolean hasChanges();
 
     /**
-     * Whether this lower tier can fetch blocks by hash from a store it does not hold locally (a
-     * remote store): a prefix match that misses locally then asks {@link #lookupAhead}. The
-     * default is false.
-     *
-     * @return whether {@link #fetchAhead} may find anything
+     * {@return the shared store below the lowest local tier as the cache's moves drive it (a
+     * remote store), or null for none (the default)} Read once, when the cache is built: the
+     * cache then fetches from it for prefix matches that miss locally, and offers it the blocks
+     * that leave the lowest local tier.
      */
-    default boolean fetchesAhead() {
-        return false;
-    }
-
-    /**
-     * Called by a prefix match that missed locally, without the cache lock: counts how many
-     * leading blocks of the rest of the chain a store below (a remote store) holds and this tier
-     * would fetch (it may cap them, for room). The cache then reserves a host slot for each
-     * ({@link HostSlots#reserveFree}, making room as for a demotion) and calls {@link #fetchAhead}.
-     *
-     * @param hashHi     the chain's next hashes, high words, in order
-     * @param hashLo     low words
-     * @param count      how many, from index 0
-     * @param startNanos when the match began ({@link System#nanoTime()}): one match's calls below,
-     *                   all together, wait at most the store's timeout from then, so a slow store
-     *                   costs a match its timeout and no more (the rest of the prompt misses)
-     * @return leading blocks held below and to fetch, in [0, count]; 0 by default
-     */
-    default int lookupAhead(long[] hashHi, long[] hashLo, int count, long startNanos) {
-        return 0;
-    }
-
-    /**
-     * Fetches the leading blocks {@link #lookupAhead} counted, verified against the identities
-     * given, into the host slots the cache reserved for them, held for the calling thread, so
-     * that the {@link #adopt} calls of the match that follows on this thread find them without
-     * waiting on the network. Without the cache lock. Whatever they do not adopt is released by
-     * {@link #endFetch}, which the caller always calls after; slots not filled are freed here.
-     *
-     * @param hashHi     the chain's next hashes, high words, in order
-     * @param hashLo     low words
-     * @param identities the identity each block must have
-     * @param hostSlots  one reserved host slot per block, from index 0: the tier owns them from this
-     *                   call on
-     * @param count      how many, from index 0, at most what {@link #lookupAhead} returned
-     * @param startNanos when the match began, as for {@link #lookupAhead}
-     * @return leading blocks fetched and held for this thread, in [0, count]
-     */
-    default int fetchAhead(long[] hashHi, long[] hashLo, MemorySegment[] identities, int[] hostSlots, int count,
-            long startNanos) {
-        for (int i = 0; i < count; i++) {
-            hostSlots().releaseReserved(hostSlots[i]);
-        }
-        return 0;
-    }
-
-    /**
-     * Releases what {@link #fetchAhead} holds for the calling thread and no {@link #adopt} took.
-     * Called without the cache lock; the default does nothing.
-     */
-    default void endFetch() {
+    default RemoteRecords remoteRecords() {
+        return null;
     }
 
     /**

@@ -191,7 +191,7 @@ public final class PagedKvCache implements AutoCloseable {
         this.disks = lower == null ? null : new DiskCopies(this, lower.diskRecords());
         this.copiesBelow = new BelowCopies(blocks, disks);
         this.prefix = new PrefixLookup(this, lower);
-        this.fetchAhead = lower == null ? null : new FetchAhead(this);
+        this.fetchAhead = moves.remote == null ? null : new FetchAhead(this, moves.remote);
         this.leases = new Leases(this);
         this.hasher = new BlockHasher(options.hashAlgorithm(), options.hashKey());
         this.contextHasher = new BlockHasher(HashAlgorithm.SHA256_128, options.hashKey());

@@ -228,8 +228,8 @@ final class PrefixLookup {
         int adopted;
         boolean returned = false;
         try {
-            adopted = lower.adopt(fresh, hi, lo, identities.of(fresh)); // fetched ahead from a remote store
-            if (adopted == LowerTier.ABSENT) {
+            adopted = adoptFetched(fresh, hi, lo, identities.of(fresh)); // fetched ahead from a remote store
+            if (adopted == ABSENT) {
                 adopted = adoptFromDisk(fresh, hi, lo, identities.of(fresh));
             }
             returned = true;
@@ -238,10 +238,10 @@ final class PrefixLookup {
                 b.releaseUnused(fresh);
             }
         }
-        if (adopted == LowerTier.COLLISION) {
+        if (adopted == COLLISION) {
             cache.counters.hashCollisions++;
         }
-        if (adopted != LowerTier.ADOPTED) {
+        if (adopted != ADOPTED) {
             b.releaseUnused(fresh);
             return -1;
         }
@@ -251,18 +251,41 @@ final class PrefixLookup {
         return fresh;
     }
 
+    /** An adoption's result: a copy with the expected identity is bound to the id. */
+    private static final int ADOPTED = 0;
+    /** An adoption's result: no sound copy for the hash. */
+    private static final int ABSENT = 1;
+    /** An adoption's result: a sound record of another identity holds the hash (nothing bound). */
+    private static final int COLLISION = 2;
+
+    /**
+     * Binds a block this thread's prefix match fetched ahead from the remote store ({@link
+     * FetchAhead#take}), fetched for exactly the identity {@code fresh} holds, to it: its host slot
+     * holds its only local copy, as after a demotion ({@link HostSlots#fill}).
+     *
+     * @return {@link #ADOPTED} or {@link #ABSENT}
+     */
+    private int adoptFetched(int fresh, long hi, long lo, MemorySegment identity) {
+        int hs = cache.fetchAhead == null ? -1 : cache.fetchAhead.take(hi, lo, identity);
+        if (hs < 0) {
+            return ABSENT;
+        }
+        lower.hostSlots().fill(fresh, hs);
+        return ADOPTED;
+    }
+
     /**
      * Binds a disk record of the identity {@code fresh} holds to it ({@link DiskRecords#adopt}):
      * ON_DISK, and, where the store reads the bytes on adoption, in a free host slot if there is
      * one (no room is made for an adoption: the lock is held throughout), so that the promotion or
      * read that usually follows a match is a host copy rather than a second disk read.
      *
-     * @return {@link LowerTier#ADOPTED}, {@link LowerTier#ABSENT} or {@link LowerTier#COLLISION}
+     * @return {@link #ADOPTED}, {@link #ABSENT} or {@link #COLLISION}
      */
     private int adoptFromDisk(int fresh, long hi, long lo, MemorySegment identity) {
         DiskRecords disk = cache.disks.disk;
         if (disk == null || !disk.contains(hi, lo)) {
-            return LowerTier.ABSENT;
+            return ABSENT;
         }
         HostSlots host = lower.hostSlots();
         int hs = disk.verifiesOnAdopt() ? host.reserveFree() : -1;
@@ -275,13 +298,13 @@ final class PrefixLookup {
             }
         }
         if (found != DiskRecords.LOADED) {
-            return found == DiskRecords.FOREIGN ? LowerTier.COLLISION : LowerTier.ABSENT;
+            return found == DiskRecords.FOREIGN ? COLLISION : ABSENT;
         }
         b.below[fresh] = BlockOwner.ON_DISK; // bound to its record, found again by hash
         if (hs >= 0) {
             host.fill(fresh, hs);
         }
-        return LowerTier.ADOPTED;
+        return ADOPTED;
     }
 
     /** {@link #holdBelow}: a copy below is kept for the block; it may be handed out. */

@@ -120,7 +120,7 @@ public final class Sequence implements AutoCloseable {
             }
             full = (int) Math.min(maxTokens / cache.blockTokens, options.budgetBytes() / cache.blockBytes);
             cache.prefix.match(this, promptTokens, 0, full);
-            if (length == full * cache.blockTokens || cache.fetchAhead == null || !cache.lower.fetchesAhead()) {
+            if (length == full * cache.blockTokens || cache.fetchAhead == null) {
                 return length;
             }
         } finally {

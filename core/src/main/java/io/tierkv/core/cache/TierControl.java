@@ -200,7 +200,7 @@ public final class TierControl {
      * Settles what the lower tier let go of since the last call ({@link
      * LowerTier#drainChanges}): an id whose copy is now kept by hash alone (spilled to disk) is
      * freed if nothing references it, since a later prefix match finds the record by hash
-     * ({@link LowerTier#adopt}); a block whose only copy went (a host copy evicted, a disk record
+     * ({@link DiskRecords#adopt}); a block whose only copy went (a host copy evicted, a disk record
      * evicted or found damaged) is freed if nothing references it and lost otherwise (its next
      * lease fails with {@link CorruptBlockException}). Each entry is checked under this lock
      * against the block as it is now: a block on the top tier, moving, or an id holding another

@@ -490,6 +490,7 @@ class SequenceContractTest {
             @Override public boolean unpin(long hi, long lo, long pin) { return true; }
             @Override public boolean pinBroken(long pin) { return false; }
             @Override public String checkPins(long[] hi, long[] lo, long[] pins, int[] holders, int n) { return null; }
+            @Override public void setDepartures(Departures departures) { }
         };
         private final java.util.Set<Integer> held = new java.util.HashSet<>();
         /** Held ids whose copy is on disk only (kept by hash). */
@@ -588,11 +589,6 @@ class SequenceContractTest {
 
         @Override
         public void releaseLateSlots(java.util.function.IntConsumer sink) {
-        }
-
-        @Override
-        public int adopt(int blockId, long hashHi, long hashLo, MemorySegment identity) {
-            return ABSENT;
         }
 
         @Override
