@@ -139,7 +139,7 @@ final class HostSlotStore implements HostSlots {
     /** {@inheritDoc} Lock held. */
     @Override
     public boolean prepareSpill(int blockId) {
-        if (t.disk == null || h.hostSlot(blockId) < 0 || h.is(blockId, MOVING | CLEAN) || !h.hasHash(blockId)) {
+        if (h.hostSlot(blockId) < 0 || h.is(blockId, MOVING | CLEAN) || !h.hasHash(blockId)) {
             return false;
         }
         h.policy.onRemove(blockId);
@@ -162,7 +162,8 @@ final class HostSlotStore implements HostSlots {
     }
 
     /**
-     * Ends a read of host slot {@code hs} made with the lock released (a spill's write). If the cache freed the block meanwhile the slot is an orphan: freed now. Lock held.
+     * Ends a read of host slot {@code hs} made with the lock released (a spill's write, a remote
+     * offer). If the cache freed the block meanwhile the slot is an orphan: freed now. Lock held.
      *
      * @return whether the block was freed meanwhile (nothing more to do); else it is not MOVING now
      */

@@ -32,8 +32,9 @@ import static io.tierkv.tiers.HostBlocks.MOVING;
  * This tier never calls the cache: what it evicted, and disk records that went, are drained
  * by the cache ({@link #drainChanges}), which frees or retires those ids under its own lock. Disk
  * records are keyed by block hash, so they outlive block ids and serve later prefix hits (the
- * cache adopts them, {@code DiskRecordStore#adopt}, as it does the blocks it fetched ahead from
- * the remote store, which this tier never calls either: {@link #remoteRecords}).
+ * cache adopts them, {@code DiskRecordStore#adopt}; the blocks the cache fetched ahead from the
+ * remote store it commits to the host slots it reserved for them, {@code HostSlots#fill}; this
+ * tier never calls the remote store: {@link #remoteRecords}).
  *
  * Where a block is held here (its host slot and state bits) is the cache's record, which this tier
  * writes ({@link BlockOwner#hostSlot}, {@link BlockOwner#belowBits}); per-slot layout: {@code

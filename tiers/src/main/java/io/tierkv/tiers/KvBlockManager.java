@@ -94,7 +94,12 @@ public final class KvBlockManager implements AutoCloseable {
                     b.promotionTimeoutNanos, counters);
             if (b.remote != null) { // before the cache, which reads it once (LowerTier#remoteRecords)
                 BlockStore store = b.remote.open(layout.fingerprint());
-                rmt = new RemoteTier(store, layout, hostBlocks, b.remoteWriteThrough);
+                try {
+                    rmt = new RemoteTier(store, layout, hostBlocks, b.remoteWriteThrough);
+                } catch (RuntimeException | Error e) { // its outbox not allocated: the store alone is open
+                    store.close();
+                    throw e;
+                }
                 host.attachRemote(rmt);
             }
             CacheOptions options = new CacheOptions(layout, deviceBlocks, maxBlocks, b.policy, b.hashAlgorithm,

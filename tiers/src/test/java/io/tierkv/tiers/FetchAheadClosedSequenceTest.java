@@ -27,7 +27,7 @@ class FetchAheadClosedSequenceTest {
 
     @Test
     void aSequenceClosedDuringItsFetchTakesNoBlock() {
-        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::fetching)) {
             HookedLower lower = (HookedLower) stack.lower;
             Sequence probe = stack.cache.openSequence(SequenceOptions.defaults());
             int[] id = {-1};

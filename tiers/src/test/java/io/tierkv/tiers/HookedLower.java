@@ -37,20 +37,42 @@ final class HookedLower implements LowerTier {
     /** Run once, right after the host tier forgot an id the cache frees, with the cache lock held; then cleared. */
     IntConsumer afterForget;
     /**
-     * Set: a match that missed locally finds the rest of its chain in the remote store ({@link
-     * #remoteRecords}), and its next fetch runs this (on the matching thread, the cache lock
-     * released, the host slots reserved) instead of reading anything, then says all it was asked
-     * for came; then cleared. Unset, the store holds nothing.
+     * Set, on a tier built by {@link #fetching}: a match that missed locally finds the rest of its
+     * chain in the remote store ({@link #remoteRecords}), and its next fetch runs this (on the
+     * matching thread, the cache lock released, the host slots reserved) instead of reading
+     * anything, then says all it was asked for came; then cleared. Unset, the store holds nothing.
      */
     Runnable duringFetch;
+    /**
+     * Called for every block offered to the remote store of a tier built by {@link #fetching}, on
+     * the offering thread; the offer is taken if set. Not cleared.
+     */
+    volatile OfferHook onOffer;
+    /** Whether the cache sees a remote store below ({@link #fetching}); read once, when the cache is built. */
+    private final boolean fetches;
 
     /** The host tier's disk store with {@link #beforeSpill} before each write and {@link #afterLoad} after each load; null without a disk. */
     private final DiskRecords hookedDisk;
 
     /** @param host the host tier every call goes to */
     HookedLower(HostTier host) {
+        this(host, false);
+    }
+
+    private HookedLower(HostTier host, boolean fetches) {
         this.host = host;
+        this.fetches = fetches;
         this.hookedDisk = hooked(host.diskRecords());
+    }
+
+    /**
+     * {@return a hooked tier over {@code host} with a remote store below whose lookup and fetch
+     * {@link #duringFetch} stands in for}
+     *
+     * @param host the host tier every call goes to
+     */
+    static HookedLower fetching(HostTier host) {
+        return new HookedLower(host, true);
     }
 
     @Override
@@ -217,9 +239,15 @@ final class HookedLower implements LowerTier {
         return host.hasChanges();
     }
 
-    /** {@inheritDoc} A remote store whose lookup and fetch {@link #duringFetch} stands in for; it takes no offer. */
+    /**
+     * {@inheritDoc} Built by {@link #fetching}: a remote store whose lookup and fetch {@link
+     * #duringFetch} stands in for; it takes no offer. Else none.
+     */
     @Override
     public RemoteRecords remoteRecords() {
+        if (!fetches) {
+            return null;
+        }
         return new RemoteRecords() {
             @Override
             public int lookup(long[] hashHi, long[] hashLo, int count, long startNanos) {
@@ -240,7 +268,12 @@ final class HookedLower implements LowerTier {
 
             @Override
             public boolean offer(long hashHi, long hashLo, MemorySegment identity, MemorySegment block) {
-                return false;
+                OfferHook hook = onOffer;
+                if (hook == null) {
+                    return false;
+                }
+                hook.offered(hashHi, hashLo, identity, block);
+                return true;
             }
 
             @Override
@@ -252,6 +285,12 @@ final class HookedLower implements LowerTier {
             public void countAdopted() {
             }
         };
+    }
+
+    /** What {@link #onOffer} is told: a block offered to the remote store, valid during the call. */
+    @FunctionalInterface
+    interface OfferHook {
+        void offered(long hashHi, long hashLo, MemorySegment identity, MemorySegment block);
     }
 
     /** Runs a hook, already taken from its field, if the copy it waits for landed. */

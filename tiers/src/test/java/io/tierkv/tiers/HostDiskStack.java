@@ -22,8 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A cache over an emulated device, a host tier and an uncompressed disk tier, built from the parts
- * (no manager, no mover), for tests that drive the tiers' interleavings by hand: {@link #BLOCKS}
+ * A cache over an emulated device, a host tier and an uncompressed disk tier (or none), built from
+ * the parts (no manager, no mover), for tests that drive the tiers' interleavings by hand: {@link #BLOCKS}
  * device and host slots, {@link #MAX_BLOCKS} block ids, LRU, no recent-block protection, a 2 ms
  * admission timeout. The host tier is bound to the cache; {@link #close} closes everything in order.
  */
@@ -35,6 +35,7 @@ final class HostDiskStack implements AutoCloseable {
     final EmulatedDevice runtime;
     final DeviceTier device;
     final PinnedHostBuffer pinned;
+    /** The disk tier, or null if built without one. */
     final DiskTier disk;
     /** The disk tier's directory. */
     final Path dir;
@@ -48,13 +49,22 @@ final class HostDiskStack implements AutoCloseable {
      * @param lowerOf the cache's lower tier, given the host tier (the host tier itself, or a wrapper)
      */
     HostDiskStack(Path dir, Function<HostTier, LowerTier> lowerOf) {
+        this(dir, lowerOf, true);
+    }
+
+    /**
+     * @param dir      the disk tier's directory (created if {@code withDisk})
+     * @param lowerOf  the cache's lower tier, given the host tier (the host tier itself, or a wrapper)
+     * @param withDisk whether a disk tier lies below the host; else the host is the lowest local tier
+     */
+    HostDiskStack(Path dir, Function<HostTier, LowerTier> lowerOf, boolean withDisk) {
         this.dir = dir;
         int bb = Managers.LAYOUT.bytesPerBlock();
         runtime = new EmulatedDevice((long) BLOCKS * bb + (1 << 20));
         device = new DeviceTier(runtime, BLOCKS, bb);
         pinned = runtime.allocatePinnedHost((long) BLOCKS * bb);
-        disk = DiskTier.open(DiskOptions.at(dir).withCompression(Compression.NONE).withLowSpaceWarnBytes(0),
-                Managers.LAYOUT);
+        disk = !withDisk ? null : DiskTier.open(
+                DiskOptions.at(dir).withCompression(Compression.NONE).withLowSpaceWarnBytes(0), Managers.LAYOUT);
         host = new HostTier(Managers.LAYOUT, device, pinned, BLOCKS, MAX_BLOCKS, "lru", disk, new StagingPool(1, bb),
                 CacheOptions.DEFAULT_PROMOTION_TIMEOUT_NANOS, new TierCounters());
         CacheOptions options = new CacheOptions(Managers.LAYOUT, BLOCKS, MAX_BLOCKS, "lru",

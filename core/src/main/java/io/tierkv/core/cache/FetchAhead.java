@@ -46,6 +46,14 @@ final class FetchAhead {
         MemorySegment[] identities;
         int[] slot;
         int count;
+
+        void clear() {
+            hashHi = null;
+            hashLo = null;
+            identities = null;
+            slot = null;
+            count = 0;
+        }
     }
 
     /**
@@ -140,7 +148,7 @@ final class FetchAhead {
                 cache.lock.unlock();
             }
         } finally {
-            round.count = 0;
+            round.clear(); // the thread keeps no arrays of the round
             for (int i = 0; i < fetched; i++) {
                 if (hostSlots[i] >= 0) { // not adopted: back
                     host.releaseReserved(hostSlots[i]);

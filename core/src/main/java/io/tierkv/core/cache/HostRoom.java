@@ -21,7 +21,7 @@ import static io.tierkv.core.cache.BlockStates.HELD;
  * move that needs a host slot (a demotion, a read-ahead load, a remote fetch) asks {@link
  * #reserve} first and hands the slot to the store with its copy, and the movers' spills and a
  * runtime's {@code evictHost} go through here too. One instance per cache with a lower tier;
- * every method is called with the cache lock held once (a victim's spill releases it). A victim
+ * every method is called with the cache lock held once (a victim's spill or offer releases it). A victim
  * the cache holds in transit (another move has it) is kept: no move below takes a block in
  * transit, and a spill takes its source in the hold that puts it in transit ({@link
  * HostSlots#prepareSpill}), so a victim being spilled is never offered again meanwhile.
@@ -161,18 +161,21 @@ final class HostRoom {
         }
         // Not spilled (no disk, no hash, refused, or another move holds it); the lock may have
         // been released meanwhile, so the victim is checked as it is now.
-        boolean evictable = (b.bits[victim] & HELD) == 0 && !b.inTransit(victim) && b.hostSlot[victim] >= 0
-                && (b.below[victim] & (HOST_MOVING | HOST_QUEUED)) == 0; // a mover may have queued it meanwhile
-        if (!evictable) {
+        if (!evictable(victim)) {
             return false;
         }
-        RemoteRecords remote = cache.moves.remote;
-        if (remote != null && cache.disks.disk == null && (b.hashHi[victim] | b.hashLo[victim]) != 0) {
-            // The host is the lowest local tier: the block's bytes go below first. The offer
-            // copies one block into the store's outbox and never blocks, so the lock stays held.
-            remote.offer(b.hashHi[victim], b.hashLo[victim], cache.identities.of(victim),
-                    host.view(b.hostSlot[victim]));
+        if (cache.moves.remote != null && cache.disks.disk == null) {
+            cache.moves.below.offer(victim); // the host is the lowest local tier: its bytes go below first
+            if (!evictable(victim)) { // checked again: the lock was released for the offer
+                return false;
+            }
         }
         return host.evict(victim);
+    }
+
+    /** Whether a victim may be evicted now: unreferenced, not in transit, in its host slot, not read or queued by a move. */
+    private boolean evictable(int victim) {
+        return (b.bits[victim] & HELD) == 0 && !b.inTransit(victim) && b.hostSlot[victim] >= 0
+                && (b.below[victim] & (HOST_MOVING | HOST_QUEUED)) == 0; // a mover may have queued it meanwhile
     }
 }

@@ -83,14 +83,14 @@ public interface HostSlots {
 
     /**
      * Plans a spill (vLLM's "prepare store"), in the cache's hold of the lock that puts the block
-     * in transit: takes the block's host copy as the spill's source (out of the host policy and any
-     * mover queue, marked as read: {@link BlockOwner#HOST_MOVING}) if it can spill: a disk below,
-     * a host slot, no other move reading it, not a clean copy, a hash. Changes nothing when it
-     * answers false.
+     * in transit: takes the block's host copy as the source of a copy below (a disk record,
+     * {@link DiskRecords#write}, or an offer to the remote store, {@link RemoteRecords#offer}),
+     * out of the host policy and any mover queue, marked as read ({@link BlockOwner#HOST_MOVING}),
+     * if it has a host slot, no other move reading it, not a clean copy, and a hash. Changes
+     * nothing when it answers false.
      *
      * @param blockId a block not on the top tier
-     * @return whether the cache may write it below ({@link DiskRecords#write}); {@link #endSpill}
-     *     then ends it
+     * @return whether the cache may copy it below; {@link #endSpill} then ends it
      */
     boolean prepareSpill(int blockId);
 
@@ -117,7 +117,7 @@ public interface HostSlots {
 
     /**
      * Evicts an unreferenced victim's host copy: its bytes go (the cache has offered them to a
-     * remote store first where one lies below the host: {@link RemoteRecords#offer}). The id is
+     * remote store first where one lies below the host, reading the slot as a spill does). The id is
      * reported as left ({@link LowerTier#drainChanges}), so the cache frees it when it next
      * settles.
      *

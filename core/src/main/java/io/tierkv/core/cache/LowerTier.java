@@ -27,8 +27,8 @@ public interface LowerTier {
      * constructor, before any block moves. The tier guards its own facts with {@link
      * BlockOwner#lock()}, the manager lock, and reads the cache's facts ({@link
      * BlockOwner#referenced}), hashes ({@link BlockOwner#hashHi}) and identity records ({@link
-     * BlockOwner#identity}) through the view instead of keeping copies. A tier that reads a record
-     * after releasing the lock (a spill's disk write) copies it first, under the lock. Where it
+     * BlockOwner#identity}) through the view instead of keeping copies, and reads them with the lock
+     * held (the cache copies a record itself for its own copies made with the lock released). Where it
      * holds each block it records in the cache ({@link BlockOwner#setHostSlot}, {@link
      * BlockOwner#setBelowBits}), as its copies arrive and go: the cache reads where a block's copy is
      * from that record alone, so a tier that records nothing is taken to hold nothing. Whether an

@@ -10,7 +10,7 @@ import static io.tierkv.core.cache.BlockStates.TRANSIT;
 /**
  * The spill and load moves between the tiers below (host to disk for room, a mover's queue or a
  * sequence's budget; disk to host for read-ahead), in vLLM's prepare/complete shape with both
- * stores driven from here:
+ * stores driven from here, and the offer of a host victim to the remote store ({@link #offer}):
  * <ul>
  *   <li>spill: plan under the cache lock (the block TRANSIT; its host copy taken as the source,
  *       {@link HostSlots#prepareSpill}), write with the lock released ({@link DiskRecords#write},
@@ -171,5 +171,46 @@ final class MoveBelow {
         }
         cache.moves.settle.note(id, hi, lo);
         return MOVED;
+    }
+
+    /**
+     * Offers a host victim's bytes to the remote store before {@link HostRoom} evicts it, where the
+     * host is the lowest local tier: planned as a spill is (the block TRANSIT, its host copy taken
+     * as the source, {@link HostSlots#prepareSpill}), copied into the store's outbox with the lock
+     * released ({@link RemoteRecords#offer}, which never blocks), and ended with the block still in
+     * its host slot ({@link HostSlots#endSpill}), so the caller checks it again before it evicts
+     * it: it may have been referenced meanwhile. Nothing is offered for a block without a hash, in
+     * transit, or not held in a host slot. Lock held; released for the copy.
+     *
+     * @param id an unreferenced block held in a host slot
+     */
+    @SuppressWarnings("GuardedBy") // cache.lock held by the caller (HostRoom), another path
+    void offer(int id) {
+        RemoteRecords remote = cache.moves.remote;
+        long hi = b.hashHi[id];
+        long lo = b.hashLo[id];
+        if (remote == null || cache.closed || (hi | lo) == 0 || b.inTransit(id) || b.hostSlot[id] < 0) {
+            return;
+        }
+        HostSlots host = lower.hostSlots();
+        // Copied before the plan: the cache may close (and free its records) while the lock is released.
+        MemorySegment identity = cache.identities.copyOf(id);
+        if (!host.prepareSpill(id)) {
+            return;
+        }
+        int hs = b.hostSlot[id];
+        b.bits[id] |= TRANSIT;
+        cache.lock.unlock();
+        assert !cache.lock.isHeldByCurrentThread() : "the cache lock held across a copy out: a caller held it twice";
+        try {
+            remote.offer(hi, lo, identity, host.view(hs));
+        } finally {
+            cache.lock.lock();
+            b.bits[id] &= ~TRANSIT;
+            assert b.hostSlot[id] == hs : "block " + id + " left its host slot while in transit";
+            host.endSpill(id, hs, false); // it stays, back in the host policy, until the caller evicts it
+            cache.endTransit(id);
+            cache.signalChange();
+        }
     }
 }

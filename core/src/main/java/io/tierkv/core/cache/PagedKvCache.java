@@ -138,7 +138,7 @@ public final class PagedKvCache implements AutoCloseable {
     /** Which ids are bound to disk records and the pins they hold; null without a lower tier. */
     final DiskCopies disks;
     @GuardedBy("lock") final PrefixLookup prefix;
-    /** The unlocked half of a match that fetches from a store below; null without a lower tier. */
+    /** The unlocked half of a match that fetches from a remote store below; null without one. */
     final FetchAhead fetchAhead;
     @GuardedBy("lock") final Leases leases;
     final BlockHasher hasher;

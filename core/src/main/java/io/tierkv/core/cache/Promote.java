@@ -143,8 +143,8 @@ final class Promote {
      * Holds the block's source below (its host copy, {@link LowerTier#preparePromote}, else its
      * disk copy if {@link DiskCopies#held}), in the caller's hold of the lock; while another move
      * reads it, releases the lock a moment and asks again, for at most
-     * {@code timeoutNanos} (an eviction's offer to a remote store, or a late copy of the block
-     * that may never land; a spill holds the block in transit, so a lease waits before it gets here).
+     * {@code timeoutNanos} (a late copy of the block that may never land; a spill or an offer to the
+     * remote store holds the block in transit, so a lease waits before it gets here).
      *
      * @throws TransferTimeoutException if another move still reads the source after the timeout
      * @throws IllegalStateException    if the cache closed while it waited

@@ -1,0 +1,86 @@
+package io.tierkv.tiers;
+
+import static io.tierkv.core.testing.TestCaches.tokens;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import io.tierkv.core.cache.LowerTier;
+import io.tierkv.core.cache.Sequence;
+import io.tierkv.core.cache.SequenceOptions;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A host victim's offer to the remote store where the host is the lowest local tier (no disk), as
+ * the cache's move ({@code MoveBelow.offer}): the block's hash and bytes copied with the cache lock
+ * released, the victim in transit meanwhile, and checked again before it is evicted.
+ */
+class RemoteOfferTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    @SuppressWarnings("GuardedBy") // the host tier's facts read with its lock held, which Error Prone cannot resolve here
+    void aHostVictimIsOfferedWithTheLockReleasedThenEvicted() {
+        try (HostDiskStack stack = new HostDiskStack(dir, HookedLower::fetching, false)) {
+            HookedLower lower = (HookedLower) stack.lower;
+            int id = stack.cachedOnHost();
+            long hi;
+            long lo;
+            byte[] bytes;
+            stack.host.blocks.lock.lock();
+            try {
+                hi = stack.host.blocks.hashHi(id);
+                lo = stack.host.blocks.hashLo(id);
+                bytes = stack.host.blocks.slotView(stack.host.blocks.hostSlot(id)).toArray(ValueLayout.JAVA_BYTE);
+            } finally {
+                stack.host.blocks.lock.unlock();
+            }
+            List<Boolean> lockHeld = new ArrayList<>();
+            List<long[]> hashes = new ArrayList<>();
+            List<byte[]> offered = new ArrayList<>();
+            lower.onOffer = (h, l, identity, block) -> {
+                lockHeld.add(stack.host.blocks.lock.isHeldByCurrentThread());
+                hashes.add(new long[] {h, l});
+                offered.add(block.toArray(ValueLayout.JAVA_BYTE));
+            };
+            assertEquals(1, stack.cache.tierControl().evictHost(1), "the one host block evicted");
+            assertEquals(List.of(false), lockHeld, "offered once, with the cache lock released");
+            assertArrayEquals(new long[] {hi, lo}, hashes.get(0));
+            assertArrayEquals(bytes, offered.get(0), "the block's own bytes");
+            assertEquals(LowerTier.RESIDENT_NOWHERE, stack.cache.tierControl().residence(id));
+            assertEquals(List.of(), stack.cache.checkInvariants());
+        }
+    }
+
+    @Test
+    void aVictimReferencedDuringItsOfferStaysOnTheHost() {
+        try (HostDiskStack stack = new HostDiskStack(dir, HookedLower::fetching, false)) {
+            HookedLower lower = (HookedLower) stack.lower;
+            int id = stack.cachedOnHost();
+            List<Sequence> probes = new ArrayList<>();
+            lower.onOffer = (h, l, identity, block) -> { // the lock is released: a match may take the block now
+                Sequence probe = stack.cache.openSequence(SequenceOptions.defaults());
+                probes.add(probe);
+                assertEquals(16, probe.matchPrefix(tokens(0, 32)), "the victim matched during its offer");
+            };
+            assertEquals(0, stack.cache.tierControl().evictHost(1), "referenced meanwhile: not evicted");
+            assertEquals(1, probes.size());
+            assertEquals(id, probes.get(0).blockId(0));
+            assertEquals(LowerTier.RESIDENT_HOST, stack.cache.tierControl().residence(id), "still on the host");
+            assertEquals(1, stack.cache.diagnostics().referenceCount(id));
+            assertEquals(List.of(), stack.cache.checkInvariants());
+            probes.get(0).close();
+            lower.onOffer = null;
+            assertEquals(1, stack.cache.tierControl().evictHost(1), "unreferenced again: evicted");
+            assertEquals(LowerTier.RESIDENT_NOWHERE, stack.cache.tierControl().residence(id));
+            assertEquals(List.of(), stack.cache.checkInvariants());
+        }
+    }
+}
