@@ -373,8 +373,8 @@ public final class KvBlockManager implements AutoCloseable {
      * not thrown.
      *
      * @return units of work done in this cycle: blocks demoted, promoted, spilled to disk and loaded from
-     *         disk, plus records forwarded to the disk tier and late device slots reclaimed; 0 when
-     *         there was nothing to do (or the cycle failed and its error went to the handler)
+     *         disk, and late device slots reclaimed (what the cache settled below does not count); 0
+     *         when there was nothing to do (or the cycle failed and its error went to the handler)
      */
     public int runMoverCycle() {
         return movers.runCycle();

@@ -9,10 +9,13 @@ import java.util.function.Consumer;
 import java.util.function.IntPredicate;
 
 /**
- * The background mover, a duty cycle (after Agrona's {@code Agent}): each {@link #doWork()} forwards
- * disk evictions to the cache, hands back slots of late copies, and drains one bounded queue per
- * {@link MovePath}; it returns how much it did, and the loop idles with back-off when it did
- * nothing.
+ * The background mover, a duty cycle (after Agrona's {@code Agent}): each {@link #doWork()} has the
+ * cache settle what the tiers below let go of, hands back slots of late copies, and drains one
+ * bounded queue per {@link MovePath}; it returns how many blocks it moved or slots it reclaimed,
+ * and the loop idles with back-off when it did nothing. Settling is bookkeeping, not a move, and
+ * does not count: a workload that leaves an entry to settle between every two cycles (a prefix
+ * match adopting a disk record, then closing) would otherwise keep the mover from ever backing off,
+ * waking it every 50 us to take the cache lock from the threads serving requests.
  *
  * <h2>Queues</h2>
  * Read-ahead requests (from {@code BlockStream} and promotion on match) wait in DISK_TO_HOST (a
@@ -102,11 +105,11 @@ final class Mover implements Runnable {
     /**
      * One cycle.
      *
-     * @return units of work done (blocks moved, records forwarded, slots reclaimed)
+     * @return units of work done (blocks moved, slots reclaimed); what the cache settled does not count
      */
     int doWork() {
-        int work = cache.tierControl().settleBelow();
-        work += cache.tierControl().reclaimLateSlotsNow();
+        cache.tierControl().settleBelow(); // bookkeeping: never cuts the idle back-off short
+        int work = cache.tierControl().reclaimLateSlotsNow();
         work += drain(fromDisk, loadToHost);
         work += drain(toDevice, promote);
         int capacity = cache.diagnostics().deviceCapacityBlocks();

@@ -172,6 +172,7 @@ public interface DiskRecords {
      * @return the first difference, or null if they agree
      */
     String checkPins(long[] hashHi, long[] hashLo, long[] pins, int[] holders, int n);
+
     /**
      * Sets where the records this store evicts on its own (for room, or by its budget) go,
      * verified, just before their bytes do: how a block leaving the lowest local tier reaches the

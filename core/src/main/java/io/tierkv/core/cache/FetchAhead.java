@@ -57,8 +57,8 @@ final class FetchAhead {
     }
 
     /**
-     * Fetches and matches blocks {@code fromBlock..toBlock-1}, in rounds (a store may fetch
-     * fewer blocks than asked, and room may be short), until a round takes fewer than it fetched or the
+     * Fetches and matches blocks {@code fromBlock..toBlock-1}, in rounds (a store may fetch fewer
+     * blocks than asked, and room may be short), until a round takes fewer than it fetched or the
      * range is done. Called without the cache lock.
      *
      * @param seq          the sequence, holding exactly {@code fromBlock} matched blocks

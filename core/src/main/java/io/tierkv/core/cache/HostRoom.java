@@ -21,10 +21,11 @@ import static io.tierkv.core.cache.BlockStates.HELD;
  * move that needs a host slot (a demotion, a read-ahead load, a remote fetch) asks {@link
  * #reserve} first and hands the slot to the store with its copy, and the movers' spills and a
  * runtime's {@code evictHost} go through here too. One instance per cache with a lower tier;
- * every method is called with the cache lock held once (a victim's spill or offer releases it). A victim
- * the cache holds in transit (another move has it) is kept: no move below takes a block in
- * transit, and a spill takes its source in the hold that puts it in transit ({@link
- * HostSlots#prepareSpill}), so a victim being spilled is never offered again meanwhile.
+ * every method is called with the cache lock held once (a victim's spill, or its offer to a
+ * remote store, releases it). A victim the cache holds in transit (another move has it) is kept:
+ * no move below takes a block in transit, and a spill or an offer takes its source in the hold
+ * that puts it in transit ({@link HostSlots#prepareSpill}), so a victim being copied below is
+ * never chosen again meanwhile.
  */
 // Every method runs with the cache lock held by a caller in another class, which Error Prone
 // cannot relate to this class's cache.lock (it has no aliasing).
@@ -173,7 +174,7 @@ final class HostRoom {
         return host.evict(victim);
     }
 
-    /** Whether a victim may be evicted now: unreferenced, not in transit, in its host slot, not read or queued by a move. */
+    /** Whether a victim may be evicted now: unreferenced, not in transit, in its slot, not read or queued by a move. */
     private boolean evictable(int victim) {
         return (b.bits[victim] & HELD) == 0 && !b.inTransit(victim) && b.hostSlot[victim] >= 0
                 && (b.below[victim] & (HOST_MOVING | HOST_QUEUED)) == 0; // a mover may have queued it meanwhile

@@ -9,17 +9,17 @@ import java.lang.foreign.MemorySegment;
  * decides which block leaves or how; the decision is {@code HostRoom}'s, in the cache.
  *
  * <p>Every method is called with the cache lock held ({@link BlockOwner#lock()}) and returns
- * without releasing it, except {@link #view} and the staging buffers' methods, which take no lock (a staging buffer is waited
- * for without it), and {@link #releaseReserved}, which takes it itself (a slot is given back from
- * a copy that threw with the lock released).
+ * without releasing it, except {@link #view} and the staging buffers' methods, which take no lock
+ * (a staging buffer is waited for without it), and {@link #releaseReserved}, which takes it itself
+ * (a slot is given back from a copy that threw with the lock released).
  * A store records what changes in the cache's records ({@link BlockOwner#setHostSlot}, {@link
  * BlockOwner#setBelowBits}) as {@link LowerTier#attach} says.
  */
 public interface HostSlots {
 
     /**
-     * {@return a free host slot, now reserved for a copy in flight (a demotion, a load, a remote fetch),
-     * or -1 if every slot is taken} Nothing leaves for it: making room is the caller's.
+     * {@return a free host slot, now reserved for a copy in flight (a demotion, a load, a remote
+     * fetch), or -1 if every slot is taken} Nothing leaves for it: making room is the caller's.
      */
     int reserveFree();
 
@@ -117,8 +117,8 @@ public interface HostSlots {
 
     /**
      * Evicts an unreferenced victim's host copy: its bytes go (the cache has offered them to a
-     * remote store first where one lies below the host, reading the slot as a spill does). The id is
-     * reported as left ({@link LowerTier#drainChanges}), so the cache frees it when it next
+     * remote store first where one lies below the host, reading the slot as a spill does). The id
+     * is reported as left ({@link LowerTier#drainChanges}), so the cache frees it when it next
      * settles.
      *
      * @param blockId an unreferenced block held in a host slot, not moving or queued
