@@ -9,13 +9,14 @@ import io.tierkv.tiers.disk.store.DiskTier;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.classfile.ClassFile;
-import java.lang.classfile.ClassModel;
 import java.lang.classfile.constantpool.MemberRefEntry;
 import java.lang.classfile.constantpool.PoolEntry;
 import java.lang.constant.ClassDesc;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,24 +39,32 @@ class StoreBoundaryTest {
     @Test
     void noStoreNamesTheCache() throws IOException {
         List<String> found = new ArrayList<>();
-        int classes = 0;
-        for (Class<?> store : STORES) {
+        Map<Class<?>, byte[]> files = classFiles(STORES);
+        files.forEach((c, bytes) -> {
+            String constants = new String(bytes, StandardCharsets.ISO_8859_1);
+            for (String type : CACHE_TYPES) {
+                if (constants.contains(type)) {
+                    found.add(c.getSimpleName() + " -> " + type);
+                }
+            }
+        });
+        assertEquals(List.of(), found, "stores calling back into the cache");
+        assertEquals(true, files.size() >= STORES.size(), "every store's class file was read: " + files.size());
+    }
+
+    /** {@return the class file of every class of {@code stores}, nested classes included, by class} */
+    private static Map<Class<?>, byte[]> classFiles(List<Class<?>> stores) throws IOException {
+        Map<Class<?>, byte[]> files = new LinkedHashMap<>();
+        for (Class<?> store : stores) {
             for (Class<?> c : store.getNestMembers()) {
                 String name = c.getName();
                 try (InputStream in = c.getResourceAsStream(name.substring(name.lastIndexOf('.') + 1) + ".class")) {
                     assertNotNull(in, "class file of " + name);
-                    String constants = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
-                    classes++;
-                    for (String type : CACHE_TYPES) {
-                        if (constants.contains(type)) {
-                            found.add(c.getSimpleName() + " -> " + type);
-                        }
-                    }
+                    files.put(c, in.readAllBytes());
                 }
             }
         }
-        assertEquals(List.of(), found, "stores calling back into the cache");
-        assertEquals(true, classes >= STORES.size(), "every store's class file was read: " + classes);
+        return files;
     }
 
     /** The local stores: the host tier and its parts, the disk store and the disk tier, the staging pool, the device. */
@@ -78,20 +87,13 @@ class StoreBoundaryTest {
     void noLocalStoreCallsTheRemoteStore() throws IOException {
         List<String> found = new ArrayList<>();
         int refs = 0;
-        for (Class<?> store : LOCAL_STORES) {
-            for (Class<?> c : store.getNestMembers()) {
-                String name = c.getName();
-                try (InputStream in = c.getResourceAsStream(name.substring(name.lastIndexOf('.') + 1) + ".class")) {
-                    assertNotNull(in, "class file of " + name);
-                    ClassModel model = ClassFile.of().parse(in.readAllBytes());
-                    for (PoolEntry e : model.constantPool()) {
-                        if (e instanceof MemberRefEntry ref) {
-                            refs++;
-                            if (REMOTE_TYPES.contains(ref.owner().asSymbol())) {
-                                found.add(c.getSimpleName() + " -> " + ref.owner().asInternalName() + "."
-                                        + ref.name().stringValue());
-                            }
-                        }
+        for (Map.Entry<Class<?>, byte[]> file : classFiles(LOCAL_STORES).entrySet()) {
+            for (PoolEntry e : ClassFile.of().parse(file.getValue()).constantPool()) {
+                if (e instanceof MemberRefEntry ref) {
+                    refs++;
+                    if (REMOTE_TYPES.contains(ref.owner().asSymbol())) {
+                        found.add(file.getKey().getSimpleName() + " -> " + ref.owner().asInternalName() + "."
+                                + ref.name().stringValue());
                     }
                 }
             }
