@@ -105,7 +105,7 @@ public final class KvBlockManager implements AutoCloseable {
             CacheOptions options = new CacheOptions(layout, deviceBlocks, maxBlocks, b.policy, b.hashAlgorithm,
                     b.recentDeviceBlocks, b.admissionTimeoutNanos, b.promotionTimeoutNanos, hashKey);
             this.cache = new PagedKvCache(options, dev, host);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // an Error too (out of memory in a constructor): nothing opened stays open
             if (rmt != null) {
                 rmt.close();
             }

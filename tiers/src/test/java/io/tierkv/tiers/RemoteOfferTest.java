@@ -3,7 +3,7 @@ package io.tierkv.tiers;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.core.cache.Sequence;
@@ -81,6 +81,23 @@ class RemoteOfferTest {
             assertEquals(1, stack.cache.tierControl().evictHost(1), "unreferenced again: evicted");
             assertEquals(LowerTier.RESIDENT_NOWHERE, stack.cache.tierControl().residence(id));
             assertEquals(List.of(), stack.cache.checkInvariants());
+        }
+    }
+
+    @Test
+    void anOfferThatThrowsLeavesTheVictimOnTheHost() {
+        try (HostDiskStack stack = new HostDiskStack(dir, HookedLower::fetching, false)) {
+            HookedLower lower = (HookedLower) stack.lower;
+            int id = stack.cachedOnHost();
+            lower.onOffer = (h, l, identity, block) -> {
+                throw new IllegalStateException("a store that broke its contract");
+            };
+            assertThrows(IllegalStateException.class, () -> stack.cache.tierControl().evictHost(1));
+            assertEquals(LowerTier.RESIDENT_HOST, stack.cache.tierControl().residence(id), "still on the host");
+            assertEquals(List.of(), stack.cache.checkInvariants());
+            assertEquals(List.of(), stack.host.checkInvariants());
+            lower.onOffer = null;
+            assertEquals(1, stack.cache.tierControl().evictHost(1), "back in the host policy: evicted next time");
         }
     }
 }
