@@ -2,8 +2,8 @@ package io.tierkv.tiers;
 
 import io.tierkv.core.KvLayout;
 import io.tierkv.core.StoreStats;
-import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.cache.RemoteRecords;
+import io.tierkv.core.prefix.BlockIdentity;
 import io.tierkv.core.spi.BlockStore;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.LongAdder;

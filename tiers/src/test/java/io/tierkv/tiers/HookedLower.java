@@ -241,7 +241,8 @@ final class HookedLower implements LowerTier {
 
     /**
      * {@inheritDoc} Built by {@link #fetching}: a remote store whose lookup and fetch {@link
-     * #duringFetch} stands in for; it takes no offer. Else none.
+     * #duringFetch} stands in for, and which takes an offer only while {@link #onOffer} is set.
+     * Else none.
      */
     @Override
     public RemoteRecords remoteRecords() {
