@@ -33,8 +33,10 @@ import org.junit.jupiter.api.Test;
  * io.tierkv.core.cache.LowerTier#completePromote}), the host tier released it only after a copy
  * that returned, so an exception left the host slot marked as read for good: out of the host
  * policy, and the next promotion of the block waited for it forever.</li>
- * <li>A demotion: the host slot it reserved is free again. Before, each such failure kept one for
- * good, until no demotion found one.</li>
+ * <li>A demotion: the host slot it reserved is free again, and the block stays on the device, a
+ * candidate to leave it as before. Before, each such failure kept a host slot for good, until no
+ * demotion found one; and, until 2026-12-05, it left the block out of the device policy until its
+ * state next changed (for a block nobody references, maybe never).</li>
  * </ul>
  */
 class FailedDeviceCopiesTest {
@@ -76,12 +78,39 @@ class FailedDeviceCopiesTest {
             runtime.failDeviceToHost = true;
             for (int i = 0; i <= HOST_BLOCKS; i++) {
                 UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> kv.demoteBlock(id));
-                assertEquals("injected", e.getCause().getMessage());
-                touch(kv, id);
+                assertEquals("injected", e.getCause().getMessage()); // still a candidate: the next try copies again
             }
             runtime.failDeviceToHost = false;
             assertEquals(0, kv.stats().hostUsedBlocks(), "host slots in use after the failed demotions");
             assertTrue(kv.demoteBlock(id), "a demotion finds a host slot");
+            assertLeasedIntact(kv, id, image);
+            assertEquals(List.of(), kv.checkInvariants());
+        }
+    }
+
+    /**
+     * A demotion whose copy throws leaves an unreferenced cached block where it was: on the device
+     * and a candidate to leave it. Before, the block stayed out of the device policy until its
+     * state next changed, which for a block nobody references may be never: it kept its device
+     * slot for good, and no room making could pick it again.
+     */
+    @Test
+    void aCachedBlockWhoseDemotionThrowsStaysACandidate() {
+        FailingCopiesRuntime runtime = new FailingCopiesRuntime(device());
+        try (KvBlockManager kv = manager(runtime, 5_000_000_000L);
+             Arena arena = Arena.ofConfined()) {
+            MemorySegment image = blockImage(arena.allocate(BB), Managers.LAYOUT, 5, 0);
+            int id;
+            try (Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+                id = onTheDevice(s, image);
+            } // closed: the block is cached, referenced by nobody
+            runtime.failDeviceToHost = true;
+            assertThrows(UncheckedIOException.class, () -> kv.demoteBlock(id));
+            runtime.failDeviceToHost = false;
+            assertEquals(List.of(), kv.checkInvariants());
+            assertEquals(0, kv.stats().hostUsedBlocks(), "no host slot kept");
+            assertTrue(kv.demoteBlock(id), "a candidate still: demoted now"); // refused (not a candidate) before
+            assertEquals(1, kv.stats().hostUsedBlocks());
             assertLeasedIntact(kv, id, image);
             assertEquals(List.of(), kv.checkInvariants());
         }
@@ -110,7 +139,6 @@ class FailedDeviceCopiesTest {
                 try {
                     for (int i = 0; i <= HOST_BLOCKS; i++) {
                         assertThrows(io.tierkv.natives.GpuException.class, () -> kv.demoteBlock(id));
-                        touch(kv, id);
                     }
                     kv.runMoverCycle(); // nothing late to look at again
                 } finally {

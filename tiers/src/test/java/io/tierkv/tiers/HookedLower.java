@@ -48,6 +48,8 @@ final class HookedLower implements LowerTier {
      * the offering thread; the offer is taken if set. Not cleared.
      */
     volatile OfferHook onOffer;
+    /** Whether the remote store of a tier built by {@link #fetching} writes through: every demoted block is offered. */
+    volatile boolean writesThrough;
     /** Whether the cache sees a remote store below ({@link #fetching}); read once, when the cache is built. */
     private final boolean fetches;
 
@@ -279,7 +281,7 @@ final class HookedLower implements LowerTier {
 
             @Override
             public boolean writesThrough() {
-                return false;
+                return writesThrough;
             }
 
             @Override

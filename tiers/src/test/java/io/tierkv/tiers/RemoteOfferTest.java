@@ -4,6 +4,7 @@ import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.core.cache.Sequence;
@@ -98,6 +99,43 @@ class RemoteOfferTest {
             assertEquals(List.of(), stack.host.checkInvariants());
             lower.onOffer = null;
             assertEquals(1, stack.cache.tierControl().evictHost(1), "back in the host policy: evicted next time");
+        }
+    }
+
+    /**
+     * A write-through offer of a demoted block that throws ends the demotion as a copy that threw
+     * does: the block stays on the device, a candidate again, and the host slot its copy landed in
+     * is free. Before, the slot stayed reserved for good (the commit never took it) and the block
+     * stayed out of the device policy.
+     */
+    @Test
+    @SuppressWarnings("GuardedBy") // the host tier's count read with its lock held, which Error Prone cannot resolve here
+    void aWriteThroughOfferThatThrowsLeavesTheBlockOnTheDevice() {
+        try (HostDiskStack stack = new HostDiskStack(dir, HookedLower::fetching, false)) {
+            HookedLower lower = (HookedLower) stack.lower;
+            lower.writesThrough = true; // read by each demotion
+            int id = stack.cachedBlock();
+            lower.onOffer = (h, l, identity, block) -> {
+                throw new IllegalStateException("a store that broke its contract");
+            };
+            assertThrows(IllegalStateException.class, () -> stack.cache.tierControl().demoteBlock(id));
+            assertTrue(stack.cache.diagnostics().isOnDevice(id), "still on the device");
+            assertEquals(LowerTier.RESIDENT_NOWHERE, stack.cache.tierControl().residence(id), "and nowhere below");
+            stack.host.blocks.lock.lock();
+            try {
+                assertEquals(0, stack.host.blocks.reservedHostSlots, "the landed copy's host slot is free"); // 1 before
+            } finally {
+                stack.host.blocks.lock.unlock();
+            }
+            assertEquals(List.of(), stack.cache.checkInvariants());
+            assertEquals(List.of(), stack.host.checkInvariants());
+            List<long[]> offered = new ArrayList<>();
+            lower.onOffer = (h, l, identity, block) -> offered.add(new long[] {h, l});
+            assertTrue(stack.cache.tierControl().demoteBlock(id), "a candidate still: demoted"); // refused before
+            assertEquals(LowerTier.RESIDENT_HOST, stack.cache.tierControl().residence(id));
+            assertEquals(1, offered.size(), "offered as it was demoted");
+            assertEquals(List.of(), stack.cache.checkInvariants());
+            assertEquals(List.of(), stack.host.checkInvariants());
         }
     }
 }

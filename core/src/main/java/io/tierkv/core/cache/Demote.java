@@ -26,10 +26,13 @@ final class Demote {
     /**
      * Demotes one sealed block now: copies it down with the lock released, then frees its slot.
      * No host room, or a refused copy, leaves the block on the top tier (out of the policy until its state next
-     * changes), or, if nothing references it, drops it from the index entirely (a clean miss).
-     * The copy that landed stays below until the commit: the block is in transit, and no move
-     * below takes a block in transit ({@link HostRoom} keeps such a victim; {@link MoveBelow}
-     * skips it).
+     * changes, so a loop making room moves on to the next victim), or, if nothing references it,
+     * drops it from the index entirely (a clean miss). A move that throws (a copy that failed, a
+     * victim's spill or a write-through offer that threw) leaves the block where it was: on the top
+     * tier and a candidate again, as before the move; the exception reaches the caller, so no loop
+     * picks it again at once. The copy that landed stays below until the commit: the block is in
+     * transit, and no move below takes a block in transit ({@link HostRoom} keeps such a victim;
+     * {@link MoveBelow} skips it).
      */
     @SuppressWarnings("GuardedBy") // cache.lock held by the caller (Admission, TierControl, PagedKvCache), another path
     void run(int id) {
@@ -47,9 +50,8 @@ final class Demote {
                 cache.lock.unlock();
                 try {
                     ok = lower.demote(id, hi, lo, identity, src, hs);
-                    RemoteRecords remote = cache.moves.remote;
-                    if (ok && remote != null && remote.writesThrough() && (hi | lo) != 0) {
-                        remote.offer(hi, lo, identity, lower.hostSlots().view(hs)); // hs is still only this move's
+                    if (ok) {
+                        offerWrittenThrough(hi, lo, identity, hs);
                     }
                 } finally {
                     cache.lock.lock();
@@ -58,8 +60,9 @@ final class Demote {
             returned = true;
         } finally {
             b.bits[id] &= ~TRANSIT;
-            if (!returned) {
-                cache.signalChange(); // the move ends by its exception: wake those waiting for it
+            if (!returned) { // the move ends by its exception: the block stays as it was, and waiters wake
+                cache.refresh(id);
+                cache.signalChange();
             }
         }
         if (ok) {
@@ -77,5 +80,24 @@ final class Demote {
         cache.endTransit(id);
         cache.moves.settle.run(); // the host tier may have spilled or evicted victims to make room for it
         cache.signalChange();
+    }
+
+    /**
+     * Offers a block whose copy landed in host slot {@code hs} to a write-through remote store,
+     * the lock released; an offer that throws (a store that broke its contract) frees the slot,
+     * which the commit never takes then, and the exception ends the move.
+     */
+    private void offerWrittenThrough(long hi, long lo, MemorySegment identity, int hs) {
+        RemoteRecords remote = cache.moves.remote;
+        if (remote == null || !remote.writesThrough() || (hi | lo) == 0) {
+            return;
+        }
+        HostSlots host = lower.hostSlots();
+        try {
+            remote.offer(hi, lo, identity, host.view(hs)); // hs is still only this move's
+        } catch (RuntimeException | Error e) {
+            host.releaseReserved(hs);
+            throw e;
+        }
     }
 }
