@@ -1,8 +1,11 @@
 package io.tierkv.tiers;
 
+import static io.tierkv.core.testing.TestCaches.appendWritten;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -99,6 +102,37 @@ class RemoteOfferTest {
             assertEquals(List.of(), stack.host.checkInvariants());
             lower.onOffer = null;
             assertEquals(1, stack.cache.tierControl().evictHost(1), "back in the host policy: evicted next time");
+        }
+    }
+
+    /**
+     * A twin block (sealed while another block of the same tokens held the index: never indexed)
+     * whose last reference ends while it is demoted, then whose write-through offer throws: the
+     * block is freed as the move ends, with its device slot and its id. Before (a review found
+     * it), the move's exception left it on the device, referenced by nobody and in no policy, for
+     * good: nothing would ever free it.
+     */
+    @Test
+    void aTwinReleasedDuringADemotionThatThrowsIsFreed() {
+        try (HostDiskStack stack = new HostDiskStack(dir, HookedLower::fetching, false)) {
+            HookedLower lower = (HookedLower) stack.lower;
+            lower.writesThrough = true;
+            int first = stack.cachedBlock(); // indexed under the hash of tokens 0..15
+            Sequence holder = stack.cache.openSequence(SequenceOptions.defaults());
+            appendWritten(holder, 7, tokens(0, 16)); // the same tokens, sealed while the first is indexed
+            int twin = holder.blockId(0);
+            assertNotEquals(first, twin, "a block of its own");
+            assertEquals(2, stack.cache.diagnostics().deviceUsedBlocks());
+            lower.afterDemote = holder::close; // its last reference ends while it is in transit
+            lower.onOffer = (h, l, identity, block) -> {
+                throw new IllegalStateException("a store that broke its contract");
+            };
+            assertThrows(IllegalStateException.class, () -> stack.cache.tierControl().demoteBlock(twin));
+            assertEquals(0, stack.cache.diagnostics().referenceCount(twin));
+            assertFalse(stack.cache.diagnostics().isOnDevice(twin), "freed as the move ended"); // kept for good before
+            assertEquals(1, stack.cache.diagnostics().deviceUsedBlocks(), "the first block alone");
+            assertEquals(List.of(), stack.cache.checkInvariants());
+            assertEquals(List.of(), stack.host.checkInvariants());
         }
     }
 

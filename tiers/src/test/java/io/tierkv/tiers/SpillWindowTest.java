@@ -1,11 +1,16 @@
 package io.tierkv.tiers;
 
+import static io.tierkv.core.testing.TestCaches.appendWritten;
+import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.tierkv.core.cache.LowerTier;
 import io.tierkv.core.cache.Sequence;
+import io.tierkv.core.cache.SequenceOptions;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,6 +69,37 @@ class SpillWindowTest {
             }
             assertEquals(List.of(), stack.host.checkInvariants());
             keep.forEach(Sequence::close);
+        }
+    }
+
+    /**
+     * A twin block (sealed while another block of the same tokens held the index: never indexed)
+     * whose last reference ends while it spills, then whose spill throws: the block is freed as
+     * the move ends, with its host slot. Before (a review found it; a demotion had the same fault),
+     * the move's exception left it in its host slot, referenced by nobody and found by no match,
+     * until room making happened to evict it.
+     */
+    @Test
+    void aTwinReleasedDuringASpillThatThrowsIsFreed() {
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::new)) {
+            int first = stack.cachedBlock(); // indexed under the hash of tokens 0..15
+            Sequence holder = stack.cache.openSequence(SequenceOptions.defaults());
+            appendWritten(holder, 7, tokens(0, 16)); // the same tokens, sealed while the first is indexed
+            int twin = holder.blockId(0);
+            assertNotEquals(first, twin, "a block of its own");
+            assertTrue(stack.cache.tierControl().demoteBlock(twin), "on the host");
+            List<Integer> queued = new ArrayList<>();
+            assertEquals(1, stack.cache.tierControl().queueSpills(1, queued::add));
+            assertEquals(List.of(twin), queued);
+            ((HookedLower) stack.lower).beforeSpill = () -> {
+                holder.close(); // its last reference ends while it is in transit
+                throw new IllegalStateException("a disk store that broke its contract");
+            };
+            assertThrows(IllegalStateException.class, () -> stack.cache.tierControl().spillQueued(twin));
+            assertEquals(LowerTier.RESIDENT_NOWHERE, stack.cache.tierControl().residence(twin),
+                    "freed as the move ended"); // RESIDENT_HOST before
+            assertEquals(List.of(), stack.cache.checkInvariants());
+            assertEquals(List.of(), stack.host.checkInvariants());
         }
     }
 }

@@ -29,7 +29,8 @@ final class Demote {
      * changes, so a loop making room moves on to the next victim), or, if nothing references it,
      * drops it from the index entirely (a clean miss). A move that throws (a copy that failed, a
      * victim's spill or a write-through offer that threw) leaves the block where it was: on the top
-     * tier and a candidate again, as before the move; the exception reaches the caller, so no loop
+     * tier and a candidate again, as before the move (or freed, if its last reference ended
+     * meanwhile and the index does not hold it); the exception reaches the caller, so no loop
      * picks it again at once. The copy that landed stays below until the commit: the block is in
      * transit, and no move below takes a block in transit ({@link HostRoom} keeps such a victim;
      * {@link MoveBelow} skips it).
@@ -62,6 +63,7 @@ final class Demote {
             b.bits[id] &= ~TRANSIT;
             if (!returned) { // the move ends by its exception: the block stays as it was, and waiters wake
                 cache.refresh(id);
+                cache.endTransit(id); // freed if its last reference ended meanwhile and the index holds it not
                 cache.signalChange();
             }
         }

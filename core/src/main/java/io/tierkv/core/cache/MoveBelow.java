@@ -43,7 +43,8 @@ final class MoveBelow {
      * host, else host to disk), pinned in transit with the lock released while it moves. A load
      * that found the block's only copy missing or damaged leaves it without a copy anywhere: it is
      * freed if nothing references it, else lost now (unindexed, so no match hands it out; its next
-     * lease fails).
+     * lease fails). A move that throws leaves the block where it was, or frees it if its last
+     * reference ended meanwhile and the index does not hold it.
      *
      * @return whether the block moved
      */
@@ -61,8 +62,9 @@ final class MoveBelow {
             returned = true;
         } finally {
             b.bits[id] &= ~TRANSIT;
-            if (!returned) {
-                cache.signalChange(); // the move ends by its exception: wake those waiting for it
+            if (!returned) { // the move ends by its exception: the block stays where it was, and waiters wake
+                cache.endTransit(id); // freed if its last reference ended meanwhile and the index holds it not
+                cache.signalChange();
             }
         }
         if (result == MISSED && cache.residence(id) == LowerTier.RESIDENT_NOWHERE) {
