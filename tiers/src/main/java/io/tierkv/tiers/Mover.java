@@ -26,7 +26,9 @@ import java.util.function.IntPredicate;
  * utilisation is at or above the PRESSURE mark, so demotions find free host slots. Both are queued
  * in batches of {@link #BATCH}, each drained before the next is queued. A full queue rejects the offer and counts it per path; an entry whose block changed
  * state after it was queued (freed, its id reused, leased, moved by someone else) is skipped and
- * counted, so nothing moves twice and nothing is lost. Shutdown cancels what is still queued:
+ * counted, so nothing moves twice and nothing is lost. A move that throws ends the cycle (its
+ * entry counted skipped); the entries after it are drained at the start of the next cycle, in
+ * every mode, so none stays out of its policy. Shutdown cancels what is still queued:
  * entries hold no slot or buffer, so nothing needs freeing for them.
  *
  * <p>Mode actions (DESIGN.md): RELAXED demotes nothing; NORMAL trickles one policy victim per
@@ -112,6 +114,9 @@ final class Mover implements Runnable {
         int work = cache.tierControl().reclaimLateSlotsNow();
         work += drain(fromDisk, loadToHost);
         work += drain(toDevice, promote);
+        // What a cycle whose move threw left queued (out of the policies), whatever the mode is now.
+        work += drain(toHost, demote);
+        work += drain(toDisk, spill);
         int capacity = cache.diagnostics().deviceCapacityBlocks();
         int used = cache.diagnostics().deviceUsedBlocks();
         PressureMode before = monitor.mode();
@@ -150,12 +155,19 @@ final class Mover implements Runnable {
         return work;
     }
 
-    /** Drains one queue, counting each entry moved or skipped. */
+    /**
+     * Drains one queue, counting each entry moved or skipped; an entry whose move throws is counted
+     * skipped, and the entries after it wait for the next cycle's drain.
+     */
     private static int drain(MoveQueue queue, IntPredicate move) {
         int moved = 0;
         for (int id; (id = queue.poll()) >= 0; ) {
-            boolean ok = move.test(id);
-            queue.done(ok);
+            boolean ok = false;
+            try {
+                ok = move.test(id);
+            } finally {
+                queue.done(ok);
+            }
             if (ok) {
                 moved++;
             }

@@ -117,6 +117,50 @@ class FailedDeviceCopiesTest {
     }
 
     /**
+     * A mover cycle whose demotion throws leaves the rest of its batch queued; the next cycle
+     * demotes them whatever its pressure mode, and the queue counts the failed entry. Before (a
+     * review found it), only a cycle that queued demotions drained the queue, so once the device
+     * was relaxed the rest stayed queued, out of the device policy, for good; and the failed entry
+     * was counted nowhere.
+     */
+    @Test
+    void aMoverCycleWhoseDemotionThrowsLeavesNothingQueuedForGood() {
+        FailingCopiesRuntime runtime = new FailingCopiesRuntime(device());
+        try (KvBlockManager kv = manager(runtime, 5_000_000_000L);
+             Arena arena = Arena.ofConfined();
+             Sequence s = kv.openSequence(SequenceOptions.defaults())) {
+            int b = Managers.LAYOUT.blockSizeTokens();
+            for (int i = 0; i < 2; i++) { // two sealed blocks: the candidates
+                s.appendBlock(tokens(i * b, b), 0, blockImage(arena.allocate(BB), Managers.LAYOUT, 5 + i, 0));
+            }
+            List<Sequence> tails = new java.util.ArrayList<>();
+            for (int i = 0; i < 2; i++) { // two open tail blocks: the device full, so the mover queues both candidates
+                Sequence tail = kv.openSequence(SequenceOptions.defaults());
+                tail.appendToken(1_000 + i);
+                tails.add(tail);
+            }
+            runtime.failDeviceToHost = true;
+            assertEquals(0, kv.runMoverCycle(), "the first demotion threw: the cycle failed");
+            runtime.failDeviceToHost = false;
+            assertEquals(1, kv.stats().moverErrors());
+            TierStats.QueueStats q = kv.stats().queues().get(MovePath.DEVICE_TO_HOST);
+            assertEquals(2, q.queued());
+            assertEquals(1, q.skipped(), "the failed entry counted"); // 0 before
+            assertEquals(1, q.depth(), "the other waits");
+            tails.forEach(Sequence::close); // their open blocks freed: the device half used, relaxed
+            kv.runMoverCycle();
+            q = kv.stats().queues().get(MovePath.DEVICE_TO_HOST);
+            assertEquals(0, q.depth(), "drained by the next cycle"); // 1 before, for good
+            assertEquals(q.queued(), q.moved() + q.skipped() + q.cancelled() + q.depth(), q.toString());
+            assertEquals(List.of(), kv.checkInvariants());
+            for (int i = 0; i < 2; i++) { // each on the host now, or a candidate to go there
+                int id = s.blockId(i);
+                assertTrue(!kv.cache().diagnostics().isOnDevice(id) || kv.demoteBlock(id), "block " + i);
+            }
+        }
+    }
+
+    /**
      * A demotion whose copy's event reports a failure ({@link io.tierkv.natives.GpuException} from
      * {@code isComplete}, as a device's asynchronous error would) throws, once, and frees its host
      * slot: a failure is final, so no write of the copy lands later. Before (a review found it),
