@@ -355,7 +355,9 @@ public final class KvBlockManagerBuilder {
      * Sets the handler of mover errors.
      *
      * @param handler receives every error of the movers and of {@link KvBlockManager#runMoverCycle()}
-     *                (they go on); not null
+     *                (they go on); not null. Runs on the mover's thread; an exception it throws is
+     *                logged (at WARNING, logger {@code io.tierkv.tiers.Mover}), not thrown, and the
+     *                mover goes on
      * @return this
      */
     public KvBlockManagerBuilder errorHandler(Consumer<Throwable> handler) {

@@ -177,7 +177,8 @@ final class Mover implements Runnable {
 
     /**
      * One cycle whose error, if any, is counted in {@code moverErrors}, recorded as a fault event
-     * and passed to the error handler instead of thrown.
+     * and passed to the error handler instead of thrown; a handler that throws is logged (its
+     * exception carrying the cycle's as suppressed), never thrown, so a mover thread goes on.
      *
      * @return units of work done, as {@link #doWork()}; 0 if the cycle failed
      */
@@ -187,7 +188,13 @@ final class Mover implements Runnable {
         } catch (Throwable t) {
             counters.moverErrors.increment();
             TierEvents.fault("mover: " + t);
-            errorHandler.accept(t);
+            try {
+                errorHandler.accept(t);
+            } catch (Throwable handlerError) { // a handler that throws must not end the mover's loop
+                handlerError.addSuppressed(t);
+                System.getLogger(Mover.class.getName()).log(System.Logger.Level.WARNING,
+                        "the mover's error handler threw", handlerError);
+            }
             return 0;
         }
     }

@@ -151,6 +151,7 @@ class FailedDeviceCopiesTest {
             kv.runMoverCycle();
             q = kv.stats().queues().get(MovePath.DEVICE_TO_HOST);
             assertEquals(0, q.depth(), "drained by the next cycle"); // 1 before, for good
+            assertEquals(1, q.moved(), "and demoted");
             assertEquals(q.queued(), q.moved() + q.skipped() + q.cancelled() + q.depth(), q.toString());
             assertEquals(List.of(), kv.checkInvariants());
             for (int i = 0; i < 2; i++) { // each on the host now, or a candidate to go there

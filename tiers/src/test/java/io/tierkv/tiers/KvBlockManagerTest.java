@@ -157,6 +157,32 @@ class KvBlockManagerTest {
         kv.close();
     }
 
+    /**
+     * An error handler that throws does not end a mover: the cycle's error is counted and the
+     * handler's exception logged, not thrown. Before (a review found it), the handler's exception
+     * left the cycle, so a mover thread's loop ended for good, and with it every queued move.
+     */
+    @Test
+    void aMoverErrorHandlerThatThrowsEndsNothing() {
+        // Not tracked by the invariants: the device is closed under the manager on purpose.
+        EmulatedDevice dev = new EmulatedDevice(4 * bb + (1 << 20));
+        List<Throwable> errors = new java.util.ArrayList<>();
+        KvBlockManager kv = KvBlockManager.builder(Managers.LAYOUT).device(dev, 4 * bb).host(4 * bb)
+                .recentDeviceBlocks(0).movers(0).errorHandler(t -> {
+                    errors.add(t);
+                    throw new IllegalStateException("a handler that throws");
+                }).build();
+        try (Sequence s = kv.openSequence(SequenceOptions.salt("a"))) {
+            appendWritten(s, 1, tokens(0, 64)); // the device is full: the cycle demotes
+        }
+        dev.close();
+        assertEquals(0, kv.runMoverCycle(), "a failed cycle did no work, and its handler's exception stayed in it");
+        assertEquals(0, kv.runMoverCycle(), "the next cycle runs as well");
+        assertEquals(2, errors.size(), "each cycle's error went to the handler");
+        assertEquals(2, kv.stats().moverErrors());
+        kv.close();
+    }
+
     @Test
     void poolBudgetsAreSharedAndReturnedAtClose() {
         EmulatedDevice dev = invariants.track(new EmulatedDevice(1 << 20), List::of);
