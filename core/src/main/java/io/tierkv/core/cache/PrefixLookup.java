@@ -112,6 +112,7 @@ final class PrefixLookup {
     int lookup(long hi, long lo, Sequence seq, int[] promptTokens, int from) {
         CacheCounters counters = cache.counters;
         long moveDeadline = 0; // System.nanoTime() bound of the wait for a move, set at the first wait
+        int adoptRetries = 1; // a look after a GONE with no twin indexed: one adoption, then a miss
         for (;;) {
             int id = find(hi, lo, seq, promptTokens, from);
             int below = id < 0 || b.slot[id] >= 0 ? KEPT : holdBelow(id);
@@ -129,8 +130,11 @@ final class PrefixLookup {
                     continue;
                 }
             }
-            if (below == GONE && index.get(hi, lo) >= 0) {
-                continue; // the block was freed or lost, and a twin of it took its place in the index
+            if (below == GONE && (index.get(hi, lo) >= 0 || adoptRetries-- > 0)) {
+                // The block was freed or lost (its record below went before the cache settled it).
+                // Look again: a twin of it may have taken its place in the index, or an adoption
+                // may bind a copy held elsewhere (fetched ahead from a remote store) to a fresh id.
+                continue;
             }
             if (id < 0 || below != KEPT) {
                 counters.prefixMissBlocks++;
