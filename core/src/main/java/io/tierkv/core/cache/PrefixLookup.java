@@ -94,7 +94,10 @@ final class PrefixLookup {
     /**
      * Finds a sealed block for a hash, in the index or (adopting it) below; -1 if absent. A block
      * found below the top tier comes back pinned there ({@link #holdBelow}): the caller must
-     * reference it or {@link PagedKvCache#refresh(int)} it. A block that a move holds with no copy
+     * reference it or {@link PagedKvCache#refresh(int)} it. A block found whose only copy below went
+     * before the cache settled it (a disk record evicted) is freed and looked up again: a twin
+     * indexed in its place, or one adoption (a copy fetched ahead from a remote store, a disk
+     * record), may still find the block. A block that a move holds with no copy
      * below at that moment (a promotion whose copy has landed on the top tier, and whose host copy,
      * clean now, was dropped before the promotion took the lock back) is waited for, at most
      * {@code promotionTimeoutNanos}, and then looked up again: a hit if it arrived, a miss if the
