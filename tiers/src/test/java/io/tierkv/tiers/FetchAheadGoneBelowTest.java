@@ -3,9 +3,11 @@ package io.tierkv.tiers;
 import static io.tierkv.core.testing.TestCaches.appendWritten;
 import static io.tierkv.core.testing.TestCaches.tokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.tierkv.core.cache.CacheStats;
 import io.tierkv.core.cache.Sequence;
 import io.tierkv.core.cache.SequenceOptions;
 import java.nio.file.Path;
@@ -37,9 +39,58 @@ class FetchAheadGoneBelowTest {
                 assertTrue(stack.disk.remove(hash[0], hash[1]), "record of block " + id + " removed");
             }
             lower.duringFetch = () -> { }; // the store holds the chain: every block asked for comes
+            CacheStats before = stack.cache.stats();
             try (Sequence probe = stack.cache.openSequence(SequenceOptions.defaults())) {
                 assertEquals(32, probe.matchPrefix(tokens(0, 32)), "both blocks, from the fetched round"); // 16 before
                 assertNull(lower.duringFetch, "the fetch ran");
+            }
+            CacheStats after = stack.cache.stats();
+            assertEquals(2, after.prefixHitBlocks() - before.prefixHitBlocks(), "both blocks hits");
+            assertEquals(1, after.prefixMissBlocks() - before.prefixMissBlocks(), "the local match's miss at block 0");
+            assertEquals(List.of(), stack.cache.checkInvariants());
+            assertEquals(List.of(), stack.host.checkInvariants());
+        }
+    }
+
+    /**
+     * The same with the blocks referenced by another sequence while their pinned records go: they
+     * are lost for that sequence (its next lease fails), and the match adopts the fetched copies
+     * under fresh ids beside them; the lost ones are freed when that sequence lets go, and a later
+     * match finds the adopted ones locally.
+     */
+    @Test
+    void aReferencedBlockWhoseRecordWentIsAdoptedBesideTheLostOne() {
+        try (HostDiskStack stack = new HostDiskStack(dir.resolve("kv"), HookedLower::fetching)) {
+            HookedLower lower = (HookedLower) stack.lower;
+            Sequence holder = stack.cache.openSequence(SequenceOptions.defaults());
+            appendWritten(holder, 7, tokens(0, 32));
+            int[] held = {holder.blockId(0), holder.blockId(1)};
+            for (int id : held) {
+                assertTrue(stack.cache.tierControl().demoteBlock(id), "block " + id + " demoted");
+            }
+            List<Integer> queued = new ArrayList<>();
+            assertEquals(2, stack.cache.tierControl().queueSpills(2, queued::add), "both queued to spill");
+            for (int id : queued) {
+                assertTrue(stack.cache.tierControl().spillQueued(id), "block " + id + " spilled, pinned");
+            }
+            for (int id : held) {
+                long[] hash = stack.cache.diagnostics().blockHash(id);
+                assertTrue(stack.disk.remove(hash[0], hash[1]), "record of block " + id + " removed");
+            }
+            lower.duringFetch = () -> { };
+            long lostBefore = stack.cache.stats().lostBlocks();
+            try (Sequence probe = stack.cache.openSequence(SequenceOptions.defaults())) {
+                assertEquals(32, probe.matchPrefix(tokens(0, 32)), "both blocks, from the fetched round"); // 16 before
+                for (int i = 0; i < 2; i++) {
+                    assertNotEquals(held[i], probe.blockId(i), "block " + i + ": a fresh id beside the lost one");
+                }
+                assertEquals(2, stack.cache.stats().lostBlocks() - lostBefore, "the holder's two blocks lost");
+                assertEquals(List.of(), stack.cache.checkInvariants());
+                holder.close();
+                assertEquals(List.of(), stack.cache.checkInvariants(), "after the lost blocks were let go");
+            }
+            try (Sequence again = stack.cache.openSequence(SequenceOptions.defaults())) {
+                assertEquals(32, again.matchPrefix(tokens(0, 32)), "the adopted blocks, found locally");
             }
             assertEquals(List.of(), stack.cache.checkInvariants());
             assertEquals(List.of(), stack.host.checkInvariants());
