@@ -65,14 +65,7 @@ class FetchAheadGoneBelowTest {
             Sequence holder = stack.cache.openSequence(SequenceOptions.defaults());
             appendWritten(holder, 7, tokens(0, 32));
             int[] held = {holder.blockId(0), holder.blockId(1)};
-            for (int id : held) {
-                assertTrue(stack.cache.tierControl().demoteBlock(id), "block " + id + " demoted");
-            }
-            List<Integer> queued = new ArrayList<>();
-            assertEquals(2, stack.cache.tierControl().queueSpills(2, queued::add), "both queued to spill");
-            for (int id : queued) {
-                assertTrue(stack.cache.tierControl().spillQueued(id), "block " + id + " spilled, pinned");
-            }
+            demoteAndSpill(stack, held); // referenced: the records are pinned
             for (int id : held) {
                 long[] hash = stack.cache.diagnostics().blockHash(id);
                 assertTrue(stack.disk.remove(hash[0], hash[1]), "record of block " + id + " removed");
@@ -111,15 +104,20 @@ class FetchAheadGoneBelowTest {
         }
         try (Sequence holder = stack.cache.openSequence(SequenceOptions.defaults())) {
             assertEquals(32, holder.matchPrefix(tokens(0, 48)));
-            for (int id : ids) {
-                assertTrue(stack.cache.tierControl().demoteBlock(id), "block " + id + " demoted");
-            }
-            List<Integer> queued = new ArrayList<>();
-            assertEquals(2, stack.cache.tierControl().queueSpills(2, queued::add), "both queued to spill");
-            for (int id : queued) {
-                assertTrue(stack.cache.tierControl().spillQueued(id), "block " + id + " spilled");
-            }
+            demoteAndSpill(stack, ids);
         }
         return ids;
+    }
+
+    /** Demotes the blocks to the host, then spills them to disk (each record pinned while the block is referenced). */
+    private static void demoteAndSpill(HostDiskStack stack, int... ids) {
+        for (int id : ids) {
+            assertTrue(stack.cache.tierControl().demoteBlock(id), "block " + id + " demoted");
+        }
+        List<Integer> queued = new ArrayList<>();
+        assertEquals(ids.length, stack.cache.tierControl().queueSpills(ids.length, queued::add), "all queued to spill");
+        for (int id : queued) {
+            assertTrue(stack.cache.tierControl().spillQueued(id), "block " + id + " spilled");
+        }
     }
 }
